@@ -1,0 +1,1 @@
+"""Market data: sources, trading calendar, indicators, charts, validation."""

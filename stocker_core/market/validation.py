@@ -1,0 +1,50 @@
+"""Validation of user-supplied names before they reach SQL, paths or Dagster."""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+
+from stocker_core.errors import InvalidNameError
+
+TICKER_PATTERN = re.compile(r"^[A-Z0-9][A-Z0-9.^=-]{0,14}$|^\^[A-Z0-9.=-]{1,14}$")
+MONTH_PATTERN = re.compile(r"^\d{4}-\d{2}-01$")
+
+
+def validate_ticker(ticker: str) -> str:
+    """Return ``ticker`` if it is a plausible exchange symbol, else raise InvalidNameError.
+
+    Allowed: upper-case letters, digits and ``. ^ = -`` (``BRK.B``, ``^GSPC``, ``GC=F``),
+    1-15 characters. Lower-case, path-like (``../etc``) or SQL-like (``A;DROP``) names fail.
+    """
+    if not isinstance(ticker, str) or not TICKER_PATTERN.fullmatch(ticker) or ".." in ticker:
+        raise InvalidNameError(
+            f"invalid ticker {ticker!r}: use 1-15 upper-case letters, digits or . ^ = - "
+            "(e.g. AAPL, BRK.B, ^GSPC, GC=F)"
+        )
+    return ticker
+
+
+def validate_month(month: str) -> date:
+    """Parse a month partition value ``YYYY-MM-01`` into a date."""
+    if not isinstance(month, str) or not MONTH_PATTERN.fullmatch(month):
+        raise InvalidNameError(f"invalid month {month!r}: expected YYYY-MM-01, e.g. 2023-08-01")
+    try:
+        return date.fromisoformat(month)
+    except ValueError as exc:
+        raise InvalidNameError(f"invalid month {month!r}: {exc}") from None
+
+
+def parse_partition_key(key: str) -> tuple[str, date]:
+    """Split a ticker × month key like ``AAPL|2023-08-01`` into (ticker, month start)."""
+    if not isinstance(key, str) or key.count("|") != 1:
+        raise InvalidNameError(
+            f"invalid partition key {key!r}: expected TICKER|YYYY-MM-01, e.g. AAPL|2023-08-01"
+        )
+    ticker, month = key.split("|")
+    return validate_ticker(ticker), validate_month(month)
+
+
+def partition_key(ticker: str, month: date) -> str:
+    """The ticker × month key for a ticker and any date in the month."""
+    return f"{validate_ticker(ticker)}|{month.replace(day=1).isoformat()}"

@@ -1,0 +1,223 @@
+"""The DuckDB file: short-lived connections, idempotent partition writes, lineage."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import date, datetime
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+from tenacity import retry, retry_if_exception, stop_after_delay, wait_random_exponential
+
+from stocker_core.errors import EmptyDataError
+from stocker_core.warehouse.schema import SCHEMAS, TABLES
+
+
+def _is_lock_error(exc: BaseException) -> bool:
+    return isinstance(exc, duckdb.IOException) and "lock" in str(exc).lower()
+
+
+def frame_version(frame: pd.DataFrame) -> str:
+    """A content hash of a frame (order-insensitive in rows is not needed: frames are sorted)."""
+    hashed = pd.util.hash_pandas_object(frame, index=False).to_numpy()
+    digest = hashlib.sha256(hashed.tobytes())
+    digest.update(",".join(map(str, frame.columns)).encode())
+    return digest.hexdigest()[:16]
+
+
+class Warehouse:
+    """One DuckDB file. Connections are opened per operation and closed at once,
+    so several processes can take turns as the single writer."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        self._ready = False
+
+    @retry(
+        retry=retry_if_exception(_is_lock_error),
+        wait=wait_random_exponential(multiplier=0.05, max=2.0),
+        stop=stop_after_delay(120),
+        reraise=True,
+    )
+    def _open(self, read_only: bool) -> duckdb.DuckDBPyConnection:
+        return duckdb.connect(str(self.path), read_only=read_only)
+
+    @contextmanager
+    def connect(self, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A short-lived connection (retried while another process holds the write lock)."""
+        if read_only and not self.path.exists():
+            read_only = False
+        if not read_only:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        con = self._open(read_only)
+        try:
+            if not read_only and not self._ready:
+                self._create_schema(con)
+            yield con
+        finally:
+            con.close()
+
+    def _create_schema(self, con: duckdb.DuckDBPyConnection) -> None:
+        for schema in SCHEMAS:
+            con.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+        for ddl in TABLES.values():
+            con.execute(ddl)
+        self._ready = True
+
+    def ensure_schema(self) -> None:
+        """Create every schema and table if missing."""
+        with self.connect():
+            pass
+
+    def replace_months(
+        self,
+        table: str,
+        ticker: str,
+        months: Sequence[date],
+        frame: pd.DataFrame,
+        allow_empty: bool = False,
+    ) -> int:
+        """Replace ``ticker``'s rows of ``table`` in the given months with ``frame``.
+
+        One transaction: delete those months' rows, insert by column name. An empty
+        frame raises EmptyDataError (stored rows are kept) unless ``allow_empty``.
+        """
+        if table not in TABLES:
+            raise ValueError(f"unknown table {table!r}")
+        if len(frame) == 0 and not allow_empty:
+            raise EmptyDataError(
+                f"refusing to replace {table} for {ticker} with zero rows; stored rows kept"
+            )
+        from stocker_core.market.calendar import month_end
+
+        rows = frame.assign(ticker=ticker)
+        with self.connect() as con:
+            con.execute("BEGIN TRANSACTION")
+            try:
+                for month in months:
+                    con.execute(
+                        f"DELETE FROM {table} WHERE ticker = ? AND date >= ? AND date < ?",
+                        [ticker, month, month_end(month)],
+                    )
+                if len(rows):
+                    con.register("incoming", rows)
+                    con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM incoming")
+                    con.unregister("incoming")
+                con.execute("COMMIT")
+            except Exception:
+                con.execute("ROLLBACK")
+                raise
+        return len(rows)
+
+    def read_table(
+        self,
+        table: str,
+        ticker: str,
+        start: date | None = None,
+        end: date | None = None,
+        columns: Sequence[str] | None = None,
+    ) -> pd.DataFrame:
+        """Rows of ``ticker`` with ``start <= date < end`` (either bound optional), by date."""
+        if table not in TABLES:
+            raise ValueError(f"unknown table {table!r}")
+        cols = "*" if not columns else ", ".join(f'"{c}"' for c in columns)
+        sql = f"SELECT {cols} FROM {table} WHERE ticker = ?"
+        params: list[object] = [ticker]
+        if start is not None:
+            sql += " AND date >= ?"
+            params.append(start)
+        if end is not None:
+            sql += " AND date < ?"
+            params.append(end)
+        with self.connect(read_only=True) as con:
+            if not self._table_exists(con, table):
+                return pd.DataFrame(columns=list(columns or []))
+            frame = con.execute(sql + " ORDER BY date", params).df()
+        if "date" in frame.columns:
+            frame["date"] = pd.to_datetime(frame["date"]).astype("datetime64[ns]")
+        return frame
+
+    def read_prices(self, ticker: str, start: date | None = None, end: date | None = None):
+        """Normalized bars of ``ticker`` (without the ticker column)."""
+        frame = self.read_table("market.prices", ticker, start, end)
+        return frame.drop(columns=["ticker"], errors="ignore")
+
+    def read_point_in_time(self, table: str, ticker: str, as_of: date) -> pd.DataFrame:
+        """Every row of ``ticker`` dated on or before ``as_of`` — never a later one."""
+        return self.read_table(table, ticker, None, pd.Timestamp(as_of).date() + pd.Timedelta(days=1))
+
+    @staticmethod
+    def _table_exists(con: duckdb.DuckDBPyConnection, table: str) -> bool:
+        schema, name = table.split(".")
+        found = con.execute(
+            "SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?",
+            [schema, name],
+        ).fetchone()
+        return bool(found and found[0])
+
+    def upsert_symbol(self, source: str, info) -> None:
+        """Record a symbol's first/last available date (used by the completeness check)."""
+        with self.connect() as con:
+            con.execute("DELETE FROM market.symbols WHERE ticker = ?", [info.ticker])
+            con.execute(
+                "INSERT INTO market.symbols VALUES (?, ?, ?, ?, ?, ?)",
+                [info.ticker, source, info.first_date, info.last_date, info.close_only, datetime.now()],
+            )
+
+    def symbol_row(self, ticker: str) -> dict | None:
+        """The market.symbols row of ``ticker`` as a dict, or None."""
+        with self.connect(read_only=True) as con:
+            if not self._table_exists(con, "market.symbols"):
+                return None
+            frame = con.execute("SELECT * FROM market.symbols WHERE ticker = ?", [ticker]).df()
+        return None if frame.empty else frame.iloc[0].to_dict()
+
+    def record_lineage(
+        self,
+        asset: str,
+        partition: str | None,
+        run_id: str,
+        code_version: str,
+        data_version: str,
+        upstream: dict[str, str],
+        row_count: int,
+    ) -> None:
+        """Append one row to ``meta.lineage``."""
+        with self.connect() as con:
+            con.execute(
+                "INSERT INTO meta.lineage VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    asset,
+                    partition,
+                    run_id,
+                    code_version,
+                    data_version,
+                    json.dumps(upstream, sort_keys=True),
+                    row_count,
+                    datetime.now(),
+                ],
+            )
+
+    def latest_data_versions(self, asset: str, partitions: Sequence[str]) -> dict[str, str]:
+        """Latest recorded data version of ``asset`` for each of ``partitions``."""
+        if not partitions:
+            return {}
+        with self.connect(read_only=True) as con:
+            if not self._table_exists(con, "meta.lineage"):
+                return {}
+            frame = con.execute(
+                """SELECT partition, arg_max(data_version, materialized_at) AS v
+                   FROM meta.lineage WHERE asset = ? AND partition IN (SELECT unnest(?))
+                   GROUP BY partition""",
+                [asset, list(partitions)],
+            ).df()
+        return dict(zip(frame["partition"], frame["v"], strict=True))
+
+    def query(self, sql: str, params: Sequence[object] | None = None) -> pd.DataFrame:
+        """A read-only parameterized query (for reports, tests and checks)."""
+        with self.connect(read_only=True) as con:
+            return con.execute(sql, list(params or [])).df()

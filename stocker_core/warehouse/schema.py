@@ -1,0 +1,28 @@
+"""DDL for every warehouse table, one place."""
+
+SCHEMAS = ["market", "text", "env", "council", "meta"]
+
+TABLES: dict[str, str] = {
+    "market.prices": """
+        CREATE TABLE IF NOT EXISTS market.prices (
+            ticker VARCHAR NOT NULL, date DATE NOT NULL,
+            open DOUBLE, high DOUBLE, low DOUBLE, close DOUBLE NOT NULL,
+            adj_close DOUBLE, volume DOUBLE,
+            PRIMARY KEY (ticker, date))""",
+    "market.indicators": """
+        CREATE TABLE IF NOT EXISTS market.indicators (
+            ticker VARCHAR NOT NULL, date DATE NOT NULL,
+            rsi14 DOUBLE, macd DOUBLE, macd_signal DOUBLE, macd_hist DOUBLE,
+            sma20 DOUBLE, sma50 DOUBLE, sma200 DOUBLE,
+            bb_lower DOUBLE, bb_mid DOUBLE, bb_upper DOUBLE, atr14 DOUBLE,
+            PRIMARY KEY (ticker, date))""",
+    "market.symbols": """
+        CREATE TABLE IF NOT EXISTS market.symbols (
+            ticker VARCHAR PRIMARY KEY, source VARCHAR, first_date DATE, last_date DATE,
+            close_only BOOLEAN, updated_at TIMESTAMP)""",
+    "meta.lineage": """
+        CREATE TABLE IF NOT EXISTS meta.lineage (
+            asset VARCHAR NOT NULL, partition VARCHAR, run_id VARCHAR,
+            code_version VARCHAR, data_version VARCHAR, upstream_data_versions JSON,
+            row_count BIGINT, materialized_at TIMESTAMP)""",
+}
