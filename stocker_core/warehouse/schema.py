@@ -20,6 +20,12 @@ TABLES: dict[str, str] = {
         CREATE TABLE IF NOT EXISTS market.symbols (
             ticker VARCHAR PRIMARY KEY, source VARCHAR, first_date DATE, last_date DATE,
             close_only BOOLEAN, updated_at TIMESTAMP)""",
+    "market.charts": """
+        CREATE TABLE IF NOT EXISTS market.charts (
+            ticker VARCHAR NOT NULL, date DATE NOT NULL, path VARCHAR NOT NULL,
+            sha256 VARCHAR NOT NULL, width INTEGER, height INTEGER,
+            window_start DATE, window_end DATE,
+            PRIMARY KEY (ticker, date))""",
     "meta.lineage": """
         CREATE TABLE IF NOT EXISTS meta.lineage (
             asset VARCHAR NOT NULL, partition VARCHAR, run_id VARCHAR,
