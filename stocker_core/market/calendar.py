@@ -36,3 +36,13 @@ def month_end(month: date) -> date:
 def month_sessions(month: date) -> pd.DatetimeIndex:
     """NYSE sessions in the calendar month starting at ``month``."""
     return sessions(month, month_end(month))
+
+
+def sessions_since(first: date, days: pd.Series) -> pd.Series:
+    """For each day, the NYSE sessions from ``first`` through that day (inclusive)."""
+    days = pd.to_datetime(days)
+    if days.empty:
+        return pd.Series([], dtype="int64")
+    all_sessions = sessions(first, (days.max() + pd.Timedelta(days=1)).date())
+    counts = all_sessions.searchsorted(days.to_numpy(), side="right")
+    return pd.Series(counts, index=days.index)

@@ -176,31 +176,30 @@ class Warehouse:
             frame = con.execute("SELECT * FROM market.symbols WHERE ticker = ?", [ticker]).df()
         return None if frame.empty else frame.iloc[0].to_dict()
 
-    def record_lineage(
-        self,
-        asset: str,
-        partition: str | None,
-        run_id: str,
-        code_version: str,
-        data_version: str,
-        upstream: dict[str, str],
-        row_count: int,
-    ) -> None:
-        """Append one row to ``meta.lineage``."""
+    def record_lineage(self, rows: Sequence[dict[str, object]]) -> None:
+        """Append rows to ``meta.lineage`` in one transaction.
+
+        Each row has: asset, partition, run_id, code_version, data_version,
+        upstream (dict of upstream asset@partition -> data version), row_count.
+        """
+        if not rows:
+            return
+        now = datetime.now()
+        values = [
+            [
+                r["asset"],
+                r["partition"],
+                r["run_id"],
+                r["code_version"],
+                r["data_version"],
+                json.dumps(r.get("upstream") or {}, sort_keys=True),
+                r["row_count"],
+                now,
+            ]
+            for r in rows
+        ]
         with self.connect() as con:
-            con.execute(
-                "INSERT INTO meta.lineage VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    asset,
-                    partition,
-                    run_id,
-                    code_version,
-                    data_version,
-                    json.dumps(upstream, sort_keys=True),
-                    row_count,
-                    datetime.now(),
-                ],
-            )
+            con.executemany("INSERT INTO meta.lineage VALUES (?, ?, ?, ?, ?, ?, ?, ?)", values)
 
     def latest_data_versions(self, asset: str, partitions: Sequence[str]) -> dict[str, str]:
         """Latest recorded data version of ``asset`` for each of ``partitions``."""

@@ -1,0 +1,1 @@
+"""Assets grouped by concept."""

@@ -1,0 +1,175 @@
+"""The ``stocker`` console script: core commands plus the Dagster-driven ones."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from datetime import date
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from stocker_core.cli import app
+from stocker_core.config import get_settings
+from stocker_core.errors import StockerError
+from stocker_core.universe import add_tickers, read_universe, remove_tickers
+
+console = Console()
+tickers_app = typer.Typer(help="The ticker universe (also registered as Dagster partitions).")
+app.add_typer(tickers_app, name="tickers")
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def _fail(exc: Exception) -> None:
+    console.print(f"[red]error:[/red] {exc}")
+    raise typer.Exit(2)
+
+
+def _instance():
+    import dagster as dg
+
+    from stocker_assets.runner import ensure_dagster_home
+
+    ensure_dagster_home(get_settings(fresh=True))
+    return dg.DagsterInstance.get()
+
+
+@tickers_app.command("add")
+def tickers_add(tickers: list[str]) -> None:
+    """Add tickers to the universe and register them as partitions."""
+    from stocker_assets.runner import register_tickers
+
+    settings = get_settings(fresh=True)
+    try:
+        stored = add_tickers(settings, tickers)
+    except StockerError as exc:
+        _fail(exc)
+    instance = _instance()
+    new = register_tickers(instance, stored)
+    console.print(f"universe: {', '.join(stored)} ({len(new)} newly registered partition(s))")
+    console.print("backfill them with: [bold]stocker materialize --ticker " + " ".join(tickers) + "[/bold]")
+
+
+@tickers_app.command("list")
+def tickers_list() -> None:
+    """Print the registered tickers."""
+    try:
+        for ticker in read_universe(get_settings(fresh=True)):
+            console.print(ticker)
+    except StockerError as exc:
+        _fail(exc)
+
+
+@tickers_app.command("remove")
+def tickers_remove(tickers: list[str]) -> None:
+    """Remove tickers from the universe file (stored rows and partitions are kept)."""
+    try:
+        stored = remove_tickers(get_settings(fresh=True), tickers)
+    except StockerError as exc:
+        _fail(exc)
+    console.print(f"universe: {', '.join(stored) or '(empty)'}")
+
+
+def _month(value: str | None) -> date | None:
+    if value is None:
+        return None
+    try:
+        return date.fromisoformat(value if len(value) > 7 else f"{value}-01").replace(day=1)
+    except ValueError:
+        raise typer.BadParameter(f"{value!r} is not a month (YYYY-MM)") from None
+
+
+@app.command()
+def materialize(
+    ticker: list[str] = typer.Option(None, "--ticker", "-t", help="Tickers (default: the universe)."),
+    start: str = typer.Option(None, "--from", help="First month, YYYY-MM (default: first data)."),
+    end: str = typer.Option(None, "--to", help="Last month, YYYY-MM (default: last data)."),
+) -> None:
+    """The main job: prices + indicators (+ checks) for every month with data, one run per ticker."""
+    from stocker_assets.definitions import defs
+    from stocker_assets.resources import StockerResource
+    from stocker_assets.runner import months_with_data, register_tickers, run_ticker_months
+
+    settings = get_settings(fresh=True)
+    try:
+        tickers = [*ticker] if ticker else read_universe(settings)
+        if ticker:
+            add_tickers(settings, tickers)
+        source = StockerResource().market_source()
+        plan = {t: months_with_data(source, t, _month(start), _month(end)) for t in tickers}
+    except StockerError as exc:
+        _fail(exc)
+    instance = _instance()
+    register_tickers(instance, tickers)
+    assets = [a for a in defs.assets if a.group_names_by_key and "market" in a.group_names_by_key.values()]
+    checks = list(defs.asset_checks or [])
+    console.print(
+        f"source [bold]{settings.source}[/bold] → warehouse [bold]{settings.warehouse_path}[/bold]"
+    )
+    results = []
+    started = time.perf_counter()
+    with Progress(
+        SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+        TextColumn("{task.completed}/{task.total} steps"), TimeElapsedColumn(), console=console,
+    ) as progress:
+        for name, months in plan.items():
+            if not months:
+                console.print(f"[yellow]{name}: no months with data in range; skipped[/yellow]")
+                continue
+            steps = len(assets) + len(checks)
+            task = progress.add_task(f"{name} {months[0]:%Y-%m}…{months[-1]:%Y-%m} ({len(months)} months)", total=steps)
+            outcome = run_ticker_months(
+                instance, name, months, assets, checks, {"stocker": StockerResource()},
+                on_step=lambda step, _s, task=task: progress.update(task, advance=1, description=f"{name}: {step} done"),
+            )
+            progress.update(task, completed=steps)
+            results.append(outcome)
+    table = Table(title="Materialized")
+    for col in ("ticker", "months", "run", "seconds", "status"):
+        table.add_column(col)
+    for r in results:
+        status = "ok" if r.success else "[red]FAILED[/red]"
+        if r.checks_failed:
+            status += f" [yellow](checks failed: {', '.join(r.checks_failed)})[/yellow]"
+        table.add_row(r.ticker, str(r.months), r.run_id[:8], f"{r.seconds:.1f}", status)
+    console.print(table)
+    rows = _row_counts(settings.warehouse_path)
+    console.print(f"warehouse: {rows} — total {time.perf_counter() - started:.1f}s")
+    console.print(
+        "open the UI: [bold]stocker ui[/bold] (dagster dev on http://127.0.0.1:3000), "
+        f"or query: duckdb {settings.warehouse_path}"
+    )
+    if not all(r.success for r in results):
+        raise typer.Exit(1)
+
+
+def _row_counts(path: Path) -> str:
+    from stocker_core.warehouse import Warehouse
+
+    counts = Warehouse(path).query(
+        "SELECT (SELECT count(*) FROM market.prices) AS prices, "
+        "(SELECT count(*) FROM market.indicators) AS indicators"
+    )
+    return ", ".join(f"{c} {int(counts[c].iloc[0])} rows" for c in counts.columns)
+
+
+@app.command()
+def ui(port: int = typer.Option(3000, help="Port for the web UI."), host: str = "127.0.0.1") -> None:
+    """Start `dagster dev` on this project with the CLI's DAGSTER_HOME."""
+    _instance()
+    command = [sys.executable, "-m", "dagster", "dev", "-w", str(REPO_ROOT / "workspace.yaml"),
+               "-h", host, "-p", str(port)]
+    if not (REPO_ROOT / "workspace.yaml").exists():
+        command[4:6] = ["-m", "stocker_assets.definitions"]
+    console.print(f"DAGSTER_HOME={os.environ['DAGSTER_HOME']}; " + " ".join(command[2:]))
+    raise typer.Exit(subprocess.call(command))
+
+
+if __name__ == "__main__":
+    app()

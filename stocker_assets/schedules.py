@@ -1,0 +1,36 @@
+"""The corpus refresh: every weekday after the US close, the current month of every ticker."""
+
+import dagster as dg
+
+from stocker_assets.jobs import market_job
+from stocker_assets.partitions import MONTH_DIM, TICKER_DIM, ticker_partitions
+
+REFRESH_CRON = "30 18 * * 1-5"  # 18:30 New York time, after the 16:00 close
+REFRESH_TZ = "America/New_York"
+
+
+@dg.schedule(
+    job=market_job,
+    cron_schedule=REFRESH_CRON,
+    execution_timezone=REFRESH_TZ,
+    description="Refresh the current month's bars and indicators for every registered ticker.",
+)
+def corpus_refresh(context: dg.ScheduleEvaluationContext):
+    """One run request per ticker for the month of the scheduled time (New York)."""
+    when = context.scheduled_execution_time
+    month = when.strftime("%Y-%m-01")
+    tickers = context.instance.get_dynamic_partitions(ticker_partitions.name)
+    if not tickers:
+        return dg.SkipReason("no tickers registered: run `stocker tickers add SYMBOL`")
+    return [
+        dg.RunRequest(
+            run_key=f"{ticker}|{when.strftime('%Y-%m-%d')}",
+            partition_key=f"{ticker}|{month}",
+            tags={
+                "dagster/partition/" + TICKER_DIM: ticker,
+                "dagster/partition/" + MONTH_DIM: month,
+                "stocker/trigger": "corpus_refresh",
+            },
+        )
+        for ticker in sorted(tickers)
+    ]

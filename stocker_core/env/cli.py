@@ -1,0 +1,174 @@
+"""``stocker episode info|run``, ``stocker grade`` and ``stocker serve``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from stocker_core.errors import StockerError
+
+episode_app = typer.Typer(help="Inspect and play episodes.", no_args_is_help=True)
+
+
+def _episode_name(task: str | None, episode: str | None) -> str:
+    if task and episode:
+        raise typer.BadParameter("give --task or --episode, not both")
+    return task or episode or "task_easy"
+
+
+def _fail(exc: Exception) -> typer.Exit:
+    typer.secho(f"error: {exc}", err=True, fg=typer.colors.RED)
+    return typer.Exit(code=2)
+
+
+def _print(data: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        typer.echo(json.dumps(data, indent=2))
+        return
+    for key, value in data.items():
+        if isinstance(value, list):
+            value = f"[{len(value)} items]"
+        typer.echo(f"{key:>20}: {value}")
+
+
+def episode_info(name: str) -> dict[str, Any]:
+    """The ``episode info`` record of a task alias or partition key."""
+    from stocker_core.config import get_settings
+    from stocker_core.env.environment import TradingEnv
+    from stocker_core.env.episode import load_episode
+    from stocker_core.env.ideal import greedy_trajectory
+    from stocker_core.env.rewards import RewardParams
+
+    settings = get_settings()
+    episode = load_episode(name, settings)
+    env = TradingEnv(episode, RewardParams.from_settings(settings))
+    greedy = greedy_trajectory(episode.closes, settings.transaction_cost, settings.starting_cash)
+    return {
+        **episode.summary(),
+        "source": episode.source,
+        "buy_and_hold_final": env.buy_and_hold_final,
+        "ideal_total": env.ideal_total,
+        "ideal_trades": env.ideal.trades,
+        "greedy_total": greedy.total,
+        "greedy_trades": greedy.trades,
+    }
+
+
+@episode_app.command("info")
+def info_command(
+    task: str | None = typer.Option(None, "--task", help="task_easy | task_medium | task_hard"),
+    episode: str | None = typer.Option(None, "--episode", help="partition key, e.g. AAPL|2023-08-01"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+) -> None:
+    """Ticker, window, trading days, buy-and-hold and ideal totals of an episode."""
+    try:
+        data = episode_info(_episode_name(task, episode))
+    except StockerError as exc:
+        raise _fail(exc) from None
+    _print(data, as_json)
+
+
+@episode_app.command("run")
+def run_command(
+    task: str | None = typer.Option(None, "--task", help="task_easy | task_medium | task_hard"),
+    episode: str | None = typer.Option(None, "--episode", help="partition key, e.g. AAPL|2023-08-01"),
+    policy: str = typer.Option("buy_and_hold", "--policy", help="buy_and_hold | hold | random | ideal"),
+    seed: int | None = typer.Option(None, "--seed", help="seed of the random policy"),
+    as_json: bool = typer.Option(False, "--json", help="print the trajectory as JSON"),
+    out: Path | None = typer.Option(None, "--out", help="save the trajectory JSON (for `grade`)"),
+) -> None:
+    """Play a whole episode with a built-in policy."""
+    from stocker_core.config import get_settings
+    from stocker_core.env.environment import TradingEnv
+    from stocker_core.env.episode import load_episode
+    from stocker_core.env.policies import make_policy, run_episode
+    from stocker_core.env.rewards import RewardParams
+
+    settings = get_settings()
+    try:
+        ep = load_episode(_episode_name(task, episode), settings)
+        env = TradingEnv(ep, RewardParams.from_settings(settings))
+        trajectory = run_episode(env, make_policy(policy, env, seed))
+    except StockerError as exc:
+        raise _fail(exc) from None
+    trajectory["policy"] = policy
+    trajectory["seed"] = seed
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(trajectory))
+    if as_json:
+        typer.echo(json.dumps(trajectory))
+    else:
+        _print(
+            {
+                "episode": ep.key,
+                "policy": policy,
+                "steps": len(trajectory["rewards"]),
+                "total_reward": trajectory["total_reward"],
+                "final_value": trajectory["final_value"],
+                "buy_and_hold_final": trajectory["buy_and_hold_final"],
+                "ideal_total": trajectory["ideal_total"],
+                "saved": str(out) if out else None,
+            },
+            False,
+        )
+
+
+def grade_command(
+    trajectory: Path = typer.Argument(..., help="trajectory JSON from `episode run --out`"),
+    sweep: Path | None = typer.Option(None, "--sweep", help="YAML grid: setting -> list of values"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+) -> None:
+    """Re-grade a saved trajectory under its own settings or every combination of a grid."""
+    import time
+
+    from stocker_core.env import grader
+
+    try:
+        data = grader.load_trajectory(trajectory)
+        start = time.perf_counter()
+        result = grader.sweep(data, grader.load_grid(sweep)) if sweep else grader.grade_trajectory(data)
+        elapsed = time.perf_counter() - start
+    except StockerError as exc:
+        raise _fail(exc) from None
+    rows = result.table()
+    recorded = data.get("rewards")
+    report: dict[str, Any] = {
+        "steps": int(result.rewards.shape[1]),
+        "combinations": len(rows),
+        "seconds": elapsed,
+        "results": rows,
+    }
+    if not sweep:
+        report["rewards"] = result.rewards[0].tolist()
+        if recorded and len(recorded) == result.rewards.shape[1]:
+            diff = max(abs(a - b) for a, b in zip(recorded, report["rewards"], strict=True))
+            report["max_abs_diff_vs_recorded"] = diff
+    if as_json:
+        typer.echo(json.dumps(report))
+        return
+    typer.echo(f"{len(rows)} combination(s), {report['steps']} steps, {elapsed * 1e3:.2f} ms")
+    for row in rows[:50]:
+        typer.echo(json.dumps(row))
+    if "max_abs_diff_vs_recorded" in report:
+        typer.echo(f"max |regraded - recorded| = {report['max_abs_diff_vs_recorded']:.3g}")
+
+
+def serve_command(
+    host: str = typer.Option("127.0.0.1", "--host"),
+    port: int = typer.Option(8000, "--port"),
+) -> None:
+    """Serve the environment over HTTP (OpenEnv-style)."""
+    from stocker_core.env.server import serve
+
+    serve(host, port)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``episode``, ``grade`` and ``serve`` to the ``stocker`` command."""
+    app.add_typer(episode_app, name="episode")
+    app.command("grade")(grade_command)
+    app.command("serve")(serve_command)

@@ -1,0 +1,252 @@
+"""The trading environment: composes the episode, portfolio accounting, reward and ideal path."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from stocker_core.config import Settings
+from stocker_core.env.actions import SIDE_NAMES, Action, Side, parse_action
+from stocker_core.env.episode import Episode
+from stocker_core.env.ideal import ideal_trajectory
+from stocker_core.env.portfolio import Portfolio, buy_and_hold_final
+from stocker_core.env.rewards import (
+    FinalStats,
+    RewardBreakdown,
+    RewardParams,
+    lookahead_term,
+    step_reward,
+)
+from stocker_core.errors import StockerError
+
+
+class EpisodeDoneError(StockerError, RuntimeError):
+    """``step`` was called after the episode ended."""
+
+
+class SnapshotError(StockerError, ValueError):
+    """A snapshot that does not fit this environment."""
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What the agent sees before acting at ``step`` (or after the last step when done)."""
+
+    ticker: str
+    date: str
+    close: float
+    step: int
+    total_steps: int
+    cash: float
+    position: int
+    portfolio_value: float
+    done: bool
+    price_history: np.ndarray
+    """Closes dated on or before ``date`` (history before the window, then the window)."""
+
+    def to_dict(self, history: bool = True) -> dict[str, Any]:
+        data = {k: v for k, v in self.__dict__.items() if k != "price_history"}
+        data["price_history"] = self.price_history.tolist() if history else None
+        return data
+
+
+@dataclass(frozen=True)
+class StepResult:
+    observation: Observation
+    reward: float
+    done: bool
+    info: dict[str, Any]
+
+
+class TradingEnv:
+    """Single-agent environment with ``reset / step / state / snapshot / restore``.
+
+    Step ``t`` applies the action at the close of trading day ``t`` and rewards
+    the resulting portfolio; the episode is done after the last trading day.
+    """
+
+    def __init__(self, episode: Episode, params: RewardParams | Settings | None = None) -> None:
+        if isinstance(params, Settings):
+            params = RewardParams.from_settings(params)
+        params = params or RewardParams(starting_cash=episode.starting_cash)
+        self.episode = episode
+        self.params = params
+        self.closes = episode.closes
+        self._closes_list = [float(x) for x in episode.closes]
+        self._all_closes = episode.all_closes
+        self._offset = len(episode.all_closes) - episode.trading_days
+        self._dates = [d.date().isoformat() for d in episode.dates]
+        self.ideal = ideal_trajectory(self.closes, params.transaction_cost, params.starting_cash)
+        self._ideal_pnl = [float(x) for x in self.ideal.pnl]
+        self.ideal_total = self.ideal.total
+        self.buy_and_hold_final = buy_and_hold_final(
+            self._closes_list, params.starting_cash, params.transaction_cost
+        )
+        self.reset()
+
+    @property
+    def total_steps(self) -> int:
+        return len(self._closes_list)
+
+    def reset(self) -> Observation:
+        """Start the episode over: start cash, no position, step 0."""
+        self.portfolio = Portfolio.start(self.params.starting_cash)
+        self.t = 0
+        self.done = False
+        self.actions: list[tuple[int, int]] = []
+        self.rewards: list[float] = []
+        self.breakdowns: list[RewardBreakdown] = []
+        self.invalid_count = 0
+        return self.observation()
+
+    def observation(self) -> Observation:
+        """The current observation (the last day's when done)."""
+        i = min(self.t, self.total_steps - 1)
+        price = self._closes_list[i]
+        return Observation(
+            ticker=self.episode.ticker,
+            date=self._dates[i],
+            close=price,
+            step=self.t,
+            total_steps=self.total_steps,
+            cash=self.portfolio.cash,
+            position=self.portfolio.position,
+            portfolio_value=self.portfolio.value(price),
+            done=self.done,
+            price_history=self._all_closes[: self._offset + i + 1],
+        )
+
+    def _lookahead(self, traded: int, price: float) -> float:
+        k, weight = self.params.lookahead_k, self.params.lookahead_weight
+        if k <= 0 or weight == 0.0 or traded == 0:
+            return 0.0
+        ahead = self._closes_list[min(self.t + k, self.total_steps - 1)]
+        exposure = traded * price / self.params.starting_cash
+        return lookahead_term(exposure, ahead / price - 1.0, weight)
+
+    def step(self, action: Action | dict[str, Any] | str) -> StepResult:
+        """Apply ``action`` at today's close; return the next observation and the reward."""
+        if self.done:
+            raise EpisodeDoneError(
+                "the episode is over; call reset (or restore a snapshot) before stepping again"
+            )
+        act = parse_action(action)
+        side = int(act.code)
+        t, price = self.t, self._closes_list[self.t]
+        fill = self.portfolio.apply(side, act.quantity, price, self.params.transaction_cost)
+        value = self.portfolio.value(price)
+        last = t == self.total_steps - 1
+        final = FinalStats(value, self.buy_and_hold_final, self.portfolio.max_drawdown) if last else None
+        breakdown = step_reward(
+            value,
+            t,
+            self._ideal_pnl[t],
+            self.ideal_total,
+            fill.invalid,
+            self.params,
+            lookahead=self._lookahead(fill.traded, price),
+            final=final,
+        )
+        self.actions.append((side, act.quantity))
+        self.rewards.append(breakdown.reward)
+        self.breakdowns.append(breakdown)
+        self.invalid_count += int(fill.invalid)
+        self.t += 1
+        self.done = last
+        info = {
+            "invalid": fill.invalid,
+            "traded": fill.traded,
+            "breakdown": breakdown.as_dict(),
+            "date": self._dates[t],
+            "price": price,
+            "portfolio_value": value,
+        }
+        return StepResult(self.observation(), breakdown.reward, self.done, info)
+
+    def state(self) -> dict[str, Any]:
+        """The observation plus the episode so far (JSON-ready)."""
+        return {
+            "episode_key": self.episode.key,
+            "task_id": self.episode.task_id,
+            "observation": self.observation().to_dict(),
+            "total_reward": float(sum(self.rewards)),
+            "rewards": list(self.rewards),
+            "invalid_count": self.invalid_count,
+            "max_drawdown": self.portfolio.max_drawdown,
+            "ideal_total": self.ideal_total,
+            "buy_and_hold_final": self.buy_and_hold_final,
+            "done": self.done,
+        }
+
+    def snapshot(self) -> dict[str, Any]:
+        """Everything needed to resume from this exact state (JSON-ready)."""
+        return {
+            "episode_key": self.episode.key,
+            "step": self.t,
+            "cash": self.portfolio.cash,
+            "position": self.portfolio.position,
+            "peak": self.portfolio.peak,
+            "max_drawdown": self.portfolio.max_drawdown,
+            "actions": [list(a) for a in self.actions],
+            "rewards": list(self.rewards),
+            "breakdowns": [b.as_dict() for b in self.breakdowns],
+            "invalid_count": self.invalid_count,
+            "done": self.done,
+        }
+
+    def restore(self, snapshot: dict[str, Any]) -> Observation:
+        """Resume from a ``snapshot()`` of the same episode."""
+        try:
+            if snapshot["episode_key"] != self.episode.key:
+                raise SnapshotError(
+                    f"snapshot is of episode {snapshot['episode_key']!r}, "
+                    f"this environment plays {self.episode.key!r}; reset to that episode first"
+                )
+            step = int(snapshot["step"])
+            if not 0 <= step <= self.total_steps:
+                raise SnapshotError(f"snapshot step {step} outside 0..{self.total_steps}")
+            actions = [(int(s), int(q)) for s, q in snapshot["actions"]]
+            rewards = [float(r) for r in snapshot["rewards"]]
+            breakdowns = [RewardBreakdown(**b) for b in snapshot["breakdowns"]]
+            if not len(actions) == len(rewards) == len(breakdowns) == step:
+                raise SnapshotError("snapshot actions/rewards/breakdowns must have one entry per step")
+            portfolio = Portfolio(
+                cash=float(snapshot["cash"]),
+                position=int(snapshot["position"]),
+                starting_cash=self.params.starting_cash,
+                peak=float(snapshot["peak"]),
+                max_drawdown=float(snapshot["max_drawdown"]),
+            )
+            invalid_count = int(snapshot["invalid_count"])
+        except SnapshotError:
+            raise
+        except (KeyError, TypeError, ValueError) as exc:
+            raise SnapshotError(f"malformed snapshot: {exc!r}; pass what snapshot() returned") from None
+        self.portfolio, self.t = portfolio, step
+        self.actions, self.rewards, self.breakdowns = actions, rewards, breakdowns
+        self.invalid_count = invalid_count
+        self.done = step == self.total_steps
+        return self.observation()
+
+    def trajectory(self) -> dict[str, Any]:
+        """The episode so far as a saved trajectory (what ``stocker grade`` reads)."""
+        price = self._closes_list[min(self.t, self.total_steps) - 1] if self.t else self._closes_list[0]
+        return {
+            "episode_key": self.episode.key,
+            "task_id": self.episode.task_id,
+            "ticker": self.episode.ticker,
+            "dates": self._dates[: self.t],
+            "prices": self._closes_list[: self.t],
+            "all_prices": self._closes_list,
+            "params": asdict(self.params),
+            "actions": [{"side": SIDE_NAMES[Side(s)], "quantity": q} for s, q in self.actions],
+            "rewards": list(self.rewards),
+            "breakdowns": [b.as_dict() for b in self.breakdowns],
+            "total_reward": float(sum(self.rewards)),
+            "final_value": self.portfolio.value(price),
+            "buy_and_hold_final": self.buy_and_hold_final,
+            "ideal_total": self.ideal_total,
+            "done": self.done,
+        }

@@ -1,0 +1,55 @@
+"""Plots of episodes: price with the ideal position shaded."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+
+import numpy as np
+
+
+def ideal_position_png(
+    dates: Sequence[object],
+    closes: Sequence[float] | np.ndarray,
+    long: Sequence[bool] | np.ndarray,
+    title: str = "",
+    greedy_long: Sequence[bool] | np.ndarray | None = None,
+) -> bytes:
+    """PNG bytes: close price line, days the ideal path is long shaded green
+    (and the greedy rule's long days as ticks when given)."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    x = np.arange(len(closes))
+    px = np.asarray(closes, dtype=float)
+    fig, ax = plt.subplots(figsize=(9, 4), dpi=100)
+    try:
+        ax.plot(x, px, color="black", linewidth=1.2, label="close")
+        lng = np.asarray(long, dtype=bool)
+        ax.fill_between(
+            x,
+            px.min(),
+            px.max(),
+            where=lng,
+            step="mid",
+            color="tab:green",
+            alpha=0.25,
+            label="ideal: long",
+        )
+        if greedy_long is not None:
+            g = np.asarray(greedy_long, dtype=bool)
+            ax.scatter(x[g], np.full(g.sum(), px.min()), marker="|", color="tab:blue", label="greedy: long")
+        step = max(1, len(x) // 8)
+        ax.set_xticks(x[::step])
+        ax.set_xticklabels([str(d)[:10] for d in list(dates)[::step]], rotation=30, fontsize=8)
+        ax.set_ylabel("close")
+        ax.set_title(title)
+        ax.legend(loc="best", fontsize=8)
+        fig.tight_layout()
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="png")
+        return buffer.getvalue()
+    finally:
+        plt.close(fig)

@@ -1,0 +1,107 @@
+"""Built-in policies and the registry others (e.g. the council) add theirs to."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+import numpy as np
+
+from stocker_core.env.actions import Action
+from stocker_core.env.environment import Observation, TradingEnv
+from stocker_core.env.portfolio import max_affordable
+from stocker_core.errors import InvalidNameError
+
+
+class Policy(Protocol):
+    """Maps the current observation to an action."""
+
+    def act(self, observation: Observation) -> Action: ...
+
+
+PolicyFactory = Callable[[TradingEnv, int | None], Policy]
+"""Builds a policy for an environment (seeded where it is random)."""
+
+
+class HoldPolicy:
+    """Never trades."""
+
+    def act(self, observation: Observation) -> Action:
+        return Action.hold()
+
+
+class BuyAndHoldPolicy:
+    """Buys as many whole shares as cash allows on day 1, then holds."""
+
+    def __init__(self, cost: float) -> None:
+        self.cost = cost
+
+    def act(self, observation: Observation) -> Action:
+        if observation.step == 0:
+            return Action.buy(max_affordable(observation.cash, observation.close, self.cost))
+        return Action.hold()
+
+
+class RandomPolicy:
+    """Uniform side; quantity up to one share past what is feasible (so some are invalid)."""
+
+    def __init__(self, cost: float, seed: int | None = None) -> None:
+        self.cost = cost
+        self.rng = np.random.default_rng(seed)
+
+    def act(self, observation: Observation) -> Action:
+        side = ("hold", "buy", "sell")[int(self.rng.integers(3))]
+        if side == "buy":
+            top = max_affordable(observation.cash, observation.close, self.cost) + 1
+        elif side == "sell":
+            top = observation.position + 1
+        else:
+            return Action.hold()
+        return Action(side=side, quantity=int(self.rng.integers(0, top + 1)))
+
+
+class IdealPolicy:
+    """Follows the exact-optimum flat/long path in whole shares (all in / all out)."""
+
+    def __init__(self, env: TradingEnv) -> None:
+        self.long = env.ideal.long
+        self.cost = env.params.transaction_cost
+
+    def act(self, observation: Observation) -> Action:
+        want_long = bool(self.long[observation.step])
+        if want_long and observation.position == 0:
+            qty = max_affordable(observation.cash, observation.close, self.cost)
+            return Action.buy(qty) if qty else Action.hold()
+        if not want_long and observation.position > 0:
+            return Action.sell(observation.position)
+        return Action.hold()
+
+
+POLICIES: dict[str, PolicyFactory] = {
+    "hold": lambda env, seed: HoldPolicy(),
+    "buy_and_hold": lambda env, seed: BuyAndHoldPolicy(env.params.transaction_cost),
+    "random": lambda env, seed: RandomPolicy(env.params.transaction_cost, seed),
+    "ideal": lambda env, seed: IdealPolicy(env),
+}
+
+
+def register_policy(name: str, factory: PolicyFactory) -> None:
+    """Add (or replace) a named policy, e.g. ``register_policy("council", make_council)``."""
+    POLICIES[name] = factory
+
+
+def make_policy(name: str, env: TradingEnv, seed: int | None = None) -> Policy:
+    """The named policy for ``env``; InvalidNameError listing the known names otherwise."""
+    try:
+        factory = POLICIES[name]
+    except KeyError:
+        raise InvalidNameError(f"unknown policy {name!r}: use one of {', '.join(sorted(POLICIES))}") from None
+    return factory(env, seed)
+
+
+def run_episode(env: TradingEnv, policy: Policy) -> dict[str, Any]:
+    """Play the whole episode from reset with ``policy``; return the trajectory dict."""
+    observation = env.reset()
+    while not env.done:
+        observation = env.step(policy.act(observation)).observation
+    return env.trajectory()

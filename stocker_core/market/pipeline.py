@@ -1,0 +1,126 @@
+"""Per-ticker, per-month builds of the market tables (called by the Dagster assets)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import date
+
+import pandas as pd
+
+from stocker_core.market.calendar import month_end
+from stocker_core.market.indicators import LOOKBACK_MONTHS, compute_indicators
+from stocker_core.market.sources import MarketDataSource, slice_dates
+from stocker_core.market.validation import partition_key
+from stocker_core.warehouse.db import Warehouse, frame_version
+
+
+@dataclass
+class MonthBuild:
+    """What one build wrote, per partition key."""
+
+    rows: dict[str, int] = field(default_factory=dict)
+    data_versions: dict[str, str] = field(default_factory=dict)
+    empty: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def merge(self, other: MonthBuild) -> None:
+        self.rows.update(other.rows)
+        self.data_versions.update(other.data_versions)
+        self.empty.extend(other.empty)
+        self.notes.extend(other.notes)
+
+
+def _month_of(frame: pd.DataFrame, month: date) -> pd.DataFrame:
+    return slice_dates(frame, month, month_end(month))
+
+
+def _write_months(
+    warehouse: Warehouse, table: str, ticker: str, months: Sequence[date], frame: pd.DataFrame
+) -> MonthBuild:
+    """Replace each non-empty month of ``frame``; months with no rows keep what is stored."""
+    build = MonthBuild()
+    filled: list[date] = []
+    for month in months:
+        key = partition_key(ticker, month)
+        part = _month_of(frame, month)
+        if part.empty:
+            build.empty.append(key)
+            continue
+        filled.append(month)
+        build.rows[key] = len(part)
+        build.data_versions[key] = frame_version(part)
+    if filled:
+        mask = pd.Series(False, index=frame.index)
+        for month in filled:
+            mask |= (frame["date"] >= pd.Timestamp(month)) & (
+                frame["date"] < pd.Timestamp(month_end(month))
+            )
+        warehouse.replace_months(table, ticker, filled, frame.loc[mask])
+    return build
+
+
+def build_prices(
+    source: MarketDataSource, warehouse: Warehouse, ticker: str, months: Sequence[date]
+) -> MonthBuild:
+    """Fetch ``months`` of bars for ``ticker`` in one request and store them.
+
+    A month with no sessions for the symbol (before listing, after delisting, or
+    the source has none) is reported as empty and leaves stored rows untouched.
+    """
+    months = sorted(months)
+    frame = source.fetch(ticker, months[0], month_end(months[-1]))
+    info = source.symbol_info(ticker)
+    warehouse.upsert_symbol(source.name, info)
+    build = _write_months(warehouse, "market.prices", ticker, months, frame)
+    if build.empty:
+        build.notes.append(
+            f"{len(build.empty)} month(s) without sessions for {ticker} "
+            f"(available {info.first_date} … {info.last_date}); stored rows kept"
+        )
+    return build
+
+
+def lookback_start(first_month: date) -> date:
+    """First day of the indicator lookback before ``first_month``."""
+    return (pd.Timestamp(first_month) - pd.DateOffset(months=LOOKBACK_MONTHS)).date()
+
+
+def indicator_history(
+    source: MarketDataSource, warehouse: Warehouse, ticker: str, months: Sequence[date]
+) -> tuple[pd.DataFrame, list[str]]:
+    """Bars from the lookback start to the end of the last month.
+
+    Reads the warehouse; lookback months it lacks are read from the source (and
+    reported), so a month's indicators equal a computation over the full history.
+    """
+    months = sorted(months)
+    start, end = lookback_start(months[0]), month_end(months[-1])
+    stored = warehouse.read_prices(ticker, start, end)
+    notes: list[str] = []
+    stored_months = set(pd.to_datetime(stored["date"]).dt.to_period("M")) if len(stored) else set()
+    wanted = pd.period_range(start, months[-1], freq="M")
+    missing = [p for p in wanted if p not in stored_months]
+    if missing:
+        fetched = source.fetch(ticker, start, end)
+        fetched_months = set(fetched["date"].dt.to_period("M"))
+        filled = [p for p in missing if p in fetched_months]
+        if filled:
+            extra = fetched[fetched["date"].dt.to_period("M").isin(filled)]
+            stored = pd.concat([stored, extra], ignore_index=True).sort_values("date")
+            notes.append(
+                f"lookback months {filled[0]}…{filled[-1]} ({len(filled)}) read from the "
+                f"{source.name} source: materialize their prices partitions for lineage"
+            )
+    return stored.reset_index(drop=True), notes
+
+
+def build_indicators(
+    source: MarketDataSource, warehouse: Warehouse, ticker: str, months: Sequence[date]
+) -> MonthBuild:
+    """Compute indicators over the lookback history and store the requested months."""
+    history, notes = indicator_history(source, warehouse, ticker, months)
+    values = compute_indicators(history)
+    build = _write_months(warehouse, "market.indicators", ticker, sorted(months), values)
+    build.notes.extend(notes)
+    return build
