@@ -1,0 +1,118 @@
+"""``stocker council ...`` commands."""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+
+import pandas as pd
+import typer
+
+from stocker_core.errors import StockerError
+
+# Peers and commodity of the reference tasks (SPEC §1, fixtures tasks.json).
+TASK_CONTEXT: dict[str, tuple[str, str, tuple[str, ...], str]] = {
+    "task_easy": ("AAPL", "2023-08-01", ("MSFT", "GOOGL"), "GC=F"),
+    "task_medium": ("INTC", "2024-01-02", ("AMD", "NVDA"), "GC=F"),
+    "task_hard": ("META", "2022-09-01", ("GOOGL", "SNAP"), "CL=F"),
+}
+TICKER_CONTEXT = {ticker: (peers, commodity) for ticker, _, peers, commodity
+                  in TASK_CONTEXT.values()}
+
+
+def _resolve(task: str | None, episode: str | None, ticker: str | None
+             ) -> tuple[str, date, tuple[str, ...], str | None]:
+    """(ticker, episode start, peers, commodity) from a task alias, episode key or ticker."""
+    from stocker_core.errors import InvalidNameError
+    from stocker_core.market.validation import parse_partition_key, validate_ticker
+
+    name = task or episode
+    if name:
+        try:  # the environment's task aliases, when present
+            from stocker_core.env.tasks import resolve_episode_key
+
+            key, _ = resolve_episode_key(name)
+            symbol, month = parse_partition_key(key)
+        except ImportError:
+            if name in TASK_CONTEXT:
+                symbol, start, _, _ = TASK_CONTEXT[name]
+                month = date.fromisoformat(start)
+            else:
+                symbol, month = parse_partition_key(name)
+        peers, commodity = TICKER_CONTEXT.get(symbol, ((), None))
+        return symbol, month, peers, commodity
+    if ticker:
+        symbol = validate_ticker(ticker)
+        peers, commodity = TICKER_CONTEXT.get(symbol, ((), None))
+        return symbol, date.min, peers, commodity
+    raise InvalidNameError("give --task (e.g. task_easy), --episode (AAPL|2023-08-01) or --ticker")
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``council`` sub-app to ``app``."""
+    council_app = typer.Typer(help="The council of seven specialists and its moderator.",
+                              no_args_is_help=True)
+
+    @council_app.command("vote")
+    def vote(
+        day: str = typer.Option(..., "--date", help="Decision date YYYY-MM-DD"),
+        task: str | None = typer.Option(None, "--task", help="Task alias, e.g. task_easy"),
+        episode: str | None = typer.Option(None, "--episode", help="Episode key AAPL|2023-08-01"),
+        ticker: str | None = typer.Option(None, "--ticker", help="Any ticker"),
+        backend: str | None = typer.Option(None, "--backend",
+                                           help="rule | openai | transformers"),
+        peers: str | None = typer.Option(None, "--peers", help="Comma-separated peers"),
+        commodity: str | None = typer.Option(None, "--commodity", help="e.g. GC=F"),
+        cash: float | None = typer.Option(None, "--cash", help="Cash (default start cash)"),
+        position: int = typer.Option(0, "--position", help="Shares held"),
+        as_json: bool = typer.Option(False, "--json", help="Print JSON"),
+    ) -> None:
+        """Print the seven votes and the moderator's decision for one day."""
+        from stocker_core.config import get_settings
+        from stocker_core.council.backends import get_backend
+        from stocker_core.council.context import PortfolioState, load_council_inputs
+        from stocker_core.council.runner import Council
+
+        try:
+            settings = get_settings(fresh=True)
+            symbol, start, task_peers, task_commodity = _resolve(task, episode, ticker)
+            when = pd.Timestamp(day).normalize()
+            inputs = load_council_inputs(
+                symbol, when, when,
+                peers=tuple(p.strip() for p in peers.split(",")) if peers else task_peers,
+                commodity=commodity or task_commodity, settings=settings)
+            days = inputs.trading_days(max(pd.Timestamp(start), when - pd.Timedelta(days=400)),
+                                       when)
+            if not days or days[-1] != when:
+                raise StockerError(f"{symbol} has no bar on {when.date()} (not a trading day, "
+                                   "or outside the data): pick a trading day")
+            step = sum(1 for d in days if d >= pd.Timestamp(start)) - 1
+            portfolio = PortfolioState(cash=settings.starting_cash if cash is None else cash,
+                                       position=position, step=max(step, 0))
+            decision = Council(get_backend(name=backend)).decide(inputs.context(when, portfolio))
+        except StockerError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(code=2) from None
+        payload = {
+            "ticker": symbol, "date": str(when.date()),
+            "votes": [v.model_dump(include={"role", "signal", "confidence", "rationale"})
+                      for v in decision.votes],
+            "decision": {**decision.action.model_dump(), "rationale": decision.rationale},
+        }
+        if as_json:
+            typer.echo(json.dumps(payload, indent=2))
+            return
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table(title=f"Council on {symbol} {when.date()}")
+        for col in ("role", "signal", "confidence", "rationale"):
+            table.add_column(col)
+        for v in decision.votes:
+            table.add_row(v.role, f"{v.signal:+.2f}", f"{v.confidence:.2f}", v.rationale)
+        console = Console()
+        console.print(table)
+        action = decision.action
+        console.print(f"decision: {action.side} {action.quantity} — {decision.rationale}")
+
+    app.add_typer(council_app, name="council")

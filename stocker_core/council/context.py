@@ -1,0 +1,208 @@
+"""DecisionContext: everything a specialist may see on day D, and nothing after it.
+
+``build_context`` is the only entrance: it takes full-history frames and applies
+``point_in_time`` to every one of them (bars, indicators, news, forum posts, macro
+events, peer and commodity closes). News is further limited to [D-7, D].
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from pathlib import Path
+
+import pandas as pd
+
+from stocker_core.config import Settings
+from stocker_core.market.indicators import compute_indicators
+from stocker_core.text.events import TextEvents, empty_events
+from stocker_core.warehouse.point_in_time import point_in_time
+
+NEWS_WINDOW_DAYS = 7
+RATE_SYMBOLS = ("^TNX", "^IRX", "^FVX", "^TYX")
+
+
+@dataclass(frozen=True)
+class PortfolioState:
+    """The portfolio the moderator trades from."""
+
+    cash: float = 10_000.0
+    position: int = 0
+    step: int = 0
+    total_steps: int = 0
+    last_side: str = "hold"
+
+
+@dataclass(frozen=True)
+class DecisionContext:
+    """Point-in-time inputs of the council for ``ticker`` on ``date``."""
+
+    ticker: str
+    date: pd.Timestamp
+    bars: pd.DataFrame
+    indicators: pd.DataFrame
+    news: pd.DataFrame
+    forums: pd.DataFrame
+    macro: pd.DataFrame
+    context_closes: pd.DataFrame  # long: date, symbol, close
+    peers: tuple[str, ...] = ()
+    commodity: str | None = None
+    chart_path: Path | None = None
+    portfolio: PortfolioState = field(default_factory=PortfolioState)
+
+    @property
+    def price(self) -> float | None:
+        """The close on the decision date (last bar), or None without bars."""
+        return float(self.bars["close"].iloc[-1]) if len(self.bars) else None
+
+    def closes(self, symbol: str) -> pd.Series:
+        """Closes of a peer/commodity/rate symbol up to the date, indexed by date."""
+        rows = self.context_closes.loc[self.context_closes["symbol"] == symbol]
+        return pd.Series(rows["close"].to_numpy(float), index=pd.DatetimeIndex(rows["date"]))
+
+
+def _long_closes(frame: pd.DataFrame | None) -> pd.DataFrame:
+    if frame is None or len(frame) == 0:
+        return pd.DataFrame({"date": pd.Series(dtype="datetime64[ns]"),
+                             "symbol": pd.Series(dtype=str), "close": pd.Series(dtype=float)})
+    if list(frame.columns) == ["date", "symbol", "close"] and str(frame["date"].dtype) == \
+            "datetime64[ns]":
+        return frame  # already normalized (CouncilInputs does it once)
+    out = frame.rename(columns={"ticker": "symbol"})[["date", "symbol", "close"]].copy()
+    out["date"] = pd.to_datetime(out["date"]).astype("datetime64[ns]")
+    return out.sort_values(["symbol", "date"]).reset_index(drop=True)
+
+
+def build_context(
+    ticker: str,
+    as_of: date | pd.Timestamp | str,
+    bars: pd.DataFrame,
+    *,
+    text: TextEvents | None = None,
+    context_closes: pd.DataFrame | None = None,
+    peers: Sequence[str] = (),
+    commodity: str | None = None,
+    indicators: pd.DataFrame | None = None,
+    chart_path: Path | str | None = None,
+    portfolio: PortfolioState | None = None,
+) -> DecisionContext:
+    """The context of day ``as_of`` from full-history frames, every one cut at ``as_of``.
+
+    ``indicators`` (full history) are cut too; when omitted they are computed from the
+    cut bars. ``context_closes`` is long (date, symbol|ticker, close).
+    """
+    day = pd.Timestamp(as_of).normalize()
+    past_bars = point_in_time(bars, day).reset_index(drop=True)
+    if indicators is None:
+        past_ind = compute_indicators(past_bars)
+    else:
+        past_ind = point_in_time(indicators, day).reset_index(drop=True)
+    text = text or TextEvents.empty()
+    news = point_in_time(text.news, day)
+    news = news.loc[(news["ticker"] == ticker)
+                    & (pd.to_datetime(news["date"]) >= day - timedelta(days=NEWS_WINDOW_DAYS))]
+    forums = point_in_time(text.forums, day)
+    forums = forums.loc[forums["ticker"] == ticker]
+    macro = point_in_time(text.macro, day)
+    closes = point_in_time(_long_closes(context_closes), day)
+    return DecisionContext(
+        ticker=ticker,
+        date=day,
+        bars=past_bars,
+        indicators=past_ind,
+        news=news.reset_index(drop=True) if len(news) else empty_events("news"),
+        forums=forums.reset_index(drop=True) if len(forums) else empty_events("forums"),
+        macro=macro.reset_index(drop=True) if len(macro) else empty_events("macro"),
+        context_closes=closes.reset_index(drop=True),
+        peers=tuple(peers),
+        commodity=commodity,
+        chart_path=Path(chart_path) if chart_path else None,
+        portfolio=portfolio or PortfolioState(),
+    )
+
+
+@dataclass
+class CouncilInputs:
+    """Full-history inputs of one ticker; ``context(day)`` cuts them point-in-time."""
+
+    ticker: str
+    bars: pd.DataFrame
+    text: TextEvents = field(default_factory=TextEvents.empty)
+    context_closes: pd.DataFrame | None = None
+    peers: tuple[str, ...] = ()
+    commodity: str | None = None
+    charts: dict[pd.Timestamp, Path] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.text = self.text.for_ticker(self.ticker)
+        self.context_closes = _long_closes(self.context_closes)
+        self._indicators = compute_indicators(self.bars) if len(self.bars) else None
+
+    def context(self, as_of: date | pd.Timestamp | str,
+                portfolio: PortfolioState | None = None) -> DecisionContext:
+        """The point-in-time context of ``as_of`` (indicators are causal, so full-history
+        values cut at ``as_of`` equal values computed from the cut bars)."""
+        day = pd.Timestamp(as_of).normalize()
+        return build_context(
+            self.ticker, day, self.bars, text=self.text, context_closes=self.context_closes,
+            peers=self.peers, commodity=self.commodity, indicators=self._indicators,
+            chart_path=self.charts.get(day), portfolio=portfolio,
+        )
+
+    def trading_days(self, start: date | str, end: date | str) -> list[pd.Timestamp]:
+        """Bar dates with ``start <= date <= end``."""
+        dates = pd.to_datetime(self.bars["date"])
+        mask = (dates >= pd.Timestamp(start)) & (dates <= pd.Timestamp(end))
+        return [pd.Timestamp(d) for d in dates[mask]]
+
+
+def _load_bars(ticker: str, start: date, end: date, settings: Settings) -> pd.DataFrame:
+    """Bars of ``ticker`` with ``start <= date < end``: warehouse first, else the source."""
+    from stocker_core.market.sources import get_source
+    from stocker_core.warehouse.db import Warehouse
+
+    if settings.warehouse_path.exists():
+        stored = Warehouse(settings.warehouse_path).read_prices(ticker, start, end)
+        if len(stored):
+            return stored
+    return get_source(settings).fetch(ticker, start, end)
+
+
+def load_council_inputs(
+    ticker: str,
+    start: date | str,
+    end: date | str,
+    peers: Sequence[str] = (),
+    commodity: str | None = None,
+    settings: Settings | None = None,
+    text_folder: Path | str | None = None,
+    history_days: int = 400,
+) -> CouncilInputs:
+    """Full inputs of ``ticker`` for decisions on ``start..end``: bars with
+    ``history_days`` of history (warehouse if it has them, else the configured source),
+    peer/commodity/rate closes where available, and text events from ``text_folder``
+    (default STOCKER_TEXT_DIR, else STOCKER_FILES_DIR; none when neither is set)."""
+    from stocker_core.config import get_settings
+    from stocker_core.council.config import CouncilSettings
+    from stocker_core.errors import StockerError
+    from stocker_core.text.events import load_text_folder
+
+    settings = settings or get_settings(fresh=True)
+    first = pd.Timestamp(start).date() - timedelta(days=history_days)
+    last = pd.Timestamp(end).date() + timedelta(days=1)
+    bars = _load_bars(ticker, first, last, settings)
+    closes = []
+    for symbol in (*peers, *([commodity] if commodity else []), *RATE_SYMBOLS):
+        try:
+            frame = _load_bars(symbol, first, last, settings)
+        except StockerError:
+            continue  # a missing peer or rate symbol leaves that analyst abstaining
+        if len(frame):
+            closes.append(frame[["date", "close"]].assign(symbol=symbol))
+    if text_folder is None:
+        text_folder = CouncilSettings().text_folder or settings.files_dir
+    text = load_text_folder(text_folder) if text_folder else TextEvents.empty()
+    return CouncilInputs(ticker, bars, text,
+                         pd.concat(closes, ignore_index=True) if closes else None,
+                         tuple(peers), commodity)

@@ -1,0 +1,150 @@
+"""Run the council: votes for roles x days in parallel threads, read-first cache,
+moderation, and the ``council_policy`` the episode loop plugs in."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+
+import pandas as pd
+
+from stocker_core.council.backends import Backend, RuleBackend, VoteResult
+from stocker_core.council.cache import VoteCache
+from stocker_core.council.context import DecisionContext, PortfolioState
+from stocker_core.council.models import CouncilDecision, SpecialistVote
+from stocker_core.council.moderator import Moderator, RuleModerator
+from stocker_core.council.roles import ROLE_NAMES
+
+Progress = Callable[[int, int], None]
+VOTE_FRAME_COLUMNS = ["ticker", "date", "role", "signal", "confidence", "rationale",
+                      "parse_error", "cached"]
+
+
+@dataclass
+class CouncilRun:
+    """Votes of a run (one row per role x day) and its cache statistics."""
+
+    votes: pd.DataFrame
+    stats: dict[str, int] = field(default_factory=dict)
+
+
+def run_votes(
+    ticker: str,
+    dates: Sequence[date | pd.Timestamp | str],
+    context_for: Callable[[pd.Timestamp], DecisionContext],
+    backend: Backend,
+    cache: VoteCache | None = None,
+    roles: Sequence[str] = ROLE_NAMES,
+    max_workers: int = 4,
+    progress: Progress | None = None,
+) -> CouncilRun:
+    """Votes of ``roles`` on ``dates``: cached ones read first, only misses computed
+    (threads across roles x days), cacheable results written back.
+
+    ``stats``: hits, misses, parse_failures (among all returned votes), uncached (failed
+    calls not written to the cache).
+    """
+    days = [pd.Timestamp(d).normalize() for d in dates]
+    versions = {role: backend.prompt_version(role) for role in roles}
+    found = cache.lookup(ticker, days, backend.name, backend.model_id, versions) if cache else {}
+    todo = [(role, day) for day in days for role in roles if (role, day) not in found]
+    contexts = {day: context_for(day) for day in dict.fromkeys(d for _, d in todo)}
+    results: dict[tuple[str, pd.Timestamp], VoteResult] = {}
+    done = 0
+
+    def work(key: tuple[str, pd.Timestamp]) -> tuple[tuple[str, pd.Timestamp], VoteResult]:
+        role, day = key
+        try:
+            return key, backend.vote(role, contexts[day])
+        except Exception as exc:  # a backend bug must not kill the run
+            return key, VoteResult(SpecialistVote.neutral(
+                role, f"backend error: {exc}"[:500], parse_error=True), cacheable=False)
+
+    if todo:
+        with ThreadPoolExecutor(max_workers=max(1, max_workers)) as pool:
+            for key, result in pool.map(work, todo):
+                results[key] = result
+                done += 1
+                if progress:
+                    progress(done, len(todo))
+    if cache is not None:
+        cache.store(ticker, backend.name, backend.model_id, [
+            (day, r.vote, versions[role]) for (role, day), r in results.items() if r.cacheable])
+    rows = []
+    for day in days:
+        for role in roles:
+            cached = (role, day) in found
+            vote = found[(role, day)] if cached else results[(role, day)].vote
+            rows.append((ticker, day, role, vote.signal, vote.confidence, vote.rationale,
+                         vote.parse_error, cached))
+    frame = pd.DataFrame(rows, columns=VOTE_FRAME_COLUMNS)
+    stats = {
+        "hits": sum(1 for k in found if k[0] in versions),
+        "misses": len(todo),
+        "parse_failures": int(frame["parse_error"].sum()),
+        "uncached": sum(1 for r in results.values() if not r.cacheable),
+    }
+    return CouncilRun(frame, stats)
+
+
+def votes_from_frame(frame: pd.DataFrame) -> list[SpecialistVote]:
+    """SpecialistVote objects from rows of a votes frame."""
+    return [SpecialistVote(role=r.role, signal=r.signal, confidence=r.confidence,
+                           rationale=r.rationale or "", parse_error=bool(r.parse_error))
+            for r in frame.itertuples(index=False)]
+
+
+class Council:
+    """Seven specialists, an optional vote cache and a moderator."""
+
+    def __init__(self, backend: Backend | None = None, moderator: Moderator | None = None,
+                 cache: VoteCache | None = None, roles: Sequence[str] = ROLE_NAMES,
+                 max_workers: int = 4) -> None:
+        self.backend = backend or RuleBackend()
+        self.moderator = moderator or RuleModerator()
+        self.cache = cache
+        self.roles = tuple(roles)
+        self.max_workers = max_workers
+
+    def votes(self, ctx: DecisionContext) -> tuple[list[SpecialistVote], dict[str, int]]:
+        """The votes of every role on ``ctx.date`` (cache first) and the run stats."""
+        run = run_votes(ctx.ticker, [ctx.date], lambda _day: ctx, self.backend, self.cache,
+                        self.roles, self.max_workers)
+        return votes_from_frame(run.votes), run.stats
+
+    def decide(self, ctx: DecisionContext) -> CouncilDecision:
+        """Votes, then the moderator's feasible action for ``ctx.portfolio``."""
+        votes, _ = self.votes(ctx)
+        action, rationale, parse_error = self.moderator.decide(votes, ctx.portfolio, ctx.price)
+        return CouncilDecision(votes=votes, action=action, rationale=rationale,
+                               parse_error=parse_error)
+
+    def policy(self, ctx: DecisionContext, portfolio: PortfolioState | None = None
+               ) -> dict[str, Any]:
+        """``{"side", "quantity"}`` for the episode loop (moderator reset at step 0)."""
+        if portfolio is not None:
+            ctx = dataclasses.replace(ctx, portfolio=portfolio)
+        if ctx.portfolio.step == 0:
+            self.moderator.reset()
+        return self.decide(ctx).action.model_dump()
+
+
+_DEFAULT_COUNCIL: Council | None = None
+
+
+def council_policy(ctx: DecisionContext, portfolio: PortfolioState | None = None,
+                   council: Council | None = None) -> dict[str, Any]:
+    """The council as a policy: DecisionContext (+ portfolio) -> ``{"side", "quantity"}``.
+
+    Without ``council`` a process-wide rule council (rule moderator, no cache) is used.
+    """
+    global _DEFAULT_COUNCIL
+    if council is None:
+        if _DEFAULT_COUNCIL is None:
+            _DEFAULT_COUNCIL = Council()
+        council = _DEFAULT_COUNCIL
+    return council.policy(ctx, portfolio)

@@ -1,0 +1,72 @@
+"""Text event tables in the warehouse: text.news, text.forum_posts, text.macro_events."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from stocker_core.text.events import COLUMNS, EventKind, empty_events
+from stocker_core.warehouse.db import Warehouse
+
+TEXT_TABLES: dict[str, str] = {
+    "news": "text.news",
+    "forums": "text.forum_posts",
+    "macro": "text.macro_events",
+}
+
+TEXT_DDL: dict[str, str] = {
+    "news": """CREATE TABLE IF NOT EXISTS text.news (
+        ticker VARCHAR NOT NULL, date DATE NOT NULL, headline VARCHAR NOT NULL,
+        source VARCHAR, sentiment_label VARCHAR, url VARCHAR)""",
+    "forums": """CREATE TABLE IF NOT EXISTS text.forum_posts (
+        ticker VARCHAR NOT NULL, date DATE NOT NULL, subreddit VARCHAR, score BIGINT,
+        post_text VARCHAR NOT NULL)""",
+    "macro": """CREATE TABLE IF NOT EXISTS text.macro_events (
+        date DATE NOT NULL, country VARCHAR, headline VARCHAR NOT NULL,
+        policy_signal VARCHAR)""",
+}
+
+
+def ensure_text_tables(warehouse: Warehouse) -> None:
+    """Create the text schema's tables if missing."""
+    with warehouse.connect() as con:
+        con.execute("CREATE SCHEMA IF NOT EXISTS text")
+        for ddl in TEXT_DDL.values():
+            con.execute(ddl)
+
+
+def replace_events(warehouse: Warehouse, kind: EventKind, frame: pd.DataFrame) -> int:
+    """Replace the stored rows of ``kind`` for the tickers (news/forums) or dates (macro)
+    present in ``frame`` with ``frame``'s rows; one transaction, idempotent."""
+    ensure_text_tables(warehouse)
+    table = TEXT_TABLES[kind]
+    rows = frame[COLUMNS[kind]].drop_duplicates()
+    with warehouse.connect() as con:
+        con.execute("BEGIN TRANSACTION")
+        try:
+            if len(rows):
+                con.register("incoming", rows)
+                key = "date" if kind == "macro" else "ticker"
+                con.execute(f"DELETE FROM {table} WHERE {key} IN (SELECT {key} FROM incoming)")
+                con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM incoming")
+                con.unregister("incoming")
+            con.execute("COMMIT")
+        except Exception:
+            con.execute("ROLLBACK")
+            raise
+    return len(rows)
+
+
+def read_events(warehouse: Warehouse, kind: EventKind, ticker: str | None = None) -> pd.DataFrame:
+    """Stored events of ``kind`` (of ``ticker`` for news/forums when given), by date."""
+    ensure_text_tables(warehouse)
+    sql = f"SELECT * FROM {TEXT_TABLES[kind]}"
+    params: list[object] = []
+    if ticker is not None and kind != "macro":
+        sql += " WHERE ticker = ?"
+        params.append(ticker)
+    with warehouse.connect(read_only=True) as con:
+        frame = con.execute(sql + " ORDER BY date", params).df()
+    if frame.empty:
+        return empty_events(kind)
+    frame["date"] = pd.to_datetime(frame["date"]).astype("datetime64[ns]")
+    return frame[COLUMNS[kind]]

@@ -1,0 +1,63 @@
+"""Rule moderator: disagreement -> hold, clamping, hysteresis; council_policy."""
+
+from __future__ import annotations
+
+from stocker_core.council.context import PortfolioState
+from stocker_core.council.models import SpecialistVote
+from stocker_core.council.moderator import RuleModerator
+from stocker_core.council.runner import Council, council_policy
+
+
+def _votes(*pairs: tuple[float, float]) -> list[SpecialistVote]:
+    return [SpecialistVote(role=f"r{i}", signal=s, confidence=c) for i, (s, c) in enumerate(pairs)]
+
+
+def test_agreement_buys_scaled_not_all_in():
+    action, why, _ = RuleModerator().decide(_votes(*[(0.6, 0.8)] * 7), PortfolioState(10_000), 100)
+    assert action.side == "buy" and 0 < action.quantity <= 50, why
+
+
+def test_disagreement_holds():
+    votes = _votes((0.8, 0.9), (0.7, 0.8), (0.6, 0.7), (-0.8, 0.9), (-0.7, 0.8), (-0.5, 0.6))
+    action, why, _ = RuleModerator().decide(votes, PortfolioState(10_000), 100)
+    assert action.side == "hold" and "disagree" in why
+
+
+def test_low_confidence_holds():
+    action, _, _ = RuleModerator().decide(_votes(*[(1.0, 0.02)] * 7), PortfolioState(10_000), 100)
+    assert action.side == "hold"
+
+
+def test_clamped_to_cash_and_position():
+    mod = RuleModerator()
+    action, _, _ = mod.decide(_votes(*[(1.0, 1.0)] * 7), PortfolioState(cash=150.0), 100)
+    assert action.side == "buy" and action.quantity == 0 or action.quantity * 100 <= 150
+    action, _, _ = mod.decide(_votes(*[(1.0, 1.0)] * 7), PortfolioState(cash=50.0), 100)
+    assert action.side == "hold"
+    action, _, _ = RuleModerator().decide(_votes(*[(-1.0, 1.0)] * 7),
+                                          PortfolioState(cash=0, position=3), 100)
+    assert action.side == "sell" and action.quantity == 3
+    action, _, _ = RuleModerator().decide(_votes(*[(-1.0, 1.0)] * 7), PortfolioState(0), 100)
+    assert action.side == "hold"
+
+
+def test_hysteresis_needs_more_to_reverse_soon_after_a_trade():
+    mod = RuleModerator()
+    action, _, _ = mod.decide(_votes(*[(0.5, 0.8)] * 7), PortfolioState(10_000, 0, step=0), 100)
+    assert action.side == "buy"
+    weak_sell = _votes(*[(-0.15, 0.8)] * 7)  # above enter threshold, below enter + margin
+    action, why, _ = mod.decide(weak_sell, PortfolioState(5_000, 40, step=1), 100)
+    assert action.side == "hold" and "threshold" in why
+    action, _, _ = mod.decide(weak_sell, PortfolioState(5_000, 40, step=10), 100)
+    assert action.side == "sell"
+    fresh = RuleModerator()
+    action, _, _ = fresh.decide(weak_sell, PortfolioState(5_000, 40, step=1), 100)
+    assert action.side == "sell"
+
+
+def test_council_policy_returns_action_dict(easy_inputs):
+    ctx = easy_inputs.context("2023-09-27")
+    action = council_policy(ctx, PortfolioState(cash=0.0, position=10, step=39, total_steps=43))
+    assert set(action) == {"side", "quantity"} and action["side"] in {"buy", "sell", "hold"}
+    decision = Council().decide(ctx)
+    assert len(decision.votes) == 7 and decision.rationale

@@ -1,0 +1,64 @@
+"""The transformers backend with a tiny Llama and a word-level tokenizer built here."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+tokenizers = pytest.importorskip("tokenizers")
+
+
+@pytest.fixture(scope="module")
+def tiny_model_dir(tmp_path_factory):
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+    folder = tmp_path_factory.mktemp("tiny_llama")
+    tok = Tokenizer(models.WordLevel(unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    corpus = ['{ " signal " : 0.4 , " confidence " : 0.7 , " rationale " : " ok " }',
+              "Ticker AAPL decision date last close headlines Answer :"]
+    tok.train_from_iterator(corpus, trainers.WordLevelTrainer(
+        special_tokens=["<pad>", "<bos>", "<eos>", "<unk>"]))
+    fast = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=tok, pad_token="<pad>", bos_token="<bos>", eos_token="<eos>",
+        unk_token="<unk>")
+    fast.save_pretrained(folder)
+    torch.manual_seed(0)
+    config = transformers.LlamaConfig(
+        vocab_size=len(fast), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=256,
+        pad_token_id=fast.pad_token_id, bos_token_id=fast.bos_token_id,
+        eos_token_id=fast.eos_token_id)
+    transformers.LlamaForCausalLM(config).save_pretrained(folder)
+    return folder
+
+
+def test_transformers_backend_generates_on_cpu(tiny_model_dir, easy_inputs, monkeypatch):
+    from stocker_core.council.backends import get_backend
+    from stocker_core.council.config import CouncilSettings
+
+    monkeypatch.setenv("STOCKER_COUNCIL_BACKEND", "transformers")
+    monkeypatch.setenv("STOCKER_HF_MODEL", str(tiny_model_dir))
+    monkeypatch.setenv("STOCKER_LLM_MAX_TOKENS", "12")
+    backend = get_backend(CouncilSettings())
+    assert backend.name == "transformers" and backend.client.device == "cpu"
+    assert not backend.client.supports_images
+    started = time.perf_counter()
+    ctx = easy_inputs.context("2023-08-15")
+    results = [backend.vote(role, ctx) for role in ("news", "chart_pattern")]
+    assert time.perf_counter() - started < 20
+    for result in results:  # an untrained model answers garbage: a valid neutral vote
+        assert -1 <= result.vote.signal <= 1 and 0 <= result.vote.confidence <= 1
+        assert result.cacheable
+    reply = backend.client.complete("system", "Ticker AAPL")
+    assert isinstance(reply, str)
+
+
+def test_missing_model_is_a_clear_error(tmp_path):
+    from stocker_core.council.llm import LLMError, TransformersClient
+
+    with pytest.raises(LLMError, match="STOCKER_HF_MODEL"):
+        TransformersClient(str(tmp_path / "nope"))
