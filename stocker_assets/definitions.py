@@ -2,7 +2,7 @@
 
 import dagster as dg
 
-from stocker_assets.assets import market
+from stocker_assets.assets import env, market
 from stocker_assets.checks import indicators_are_sane, prices_are_valid
 from stocker_assets.jobs import market_job
 from stocker_assets.resources import default_resources
@@ -10,7 +10,7 @@ from stocker_assets.schedules import corpus_refresh
 from stocker_assets.sensors import universe_sync
 
 defs = dg.Definitions(
-    assets=dg.load_assets_from_modules([market]),
+    assets=dg.load_assets_from_modules([market, env]),
     asset_checks=[prices_are_valid, indicators_are_sane],
     jobs=[market_job],
     schedules=[corpus_refresh],

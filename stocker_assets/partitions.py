@@ -21,15 +21,21 @@ ticker_month_partitions = dg.MultiPartitionsDefinition(
 )
 
 
-def lookback_mapping(months: int) -> dg.MultiPartitionMapping:
-    """Same ticker, this month and the ``months`` before it."""
+def month_window_mapping(start_offset: int, end_offset: int = 0) -> dg.MultiPartitionMapping:
+    """Same ticker; months from ``start_offset`` to ``end_offset`` relative to this one.
+
+    ``month_window_mapping(-12)`` is a 12-month lookback; ``month_window_mapping(0, 1)``
+    is this month and the next (a two-month episode window).
+    """
     return dg.MultiPartitionMapping(
         {
             TICKER_DIM: dg.DimensionPartitionMapping(TICKER_DIM, dg.IdentityPartitionMapping()),
             MONTH_DIM: dg.DimensionPartitionMapping(
                 MONTH_DIM,
                 dg.TimeWindowPartitionMapping(
-                    start_offset=-months, allow_nonexistent_upstream_partitions=True
+                    start_offset=start_offset,
+                    end_offset=end_offset,
+                    allow_nonexistent_upstream_partitions=True,
                 ),
             ),
         }

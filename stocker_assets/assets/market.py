@@ -4,7 +4,7 @@ import dagster as dg
 import pandas as pd
 
 from stocker_assets.lineage import combined_version, record_build
-from stocker_assets.partitions import lookback_mapping, months_by_ticker, ticker_month_partitions
+from stocker_assets.partitions import month_window_mapping, months_by_ticker, ticker_month_partitions
 from stocker_assets.resources import StockerResource
 from stocker_core.market.indicators import INDICATOR_COLUMNS, LOOKBACK_MONTHS
 from stocker_core.market.pipeline import MonthBuild, build_indicators, build_prices
@@ -57,7 +57,7 @@ def prices(context: dg.AssetExecutionContext, stocker: StockerResource) -> dg.Ma
     code_version="1",
     pool=DUCKDB_POOL,
     backfill_policy=dg.BackfillPolicy.single_run(),
-    deps=[dg.AssetDep(prices, partition_mapping=lookback_mapping(LOOKBACK_MONTHS))],
+    deps=[dg.AssetDep(prices, partition_mapping=month_window_mapping(-LOOKBACK_MONTHS))],
     kinds={"duckdb", "talib"},
     description=(
         "RSI14, MACD 12/26/9, SMA20/50/200, Bollinger 20/2, ATR14 (table market.indicators), "

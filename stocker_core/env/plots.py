@@ -28,19 +28,15 @@ def ideal_position_png(
     try:
         ax.plot(x, px, color="black", linewidth=1.2, label="close")
         lng = np.asarray(long, dtype=bool)
-        ax.fill_between(
-            x,
-            px.min(),
-            px.max(),
-            where=lng,
-            step="mid",
-            color="tab:green",
-            alpha=0.25,
-            label="ideal: long",
-        )
+        # long after step t means exposed from close t to close t+1: shade that span
+        for i, held in enumerate(lng):
+            if held:
+                ax.axvspan(i, min(i + 1, len(x) - 1) if i + 1 < len(x) else i + 0.5,
+                           color="tab:green", alpha=0.25, lw=0,
+                           label="ideal: long" if i == int(np.argmax(lng)) else None)
         if greedy_long is not None:
             g = np.asarray(greedy_long, dtype=bool)
-            ax.scatter(x[g], np.full(g.sum(), px.min()), marker="|", color="tab:blue", label="greedy: long")
+            ax.scatter(x[g] + 0.5, np.full(g.sum(), px.min()), marker="|", color="tab:blue", label="greedy: long")
         step = max(1, len(x) // 8)
         ax.set_xticks(x[::step])
         ax.set_xticklabels([str(d)[:10] for d in list(dates)[::step]], rotation=30, fontsize=8)

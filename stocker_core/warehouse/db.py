@@ -80,11 +80,13 @@ class Warehouse:
         months: Sequence[date],
         frame: pd.DataFrame,
         allow_empty: bool = False,
+        month_column: str | None = None,
     ) -> int:
         """Replace ``ticker``'s rows of ``table`` in the given months with ``frame``.
 
-        One transaction: delete those months' rows, insert by column name. An empty
-        frame raises EmptyDataError (stored rows are kept) unless ``allow_empty``.
+        One transaction: delete those months' rows, insert by column name. Rows belong
+        to a month by their ``date`` or, for per-episode tables, by ``month_column``.
+        An empty frame raises EmptyDataError (stored rows are kept) unless ``allow_empty``.
         """
         if table not in TABLES:
             raise ValueError(f"unknown table {table!r}")
@@ -99,10 +101,13 @@ class Warehouse:
             con.execute("BEGIN TRANSACTION")
             try:
                 for month in months:
-                    con.execute(
-                        f"DELETE FROM {table} WHERE ticker = ? AND date >= ? AND date < ?",
-                        [ticker, month, month_end(month)],
-                    )
+                    if month_column == "month":
+                        con.execute(f"DELETE FROM {table} WHERE ticker = ? AND month = ?", [ticker, month])
+                    else:
+                        con.execute(
+                            f"DELETE FROM {table} WHERE ticker = ? AND date >= ? AND date < ?",
+                            [ticker, month, month_end(month)],
+                        )
                 if len(rows):
                     con.register("incoming", rows)
                     con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM incoming")

@@ -26,6 +26,19 @@ TABLES: dict[str, str] = {
             sha256 VARCHAR NOT NULL, width INTEGER, height INTEGER,
             window_start DATE, window_end DATE,
             PRIMARY KEY (ticker, date))""",
+    "env.episodes": """
+        CREATE TABLE IF NOT EXISTS env.episodes (
+            ticker VARCHAR NOT NULL, month DATE NOT NULL, key VARCHAR NOT NULL,
+            start_date DATE, end_date DATE, trading_days INTEGER, starting_cash DOUBLE,
+            first_close DOUBLE, last_close DOUBLE, buy_and_hold_final DOUBLE,
+            ideal_total DOUBLE, greedy_total DOUBLE, source VARCHAR,
+            PRIMARY KEY (ticker, month))""",
+    "env.ideal_trajectories": """
+        CREATE TABLE IF NOT EXISTS env.ideal_trajectories (
+            ticker VARCHAR NOT NULL, month DATE NOT NULL, step INTEGER NOT NULL, date DATE,
+            close DOUBLE, ideal_long BOOLEAN, ideal_shares DOUBLE, ideal_pnl DOUBLE,
+            greedy_long BOOLEAN, greedy_shares DOUBLE, greedy_pnl DOUBLE,
+            PRIMARY KEY (ticker, month, step))""",
     "meta.lineage": """
         CREATE TABLE IF NOT EXISTS meta.lineage (
             asset VARCHAR NOT NULL, partition VARCHAR, run_id VARCHAR,

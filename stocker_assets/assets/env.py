@@ -1,0 +1,117 @@
+"""Env group: episodes and their hindsight-ideal trajectories per ticker × start month."""
+
+import base64
+
+import dagster as dg
+import pandas as pd
+
+from stocker_assets.assets.market import DUCKDB_POOL, prices
+from stocker_assets.lineage import combined_version, record_build
+from stocker_assets.partitions import month_window_mapping, months_by_ticker, ticker_month_partitions
+from stocker_assets.resources import StockerResource
+from stocker_core.config import get_settings
+from stocker_core.env.catalog import episode_row, solve_episode, trajectory_rows
+from stocker_core.env.episode import load_episode
+from stocker_core.env.plots import ideal_position_png
+from stocker_core.errors import EmptyDataError
+from stocker_core.market.pipeline import MonthBuild
+from stocker_core.market.validation import partition_key
+from stocker_core.warehouse.db import frame_version
+
+ENV = "env"
+WINDOW = month_window_mapping(0, get_settings().episode_months - 1)
+
+
+def _solve_partitions(context: dg.AssetExecutionContext, stocker: StockerResource):
+    """Yield (key, solution) for every partition of the run that has bars."""
+    settings, warehouse = stocker.settings(), stocker.warehouse()
+    for ticker, months in months_by_ticker(context.partition_keys).items():
+        for month in months:
+            key = partition_key(ticker, month)
+            try:
+                episode = load_episode(key, settings, warehouse)
+            except EmptyDataError:
+                yield key, None
+                continue
+            yield key, solve_episode(episode, settings.transaction_cost)
+
+
+@dg.asset(
+    partitions_def=ticker_month_partitions,
+    group_name=ENV,
+    code_version="1",
+    pool=DUCKDB_POOL,
+    backfill_policy=dg.BackfillPolicy.single_run(),
+    deps=[dg.AssetDep(prices, partition_mapping=WINDOW)],
+    kinds={"duckdb"},
+    description="Episodes (table env.episodes): trading days, start cash, buy-and-hold and ideal totals.",
+)
+def episodes(context: dg.AssetExecutionContext, stocker: StockerResource) -> dg.MaterializeResult:
+    warehouse = stocker.warehouse()
+    build = MonthBuild()
+    rows = []
+    for key, solution in _solve_partitions(context, stocker):
+        if solution is None:
+            build.empty.append(key)
+            continue
+        row = episode_row(solution)
+        frame = pd.DataFrame([row])
+        warehouse.replace_months("env.episodes", row["ticker"], [row["month"]],
+                                 frame.drop(columns="ticker"), month_column="month")
+        build.rows[key] = 1
+        build.data_versions[key] = frame_version(frame)
+        rows.append(row)
+    record_build(context, warehouse, build)
+    table = pd.DataFrame(rows)
+    metadata = {"episodes": len(rows), "without_data": dg.MetadataValue.json(build.empty[:50])}
+    if rows:
+        shown = table[["key", "trading_days", "buy_and_hold_final", "ideal_total", "greedy_total"]]
+        metadata["episodes_table"] = dg.MetadataValue.md(shown.head(30).to_markdown(index=False, floatfmt=".4f"))
+    return dg.MaterializeResult(metadata=metadata, data_version=combined_version(build))
+
+
+@dg.asset(
+    partitions_def=ticker_month_partitions,
+    group_name=ENV,
+    code_version="1",
+    pool=DUCKDB_POOL,
+    backfill_policy=dg.BackfillPolicy.single_run(),
+    deps=[episodes],
+    kinds={"duckdb", "matplotlib"},
+    description=(
+        "Per-step exact-optimum (DP) and greedy long-only paths (table env.ideal_trajectories), "
+        "with a plot of price and the ideal position."
+    ),
+)
+def ideal_trajectories(context: dg.AssetExecutionContext, stocker: StockerResource) -> dg.MaterializeResult:
+    settings, warehouse = stocker.settings(), stocker.warehouse()
+    build = MonthBuild()
+    last = None
+    for key, solution in _solve_partitions(context, stocker):
+        if solution is None:
+            build.empty.append(key)
+            continue
+        frame = trajectory_rows(solution)
+        ticker = solution.episode.ticker
+        warehouse.replace_months("env.ideal_trajectories", ticker, [solution.episode.window_start],
+                                 frame, month_column="month")
+        build.rows[key] = len(frame)
+        build.data_versions[key] = frame_version(frame)
+        last = solution
+    record_build(context, warehouse, build)
+    metadata: dict[str, object] = {"episodes": len(build.rows)}
+    if last is not None:
+        ep = last.episode
+        png = ideal_position_png(ep.dates, ep.closes, last.ideal.long, f"{ep.key}: ideal position",
+                                 greedy_long=last.greedy.long)
+        path = settings.home / "plots" / "ideal" / ep.ticker / f"{ep.window_start.isoformat()}.png"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(png)
+        metadata.update({
+            "ideal_total": last.ideal.total,
+            "greedy_total": last.greedy.total,
+            "ideal_trades": last.ideal.trades,
+            "plot_path": dg.MetadataValue.path(str(path)),
+            "plot": dg.MetadataValue.md(f"![ideal position](data:image/png;base64,{base64.b64encode(png).decode()})"),
+        })
+    return dg.MaterializeResult(metadata=metadata, data_version=combined_version(build))
