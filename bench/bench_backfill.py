@@ -33,11 +33,16 @@ def make_corpus(folder: Path, tickers: int, months: int, seed: int = 0) -> list[
         close = 50 * np.exp(np.cumsum(rng.normal(0, 0.02, len(days))))
         spread = np.abs(rng.normal(0, 0.01, len(days))) * close
         opens = close * (1 + rng.normal(0, 0.005, len(days)))
-        pd.DataFrame({
-            "date": days, "open": opens, "high": np.maximum(opens, close) + spread,
-            "low": np.minimum(opens, close) - spread, "close": close,
-            "volume": rng.integers(1e5, 1e7, len(days)),
-        }).to_csv(folder / f"{name}.csv", index=False)
+        pd.DataFrame(
+            {
+                "date": days,
+                "open": opens,
+                "high": np.maximum(opens, close) + spread,
+                "low": np.minimum(opens, close) - spread,
+                "close": close,
+                "volume": rng.integers(1e5, 1e7, len(days)),
+            }
+        ).to_csv(folder / f"{name}.csv", index=False)
     return names
 
 
@@ -50,8 +55,14 @@ def main() -> None:
 
     root = Path(tempfile.mkdtemp(prefix="stocker-bench-"))
     (root / "bars").mkdir()
-    os.environ.update({"STOCKER_HOME": str(root / "home"), "STOCKER_SOURCE": "files",
-                       "STOCKER_FILES_DIR": str(root / "bars"), "DAGSTER_HOME": str(root / "dagster")})
+    os.environ.update(
+        {
+            "STOCKER_HOME": str(root / "home"),
+            "STOCKER_SOURCE": "files",
+            "STOCKER_FILES_DIR": str(root / "bars"),
+            "DAGSTER_HOME": str(root / "dagster"),
+        }
+    )
     (root / "dagster").mkdir()
     names = make_corpus(root / "bars", args.tickers, args.months)
 
@@ -74,8 +85,13 @@ def main() -> None:
         sample = [(names[i % len(names)], months[i % len(months)]) for i in range(args.sample)]
         t0 = time.perf_counter()
         for ticker, month in sample:
-            result = dg.materialize([*assets, *checks], instance=instance, resources=resources,
-                                    partition_key=f"{ticker}|{month.isoformat()}", run_config=logs)
+            result = dg.materialize(
+                [*assets, *checks],
+                instance=instance,
+                resources=resources,
+                partition_key=f"{ticker}|{month.isoformat()}",
+                run_config=logs,
+            )
             assert result.success
         per_partition = len(sample) / (time.perf_counter() - t0)
 
@@ -90,8 +106,9 @@ def main() -> None:
     print(f"default (one run per partition, {len(sample)} timed): {per_partition:8.2f} partitions/s")
     print(f"single-run backfill (one run per ticker):        {single_run:8.2f} partitions/s")
     print(f"ratio single-run / default: {single_run / per_partition:.1f}x")
-    print(f"full corpus the default way would take ~{total / per_partition:.0f} s "
-          f"vs {total / single_run:.0f} s")
+    print(
+        f"full corpus the default way would take ~{total / per_partition:.0f} s vs {total / single_run:.0f} s"
+    )
 
 
 if __name__ == "__main__":

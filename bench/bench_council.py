@@ -29,19 +29,21 @@ FIXTURE = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "
 def main() -> None:
     source = FilesSource(FIXTURE)
     lo, hi = pd.Timestamp("2020-01-01").date(), pd.Timestamp("2025-01-01").date()
-    closes = pd.concat([source.fetch(s, lo, hi).assign(symbol=s)
-                        for s in ("MSFT", "GOOGL", "GC=F")])
-    inputs = CouncilInputs("AAPL", source.fetch("AAPL", lo, hi), load_text_folder(FIXTURE),
-                           closes, ("MSFT", "GOOGL"), "GC=F")
+    closes = pd.concat([source.fetch(s, lo, hi).assign(symbol=s) for s in ("MSFT", "GOOGL", "GC=F")])
+    inputs = CouncilInputs(
+        "AAPL", source.fetch("AAPL", lo, hi), load_text_folder(FIXTURE), closes, ("MSFT", "GOOGL"), "GC=F"
+    )
     days = inputs.trading_days("2023-08-01", "2023-09-29")
     backend = RuleBackend()
     for workers in (1, 4):
         started = time.perf_counter()
         run = run_votes("AAPL", days, inputs.context, backend, None, max_workers=workers)
         elapsed = time.perf_counter() - started
-        print(f"rule backend, {workers} thread(s): {len(run.votes)} votes "
-              f"({len(days)} days x 7 roles) in {elapsed:.2f} s = "
-              f"{len(run.votes) / elapsed:.0f} votes/s")
+        print(
+            f"rule backend, {workers} thread(s): {len(run.votes)} votes "
+            f"({len(days)} days x 7 roles) in {elapsed:.2f} s = "
+            f"{len(run.votes) / elapsed:.0f} votes/s"
+        )
     with tempfile.TemporaryDirectory() as tmp:
         cache = VoteCache(Warehouse(Path(tmp) / "bench.duckdb"))
         run_votes("AAPL", days, inputs.context, backend, cache)
@@ -54,12 +56,16 @@ def main() -> None:
         assert len(found) == 7 * len(days)
         timings.sort()
         p99 = timings[int(0.99 * (len(timings) - 1))]
-        print(f"cached lookup of {len(found)} votes: p50 {statistics.median(timings):.1f} ms, "
-              f"p99 {p99:.1f} ms ({len(timings)} runs)")
+        print(
+            f"cached lookup of {len(found)} votes: p50 {statistics.median(timings):.1f} ms, "
+            f"p99 {p99:.1f} ms ({len(timings)} runs)"
+        )
         started = time.perf_counter()
         rerun = run_votes("AAPL", days, inputs.context, backend, cache)
-        print(f"full cached episode through run_votes: {rerun.stats} in "
-              f"{(time.perf_counter() - started) * 1000:.1f} ms")
+        print(
+            f"full cached episode through run_votes: {rerun.stats} in "
+            f"{(time.perf_counter() - started) * 1000:.1f} ms"
+        )
 
 
 if __name__ == "__main__":

@@ -32,9 +32,7 @@ def _result(problems: dict[str, list[str]], checked: int) -> dg.AssetCheckResult
         "unique dates, every NYSE session of the month present (within the symbol's history)."
     ),
 )
-def prices_are_valid(
-    context: dg.AssetCheckExecutionContext, stocker: StockerResource
-) -> dg.AssetCheckResult:
+def prices_are_valid(context: dg.AssetCheckExecutionContext, stocker: StockerResource) -> dg.AssetCheckResult:
     warehouse = stocker.warehouse()
     problems: dict[str, list[str]] = {}
     for ticker, months in months_by_ticker(context.partition_keys).items():
@@ -44,7 +42,9 @@ def prices_are_valid(
         for month in months:
             if first is not None and pd.Timestamp(month_end(month)) <= pd.Timestamp(first):
                 continue  # before listing: nothing is expected
-            part = bars[(bars["date"] >= pd.Timestamp(month)) & (bars["date"] < pd.Timestamp(month_end(month)))]
+            part = bars[
+                (bars["date"] >= pd.Timestamp(month)) & (bars["date"] < pd.Timestamp(month_end(month)))
+            ]
             found = price_problems(part, month, first, last)
             if found:
                 problems[partition_key(ticker, month)] = found
@@ -67,7 +67,9 @@ def indicators_are_sane(
         symbol = warehouse.symbol_row(ticker) or {}
         first = symbol.get("first_date")
         for month in months:
-            part = values[(values["date"] >= pd.Timestamp(month)) & (values["date"] < pd.Timestamp(month_end(month)))]
+            part = values[
+                (values["date"] >= pd.Timestamp(month)) & (values["date"] < pd.Timestamp(month_end(month)))
+            ]
             if part.empty:
                 continue
             counts = sessions_since(first, part["date"]) if first is not None else None

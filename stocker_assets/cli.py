@@ -109,24 +109,35 @@ def materialize(
     register_tickers(instance, tickers)
     assets = [a for a in defs.assets if a.group_names_by_key and "market" in a.group_names_by_key.values()]
     checks = list(defs.asset_checks or [])
-    console.print(
-        f"source [bold]{settings.source}[/bold] → warehouse [bold]{settings.warehouse_path}[/bold]"
-    )
+    console.print(f"source [bold]{settings.source}[/bold] → warehouse [bold]{settings.warehouse_path}[/bold]")
     results = []
     started = time.perf_counter()
     with Progress(
-        SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-        TextColumn("{task.completed}/{task.total} steps"), TimeElapsedColumn(), console=console,
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total} steps"),
+        TimeElapsedColumn(),
+        console=console,
     ) as progress:
         for name, months in plan.items():
             if not months:
                 console.print(f"[yellow]{name}: no months with data in range; skipped[/yellow]")
                 continue
             steps = len(assets) + len(checks)
-            task = progress.add_task(f"{name} {months[0]:%Y-%m}…{months[-1]:%Y-%m} ({len(months)} months)", total=steps)
+            task = progress.add_task(
+                f"{name} {months[0]:%Y-%m}…{months[-1]:%Y-%m} ({len(months)} months)", total=steps
+            )
             outcome = run_ticker_months(
-                instance, name, months, assets, checks, {"stocker": StockerResource()},
-                on_step=lambda step, _s, task=task: progress.update(task, advance=1, description=f"{name}: {step} done"),
+                instance,
+                name,
+                months,
+                assets,
+                checks,
+                {"stocker": StockerResource()},
+                on_step=lambda step, _s, task=task, name=name: progress.update(
+                    task, advance=1, description=f"{name}: {step} done"
+                ),
             )
             progress.update(task, completed=steps)
             results.append(outcome)
@@ -163,8 +174,18 @@ def _row_counts(path: Path) -> str:
 def ui(port: int = typer.Option(3000, help="Port for the web UI."), host: str = "127.0.0.1") -> None:
     """Start `dagster dev` on this project with the CLI's DAGSTER_HOME."""
     _instance()
-    command = [sys.executable, "-m", "dagster", "dev", "-w", str(REPO_ROOT / "workspace.yaml"),
-               "-h", host, "-p", str(port)]
+    command = [
+        sys.executable,
+        "-m",
+        "dagster",
+        "dev",
+        "-w",
+        str(REPO_ROOT / "workspace.yaml"),
+        "-h",
+        host,
+        "-p",
+        str(port),
+    ]
     if not (REPO_ROOT / "workspace.yaml").exists():
         command[4:6] = ["-m", "stocker_assets.definitions"]
     console.print(f"DAGSTER_HOME={os.environ['DAGSTER_HOME']}; " + " ".join(command[2:]))

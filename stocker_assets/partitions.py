@@ -13,9 +13,7 @@ TICKER_DIM = "ticker"
 MONTH_DIM = "trading_month"
 
 ticker_partitions = dg.DynamicPartitionsDefinition(name="ticker")
-month_partitions = dg.MonthlyPartitionsDefinition(
-    start_date=get_settings().start_month, end_offset=1
-)
+month_partitions = dg.MonthlyPartitionsDefinition(start_date=get_settings().start_month, end_offset=1)
 ticker_month_partitions = dg.MultiPartitionsDefinition(
     {TICKER_DIM: ticker_partitions, MONTH_DIM: month_partitions}
 )

@@ -56,8 +56,9 @@ def episodes(context: dg.AssetExecutionContext, stocker: StockerResource) -> dg.
             continue
         row = episode_row(solution)
         frame = pd.DataFrame([row])
-        warehouse.replace_months("env.episodes", row["ticker"], [row["month"]],
-                                 frame.drop(columns="ticker"), month_column="month")
+        warehouse.replace_months(
+            "env.episodes", row["ticker"], [row["month"]], frame.drop(columns="ticker"), month_column="month"
+        )
         build.rows[key] = 1
         build.data_versions[key] = frame_version(frame)
         rows.append(row)
@@ -66,7 +67,9 @@ def episodes(context: dg.AssetExecutionContext, stocker: StockerResource) -> dg.
     metadata = {"episodes": len(rows), "without_data": dg.MetadataValue.json(build.empty[:50])}
     if rows:
         shown = table[["key", "trading_days", "buy_and_hold_final", "ideal_total", "greedy_total"]]
-        metadata["episodes_table"] = dg.MetadataValue.md(shown.head(30).to_markdown(index=False, floatfmt=".4f"))
+        metadata["episodes_table"] = dg.MetadataValue.md(
+            shown.head(30).to_markdown(index=False, floatfmt=".4f")
+        )
     return dg.MaterializeResult(metadata=metadata, data_version=combined_version(build))
 
 
@@ -93,8 +96,9 @@ def ideal_trajectories(context: dg.AssetExecutionContext, stocker: StockerResour
             continue
         frame = trajectory_rows(solution)
         ticker = solution.episode.ticker
-        warehouse.replace_months("env.ideal_trajectories", ticker, [solution.episode.window_start],
-                                 frame, month_column="month")
+        warehouse.replace_months(
+            "env.ideal_trajectories", ticker, [solution.episode.window_start], frame, month_column="month"
+        )
         build.rows[key] = len(frame)
         build.data_versions[key] = frame_version(frame)
         last = solution
@@ -102,16 +106,21 @@ def ideal_trajectories(context: dg.AssetExecutionContext, stocker: StockerResour
     metadata: dict[str, object] = {"episodes": len(build.rows)}
     if last is not None:
         ep = last.episode
-        png = ideal_position_png(ep.dates, ep.closes, last.ideal.long, f"{ep.key}: ideal position",
-                                 greedy_long=last.greedy.long)
+        png = ideal_position_png(
+            ep.dates, ep.closes, last.ideal.long, f"{ep.key}: ideal position", greedy_long=last.greedy.long
+        )
         path = settings.home / "plots" / "ideal" / ep.ticker / f"{ep.window_start.isoformat()}.png"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(png)
-        metadata.update({
-            "ideal_total": last.ideal.total,
-            "greedy_total": last.greedy.total,
-            "ideal_trades": last.ideal.trades,
-            "plot_path": dg.MetadataValue.path(str(path)),
-            "plot": dg.MetadataValue.md(f"![ideal position](data:image/png;base64,{base64.b64encode(png).decode()})"),
-        })
+        metadata.update(
+            {
+                "ideal_total": last.ideal.total,
+                "greedy_total": last.greedy.total,
+                "ideal_trades": last.ideal.trades,
+                "plot_path": dg.MetadataValue.path(str(path)),
+                "plot": dg.MetadataValue.md(
+                    f"![ideal position](data:image/png;base64,{base64.b64encode(png).decode()})"
+                ),
+            }
+        )
     return dg.MaterializeResult(metadata=metadata, data_version=combined_version(build))

@@ -21,8 +21,9 @@ LABEL_VALENCE = {"positive": 1.0, "negative": -1.0, "neutral": 0.0}
 
 
 def _vote(role: str, signal: float, confidence: float, rationale: str) -> SpecialistVote:
-    return SpecialistVote(role=role, signal=round(float(signal), 4),
-                          confidence=round(float(confidence), 4), rationale=rationale)
+    return SpecialistVote(
+        role=role, signal=round(float(signal), 4), confidence=round(float(confidence), 4), rationale=rationale
+    )
 
 
 def _missing(role: str, what: str) -> SpecialistVote:
@@ -76,8 +77,9 @@ def chart_pattern(ctx: DecisionContext) -> SpecialistVote:
         parts.append(-0.15 * math.copysign(1, pos_in_channel))
         notes.append("price outside its trend channel")
     signal = _clip(sum(parts))
-    confidence = _clip(0.25 + 0.5 * r2 * abs(trend) + (0.25 if len(parts) > 2 or
-                       "break" in notes[0] else 0.0), 0, 1)
+    confidence = _clip(
+        0.25 + 0.5 * r2 * abs(trend) + (0.25 if len(parts) > 2 or "break" in notes[0] else 0.0), 0, 1
+    )
     return _vote(role, signal, confidence, "; ".join(notes))
 
 
@@ -91,12 +93,14 @@ def seasonal_trend(ctx: DecisionContext) -> SpecialistVote:
     dates = pd.to_datetime(bars["date"])
     horizon = min(len(close) - 1, 126)
     momentum = close[-1] / close[-1 - horizon] - 1
-    vol = float(np.std(np.diff(np.log(close[-horizon - 1:])))) * math.sqrt(horizon) or 1e-9
+    vol = float(np.std(np.diff(np.log(close[-horizon - 1 :])))) * math.sqrt(horizon) or 1e-9
     mom_score = math.tanh(momentum / vol)
     long_ma = close[-200:].mean()
     ma_score = math.tanh((close[-1] / long_ma - 1) * 10)
-    notes = [f"{horizon}-day return {momentum:+.1%}",
-             f"price {close[-1] / long_ma - 1:+.1%} vs {min(200, len(close))}-day mean"]
+    notes = [
+        f"{horizon}-day return {momentum:+.1%}",
+        f"price {close[-1] / long_ma - 1:+.1%} vs {min(200, len(close))}-day mean",
+    ]
     trend = 0.6 * mom_score + 0.4 * ma_score
     # month-of-year: mean return of this calendar month in earlier years
     monthly = pd.Series(close, index=dates).resample("ME").last().pct_change().dropna()
@@ -109,8 +113,9 @@ def seasonal_trend(ctx: DecisionContext) -> SpecialistVote:
     else:
         notes.append("not enough years for month-of-year seasonality")
     signal = _clip(0.8 * trend + 0.2 * seasonal)
-    confidence = _clip(0.3 + 0.4 * min(1.0, len(close) / 252) * abs(trend)
-                       + 0.2 * min(1.0, len(same) / 5), 0, 1)
+    confidence = _clip(
+        0.3 + 0.4 * min(1.0, len(close) / 252) * abs(trend) + 0.2 * min(1.0, len(same) / 5), 0, 1
+    )
     return _vote(role, signal, confidence, "; ".join(notes))
 
 
@@ -183,10 +188,15 @@ def news(ctx: DecisionContext) -> SpecialistVote:
     weights = _recency(ages, half_life=3.0)
     mean, agreement = weighted_sentiment(scores, list(weights))
     latest = items.iloc[-1]["headline"]
-    confidence = _clip(min(1.0, 0.3 + 0.15 * len(items)) * (0.4 + 0.6 * agreement)
-                       * min(1.0, 0.3 + abs(mean)), 0, 1)
-    return _vote(role, _clip(mean * 1.3), confidence,
-                 f"{len(items)} headlines, weighted sentiment {mean:+.2f}; latest: {latest!r}")
+    confidence = _clip(
+        min(1.0, 0.3 + 0.15 * len(items)) * (0.4 + 0.6 * agreement) * min(1.0, 0.3 + abs(mean)), 0, 1
+    )
+    return _vote(
+        role,
+        _clip(mean * 1.3),
+        confidence,
+        f"{len(items)} headlines, weighted sentiment {mean:+.2f}; latest: {latest!r}",
+    )
 
 
 def forum_sentiment(ctx: DecisionContext) -> SpecialistVote:
@@ -202,10 +212,15 @@ def forum_sentiment(ctx: DecisionContext) -> SpecialistVote:
     weights = _recency(ages, 7.0) * np.log1p(posts["score"].clip(lower=0).to_numpy(float) + 1)
     scores = [score_text(t) for t in posts["post_text"]]
     mean, agreement = weighted_sentiment(scores, list(weights))
-    confidence = _clip(min(1.0, 0.2 + 0.1 * len(posts)) * (0.4 + 0.6 * agreement)
-                       * min(1.0, 0.3 + abs(mean)) * 0.8, 0, 1)
-    return _vote(role, _clip(mean * 1.2), confidence,
-                 f"{len(posts)} posts in 30 days, score-weighted sentiment {mean:+.2f}")
+    confidence = _clip(
+        min(1.0, 0.2 + 0.1 * len(posts)) * (0.4 + 0.6 * agreement) * min(1.0, 0.3 + abs(mean)) * 0.8, 0, 1
+    )
+    return _vote(
+        role,
+        _clip(mean * 1.2),
+        confidence,
+        f"{len(posts)} posts in 30 days, score-weighted sentiment {mean:+.2f}",
+    )
 
 
 def _ret(series: pd.Series, days: int) -> float | None:
@@ -235,16 +250,18 @@ def peer_commodity(ctx: DecisionContext) -> SpecialistVote:
         parts.append(0.7 * math.tanh(rel / 0.05))
         parts.append(0.3 * math.tanh(peer_mean / 0.08))  # sector tide
         weight += 0.7
-        notes.append(f"20-day return {own_ret:+.1%} vs peers {peer_mean:+.1%} "
-                     f"({', '.join(sorted(peer_rets))})")
+        notes.append(
+            f"20-day return {own_ret:+.1%} vs peers {peer_mean:+.1%} ({', '.join(sorted(peer_rets))})"
+        )
     if commodity_ret is not None:
         beta = COMMODITY_SENSITIVITY.get(ctx.commodity or "", -0.3)
         parts.append(beta * math.tanh(commodity_ret / 0.05))
         weight += 0.3
         notes.append(f"{ctx.commodity} {commodity_ret:+.1%} over 20 days")
     signal = _clip(sum(parts))
-    return _vote(role, signal, _clip(0.2 + 0.4 * weight * min(1.0, 0.3 + abs(signal)), 0, 1),
-                 "; ".join(notes))
+    return _vote(
+        role, signal, _clip(0.2 + 0.4 * weight * min(1.0, 0.3 + abs(signal)), 0, 1), "; ".join(notes)
+    )
 
 
 def geopolitics(ctx: DecisionContext) -> SpecialistVote:
@@ -256,8 +273,7 @@ def geopolitics(ctx: DecisionContext) -> SpecialistVote:
         macro = macro.loc[ages <= 45]
     rate_moves = {s: r for s in RATE_SYMBOLS if (r := _ret(ctx.closes(s), 20)) is not None}
     if len(macro) == 0 and not rate_moves:
-        return _missing(role, f"no macro events in the 45 days up to {ctx.date.date()} "
-                        "and no rate symbols")
+        return _missing(role, f"no macro events in the 45 days up to {ctx.date.date()} and no rate symbols")
     parts, notes, conf = [], [], 0.2
     if len(macro):
         ages = (ctx.date - pd.to_datetime(macro["date"])).dt.days
@@ -271,8 +287,10 @@ def geopolitics(ctx: DecisionContext) -> SpecialistVote:
         mean, agreement = weighted_sentiment(scores, list(weights))
         parts.append(0.6 * mean)
         conf += 0.4 * agreement * min(1.0, float(weights.sum()))
-        notes.append(f"{len(macro)} macro events, recency-weighted stance {mean:+.2f}; "
-                     f"latest: {macro.iloc[-1]['headline']!r}")
+        notes.append(
+            f"{len(macro)} macro events, recency-weighted stance {mean:+.2f}; "
+            f"latest: {macro.iloc[-1]['headline']!r}"
+        )
     if rate_moves:
         avg = float(np.mean(list(rate_moves.values())))
         parts.append(-0.4 * math.tanh(avg / 0.05))  # rising yields weigh on equities

@@ -66,19 +66,24 @@ class LLMBackend:
     def vote(self, role: str, ctx: DecisionContext) -> VoteResult:
         spec = ROLES[role]
         message = spec.build(ctx)
-        text = user_text(message.text, message.image_path, self.client.supports_images,
-                         image_expected=role == "chart_pattern")
+        text = user_text(
+            message.text,
+            message.image_path,
+            self.client.supports_images,
+            image_expected=role == "chart_pattern",
+        )
         image = message.image_path if self.client.supports_images else None
         try:
             reply = self.client.complete(spec.system_prompt, text, image)
         except Exception as exc:  # never crash a run on a failed call
-            return VoteResult(SpecialistVote.neutral(
-                role, f"model call failed: {exc}"[:500], parse_error=True), cacheable=False)
+            return VoteResult(
+                SpecialistVote.neutral(role, f"model call failed: {exc}"[:500], parse_error=True),
+                cacheable=False,
+            )
         return VoteResult(parse_vote(reply, role))
 
 
-def get_backend(settings: CouncilSettings | None = None,
-                name: BackendName | str | None = None) -> Backend:
+def get_backend(settings: CouncilSettings | None = None, name: BackendName | str | None = None) -> Backend:
     """The backend named by ``name`` or ``STOCKER_COUNCIL_BACKEND`` (rule|openai|transformers)."""
     settings = settings or CouncilSettings()
     name = name or settings.council_backend
@@ -88,21 +93,32 @@ def get_backend(settings: CouncilSettings | None = None,
         from stocker_core.council.llm import OpenAIChatClient
 
         client = OpenAIChatClient(
-            settings.openai_base_url, settings.openai_model, settings.openai_api_key,
-            timeout_s=settings.llm_timeout_s, retries=settings.llm_retries,
-            backoff_s=settings.llm_backoff_s, concurrency=settings.llm_concurrency,
-            max_tokens=settings.llm_max_tokens, temperature=settings.llm_temperature,
-            supports_images=settings.openai_multimodal)
+            settings.openai_base_url,
+            settings.openai_model,
+            settings.openai_api_key,
+            timeout_s=settings.llm_timeout_s,
+            retries=settings.llm_retries,
+            backoff_s=settings.llm_backoff_s,
+            concurrency=settings.llm_concurrency,
+            max_tokens=settings.llm_max_tokens,
+            temperature=settings.llm_temperature,
+            supports_images=settings.openai_multimodal,
+        )
         return LLMBackend(client, "openai")
     if name == "transformers":
         from stocker_core.council.llm import TransformersClient
 
         if not settings.hf_model:
-            raise InvalidNameError("the transformers backend needs STOCKER_HF_MODEL "
-                                   "(a local model folder or a Hub id)")
+            raise InvalidNameError(
+                "the transformers backend needs STOCKER_HF_MODEL (a local model folder or a Hub id)"
+            )
         client = TransformersClient(
-            settings.hf_model, settings.hf_adapter, max_new_tokens=settings.llm_max_tokens,
-            temperature=settings.llm_temperature, load_in_4bit=settings.hf_load_in_4bit,
-            multimodal=settings.hf_multimodal)
+            settings.hf_model,
+            settings.hf_adapter,
+            max_new_tokens=settings.llm_max_tokens,
+            temperature=settings.llm_temperature,
+            load_in_4bit=settings.hf_load_in_4bit,
+            multimodal=settings.hf_multimodal,
+        )
         return LLMBackend(client, "transformers")
     raise InvalidNameError(f"unknown council backend {name!r}: use rule, openai or transformers")

@@ -16,12 +16,12 @@ TASK_CONTEXT: dict[str, tuple[str, str, tuple[str, ...], str]] = {
     "task_medium": ("INTC", "2024-01-02", ("AMD", "NVDA"), "GC=F"),
     "task_hard": ("META", "2022-09-01", ("GOOGL", "SNAP"), "CL=F"),
 }
-TICKER_CONTEXT = {ticker: (peers, commodity) for ticker, _, peers, commodity
-                  in TASK_CONTEXT.values()}
+TICKER_CONTEXT = {ticker: (peers, commodity) for ticker, _, peers, commodity in TASK_CONTEXT.values()}
 
 
-def _resolve(task: str | None, episode: str | None, ticker: str | None
-             ) -> tuple[str, date, tuple[str, ...], str | None]:
+def _resolve(
+    task: str | None, episode: str | None, ticker: str | None
+) -> tuple[str, date, tuple[str, ...], str | None]:
     """(ticker, episode start, peers, commodity) from a task alias, episode key or ticker."""
     from stocker_core.errors import InvalidNameError
     from stocker_core.market.validation import parse_partition_key, validate_ticker
@@ -50,8 +50,9 @@ def _resolve(task: str | None, episode: str | None, ticker: str | None
 
 def register(app: typer.Typer) -> None:
     """Add the ``council`` sub-app to ``app``."""
-    council_app = typer.Typer(help="The council of seven specialists and its moderator.",
-                              no_args_is_help=True)
+    council_app = typer.Typer(
+        help="The council of seven specialists and its moderator.", no_args_is_help=True
+    )
 
     @council_app.command("vote")
     def vote(
@@ -59,8 +60,7 @@ def register(app: typer.Typer) -> None:
         task: str | None = typer.Option(None, "--task", help="Task alias, e.g. task_easy"),
         episode: str | None = typer.Option(None, "--episode", help="Episode key AAPL|2023-08-01"),
         ticker: str | None = typer.Option(None, "--ticker", help="Any ticker"),
-        backend: str | None = typer.Option(None, "--backend",
-                                           help="rule | openai | transformers"),
+        backend: str | None = typer.Option(None, "--backend", help="rule | openai | transformers"),
         peers: str | None = typer.Option(None, "--peers", help="Comma-separated peers"),
         commodity: str | None = typer.Option(None, "--commodity", help="e.g. GC=F"),
         cash: float | None = typer.Option(None, "--cash", help="Cash (default start cash)"),
@@ -78,25 +78,33 @@ def register(app: typer.Typer) -> None:
             symbol, start, task_peers, task_commodity = _resolve(task, episode, ticker)
             when = pd.Timestamp(day).normalize()
             inputs = load_council_inputs(
-                symbol, when, when,
+                symbol,
+                when,
+                when,
                 peers=tuple(p.strip() for p in peers.split(",")) if peers else task_peers,
-                commodity=commodity or task_commodity, settings=settings)
-            days = inputs.trading_days(max(pd.Timestamp(start), when - pd.Timedelta(days=400)),
-                                       when)
+                commodity=commodity or task_commodity,
+                settings=settings,
+            )
+            days = inputs.trading_days(max(pd.Timestamp(start), when - pd.Timedelta(days=400)), when)
             if not days or days[-1] != when:
-                raise StockerError(f"{symbol} has no bar on {when.date()} (not a trading day, "
-                                   "or outside the data): pick a trading day")
+                raise StockerError(
+                    f"{symbol} has no bar on {when.date()} (not a trading day, "
+                    "or outside the data): pick a trading day"
+                )
             step = sum(1 for d in days if d >= pd.Timestamp(start)) - 1
-            portfolio = PortfolioState(cash=settings.starting_cash if cash is None else cash,
-                                       position=position, step=max(step, 0))
+            portfolio = PortfolioState(
+                cash=settings.starting_cash if cash is None else cash, position=position, step=max(step, 0)
+            )
             decision = Council(get_backend(name=backend)).decide(inputs.context(when, portfolio))
         except StockerError as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(code=2) from None
         payload = {
-            "ticker": symbol, "date": str(when.date()),
-            "votes": [v.model_dump(include={"role", "signal", "confidence", "rationale"})
-                      for v in decision.votes],
+            "ticker": symbol,
+            "date": str(when.date()),
+            "votes": [
+                v.model_dump(include={"role", "signal", "confidence", "rationale"}) for v in decision.votes
+            ],
             "decision": {**decision.action.model_dump(), "rationale": decision.rationale},
         }
         if as_json:

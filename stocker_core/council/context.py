@@ -64,10 +64,14 @@ class DecisionContext:
 
 def _long_closes(frame: pd.DataFrame | None) -> pd.DataFrame:
     if frame is None or len(frame) == 0:
-        return pd.DataFrame({"date": pd.Series(dtype="datetime64[ns]"),
-                             "symbol": pd.Series(dtype=str), "close": pd.Series(dtype=float)})
-    if list(frame.columns) == ["date", "symbol", "close"] and str(frame["date"].dtype) == \
-            "datetime64[ns]":
+        return pd.DataFrame(
+            {
+                "date": pd.Series(dtype="datetime64[ns]"),
+                "symbol": pd.Series(dtype=str),
+                "close": pd.Series(dtype=float),
+            }
+        )
+    if list(frame.columns) == ["date", "symbol", "close"] and str(frame["date"].dtype) == "datetime64[ns]":
         return frame  # already normalized (CouncilInputs does it once)
     out = frame.rename(columns={"ticker": "symbol"})[["date", "symbol", "close"]].copy()
     out["date"] = pd.to_datetime(out["date"]).astype("datetime64[ns]")
@@ -100,8 +104,9 @@ def build_context(
         past_ind = point_in_time(indicators, day).reset_index(drop=True)
     text = text or TextEvents.empty()
     news = point_in_time(text.news, day)
-    news = news.loc[(news["ticker"] == ticker)
-                    & (pd.to_datetime(news["date"]) >= day - timedelta(days=NEWS_WINDOW_DAYS))]
+    news = news.loc[
+        (news["ticker"] == ticker) & (pd.to_datetime(news["date"]) >= day - timedelta(days=NEWS_WINDOW_DAYS))
+    ]
     forums = point_in_time(text.forums, day)
     forums = forums.loc[forums["ticker"] == ticker]
     macro = point_in_time(text.macro, day)
@@ -139,15 +144,23 @@ class CouncilInputs:
         self.context_closes = _long_closes(self.context_closes)
         self._indicators = compute_indicators(self.bars) if len(self.bars) else None
 
-    def context(self, as_of: date | pd.Timestamp | str,
-                portfolio: PortfolioState | None = None) -> DecisionContext:
+    def context(
+        self, as_of: date | pd.Timestamp | str, portfolio: PortfolioState | None = None
+    ) -> DecisionContext:
         """The point-in-time context of ``as_of`` (indicators are causal, so full-history
         values cut at ``as_of`` equal values computed from the cut bars)."""
         day = pd.Timestamp(as_of).normalize()
         return build_context(
-            self.ticker, day, self.bars, text=self.text, context_closes=self.context_closes,
-            peers=self.peers, commodity=self.commodity, indicators=self._indicators,
-            chart_path=self.charts.get(day), portfolio=portfolio,
+            self.ticker,
+            day,
+            self.bars,
+            text=self.text,
+            context_closes=self.context_closes,
+            peers=self.peers,
+            commodity=self.commodity,
+            indicators=self._indicators,
+            chart_path=self.charts.get(day),
+            portfolio=portfolio,
         )
 
     def trading_days(self, start: date | str, end: date | str) -> list[pd.Timestamp]:
@@ -203,6 +216,6 @@ def load_council_inputs(
     if text_folder is None:
         text_folder = CouncilSettings().text_folder or settings.files_dir
     text = load_text_folder(text_folder) if text_folder else TextEvents.empty()
-    return CouncilInputs(ticker, bars, text,
-                         pd.concat(closes, ignore_index=True) if closes else None,
-                         tuple(peers), commodity)
+    return CouncilInputs(
+        ticker, bars, text, pd.concat(closes, ignore_index=True) if closes else None, tuple(peers), commodity
+    )

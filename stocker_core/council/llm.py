@@ -18,8 +18,9 @@ from tenacity import (
 
 from stocker_core.errors import StockerError
 
-NO_IMAGE_NOTE = ("(You are a text-only model: no chart image is attached. Judge the chart "
-                 "from the OHLC table above.)")
+NO_IMAGE_NOTE = (
+    "(You are a text-only model: no chart image is attached. Judge the chart from the OHLC table above.)"
+)
 MISSING_IMAGE_NOTE = "(No chart image is available for this date; use the OHLC table above.)"
 
 
@@ -38,8 +39,7 @@ class ChatClient(Protocol):
         ...
 
 
-def user_text(user: str, image_path: Path | None, supports_images: bool,
-              image_expected: bool) -> str:
+def user_text(user: str, image_path: Path | None, supports_images: bool, image_expected: bool) -> str:
     """The user text, with a note when an expected chart image cannot be shown."""
     if not image_expected:
         return user
@@ -68,10 +68,21 @@ class OpenAIChatClient:
     requests are in flight at once.
     """
 
-    def __init__(self, base_url: str, model: str, api_key: str | None = None, *,
-                 timeout_s: float = 60.0, retries: int = 3, backoff_s: float = 0.5,
-                 concurrency: int = 4, max_tokens: int = 256, temperature: float = 0.0,
-                 supports_images: bool = False, transport: httpx.BaseTransport | None = None):
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        *,
+        timeout_s: float = 60.0,
+        retries: int = 3,
+        backoff_s: float = 0.5,
+        concurrency: int = 4,
+        max_tokens: int = 256,
+        temperature: float = 0.0,
+        supports_images: bool = False,
+        transport: httpx.BaseTransport | None = None,
+    ):
         self.model_id = model
         self.supports_images = supports_images
         self.base_url = base_url.rstrip("/")
@@ -79,15 +90,16 @@ class OpenAIChatClient:
         self.max_tokens, self.temperature = max_tokens, temperature
         self._semaphore = threading.BoundedSemaphore(concurrency)
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._http = httpx.Client(timeout=httpx.Timeout(timeout_s), headers=headers,
-                                  transport=transport)
+        self._http = httpx.Client(timeout=httpx.Timeout(timeout_s), headers=headers, transport=transport)
 
     def _messages(self, system: str, user: str, image_path: Path | None) -> list[dict[str, Any]]:
         content: Any = user
         if image_path is not None and self.supports_images:
             data = base64.b64encode(Path(image_path).read_bytes()).decode()
-            content = [{"type": "text", "text": user},
-                       {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{data}"}}]
+            content = [
+                {"type": "text", "text": user},
+                {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{data}"}},
+            ]
         return [{"role": "system", "content": system}, {"role": "user", "content": content}]
 
     def _post(self, payload: dict[str, Any]) -> str:
@@ -96,20 +108,25 @@ class OpenAIChatClient:
         if response.status_code == 429 or response.status_code >= 500:
             raise _RetryableStatus(response.status_code, response.text)
         if response.status_code >= 400:
-            raise LLMError(f"{self.base_url} answered HTTP {response.status_code}: "
-                           f"{response.text[:300]} (check STOCKER_OPENAI_MODEL and the API key)")
+            raise LLMError(
+                f"{self.base_url} answered HTTP {response.status_code}: "
+                f"{response.text[:300]} (check STOCKER_OPENAI_MODEL and the API key)"
+            )
         try:
             content = response.json()["choices"][0]["message"]["content"]
         except (ValueError, KeyError, IndexError, TypeError) as exc:
-            raise LLMError(f"{self.base_url} sent no chat completion: {response.text[:300]}") \
-                from exc
+            raise LLMError(f"{self.base_url} sent no chat completion: {response.text[:300]}") from exc
         if isinstance(content, list):
             content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
         return str(content or "")
 
     def complete(self, system: str, user: str, image_path: Path | None = None) -> str:
-        payload = {"model": self.model_id, "messages": self._messages(system, user, image_path),
-                   "max_tokens": self.max_tokens, "temperature": self.temperature}
+        payload = {
+            "model": self.model_id,
+            "messages": self._messages(system, user, image_path),
+            "max_tokens": self.max_tokens,
+            "temperature": self.temperature,
+        }
         try:
             for attempt in Retrying(
                 retry=retry_if_exception(_retryable),
@@ -122,8 +139,9 @@ class OpenAIChatClient:
         except LLMError:
             raise
         except Exception as exc:
-            raise LLMError(f"{self.base_url} failed after {self.retries + 1} attempts: "
-                           f"{type(exc).__name__}: {exc}") from exc
+            raise LLMError(
+                f"{self.base_url} failed after {self.retries + 1} attempts: {type(exc).__name__}: {exc}"
+            ) from exc
         raise LLMError("unreachable")  # pragma: no cover
 
     def close(self) -> None:
@@ -138,9 +156,17 @@ class TransformersClient:
     and its processor are loaded and the chart PNG is passed as an image.
     """
 
-    def __init__(self, model: str, adapter: str | None = None, *, max_new_tokens: int = 128,
-                 temperature: float = 0.0, load_in_4bit: bool = True, multimodal: bool = False,
-                 device: str | None = None):
+    def __init__(
+        self,
+        model: str,
+        adapter: str | None = None,
+        *,
+        max_new_tokens: int = 128,
+        temperature: float = 0.0,
+        load_in_4bit: bool = True,
+        multimodal: bool = False,
+        device: str | None = None,
+    ):
         import torch
         import transformers as tf
 
@@ -153,7 +179,8 @@ class TransformersClient:
         kwargs: dict[str, Any] = {}
         if cuda and load_in_4bit:
             kwargs["quantization_config"] = tf.BitsAndBytesConfig(
-                load_in_4bit=True, bnb_4bit_compute_dtype=torch.bfloat16)
+                load_in_4bit=True, bnb_4bit_compute_dtype=torch.bfloat16
+            )
             kwargs["device_map"] = "auto"
         try:
             if multimodal:
@@ -165,14 +192,15 @@ class TransformersClient:
                 self.tokenizer = tf.AutoTokenizer.from_pretrained(model)
                 self.model = tf.AutoModelForCausalLM.from_pretrained(model, **kwargs)
         except (OSError, ValueError) as exc:
-            raise LLMError(f"cannot load model {model!r}: {exc}. Set STOCKER_HF_MODEL to a "
-                           "local folder or a Hub id available offline.") from exc
+            raise LLMError(
+                f"cannot load model {model!r}: {exc}. Set STOCKER_HF_MODEL to a "
+                "local folder or a Hub id available offline."
+            ) from exc
         if adapter:
             try:
                 from peft import PeftModel
             except ImportError as exc:
-                raise LLMError("STOCKER_HF_ADAPTER needs the peft package: pip install peft") \
-                    from exc
+                raise LLMError("STOCKER_HF_ADAPTER needs the peft package: pip install peft") from exc
             self.model = PeftModel.from_pretrained(self.model, adapter)
         if "device_map" not in kwargs:
             self.model.to(self.device)
@@ -181,8 +209,7 @@ class TransformersClient:
     def _prompt(self, system: str, user: str) -> str:
         if getattr(self.tokenizer, "chat_template", None):
             messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
-            return self.tokenizer.apply_chat_template(messages, tokenize=False,
-                                                      add_generation_prompt=True)
+            return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
         return f"{system}\n\n{user}\n\nAnswer:"
 
     def complete(self, system: str, user: str, image_path: Path | None = None) -> str:
@@ -200,12 +227,16 @@ class TransformersClient:
         pad = self.tokenizer.pad_token_id
         if pad is None:
             pad = self.tokenizer.eos_token_id
-        sampling = {"do_sample": True, "temperature": self.temperature} \
-            if self.temperature > 0 else {"do_sample": False}
+        sampling = (
+            {"do_sample": True, "temperature": self.temperature}
+            if self.temperature > 0
+            else {"do_sample": False}
+        )
         with self._lock, torch.no_grad():
-            out = self.model.generate(**inputs, max_new_tokens=self.max_new_tokens,
-                                      pad_token_id=pad, **sampling)
-        new = out[0, inputs["input_ids"].shape[1]:]
+            out = self.model.generate(
+                **inputs, max_new_tokens=self.max_new_tokens, pad_token_id=pad, **sampling
+            )
+        new = out[0, inputs["input_ids"].shape[1] :]
         return self.tokenizer.decode(new, skip_special_tokens=True)
 
     def _complete_image(self, system: str, user: str, image_path: Path) -> str:
@@ -221,7 +252,6 @@ class TransformersClient:
         inputs = self.processor(text=prompt, images=[image], return_tensors="pt")
         inputs = inputs.to(self.model.device)
         with self._lock, torch.no_grad():
-            out = self.model.generate(**inputs, max_new_tokens=self.max_new_tokens,
-                                      do_sample=False)
-        new = out[0, inputs["input_ids"].shape[1]:]
+            out = self.model.generate(**inputs, max_new_tokens=self.max_new_tokens, do_sample=False)
+        new = out[0, inputs["input_ids"].shape[1] :]
         return self.processor.decode(new, skip_special_tokens=True)

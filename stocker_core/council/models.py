@@ -39,8 +39,7 @@ class SpecialistVote(BaseModel):
     @classmethod
     def neutral(cls, role: str, rationale: str, parse_error: bool = False) -> SpecialistVote:
         """Signal 0, confidence 0 (missing data or an unusable reply)."""
-        return cls(role=role, signal=0.0, confidence=0.0, rationale=rationale,
-                   parse_error=parse_error)
+        return cls(role=role, signal=0.0, confidence=0.0, rationale=rationale, parse_error=parse_error)
 
 
 class Action(BaseModel):

@@ -17,8 +17,9 @@ from stocker_core.council.parsing import clamp_action, parse_action
 class Moderator(Protocol):
     """Turns votes and the portfolio into an action and a rationale."""
 
-    def decide(self, votes: Sequence[SpecialistVote], portfolio: PortfolioState,
-               price: float | None) -> tuple[Action, str, bool]:
+    def decide(
+        self, votes: Sequence[SpecialistVote], portfolio: PortfolioState, price: float | None
+    ) -> tuple[Action, str, bool]:
         """``(action, rationale, parse_error)``; the action is always feasible."""
         ...
 
@@ -52,8 +53,9 @@ class RuleModerator:
         self.last_side = "hold"
         self.last_trade_step: int | None = None
 
-    def decide(self, votes: Sequence[SpecialistVote], portfolio: PortfolioState,
-               price: float | None) -> tuple[Action, str, bool]:
+    def decide(
+        self, votes: Sequence[SpecialistVote], portfolio: PortfolioState, price: float | None
+    ) -> tuple[Action, str, bool]:
         cfg = self.config
         total_conf = sum(v.confidence for v in votes)
         if total_conf < cfg.min_total_confidence:
@@ -67,8 +69,9 @@ class RuleModerator:
             return Action.hold(), f"hold: council disagrees ({summary})", False
         side = "buy" if score > 0 else "sell"
         threshold = cfg.enter_threshold
-        recent = (self.last_trade_step is not None
-                  and portfolio.step - self.last_trade_step < cfg.cooldown_steps)
+        recent = (
+            self.last_trade_step is not None and portfolio.step - self.last_trade_step < cfg.cooldown_steps
+        )
         if self.last_side in ("buy", "sell") and side != self.last_side and recent:
             threshold += cfg.reverse_margin
         if abs(score) < threshold:
@@ -100,18 +103,30 @@ MODERATOR_SYSTEM = (
 )
 
 
-def moderator_prompt(votes: Sequence[SpecialistVote], portfolio: PortfolioState,
-                     price: float | None, cost_rate: float = 0.001) -> str:
+def moderator_prompt(
+    votes: Sequence[SpecialistVote], portfolio: PortfolioState, price: float | None, cost_rate: float = 0.001
+) -> str:
     """The moderator's user message."""
     max_buy = int(portfolio.cash // (price * (1 + cost_rate))) if price else 0
-    lines = [json.dumps({"role": v.role, "signal": round(v.signal, 2),
-                         "confidence": round(v.confidence, 2), "rationale": v.rationale[:200]})
-             for v in votes]
-    return ("Votes:\n" + "\n".join(lines)
-            + f"\nPrice {price if price is not None else 'unknown'}, cash {portfolio.cash:.2f}, "
-            f"position {portfolio.position} shares, step {portfolio.step + 1} of "
-            f"{portfolio.total_steps or '?'}. Feasible: buy 0..{max_buy}, "
-            f"sell 0..{portfolio.position}.")
+    lines = [
+        json.dumps(
+            {
+                "role": v.role,
+                "signal": round(v.signal, 2),
+                "confidence": round(v.confidence, 2),
+                "rationale": v.rationale[:200],
+            }
+        )
+        for v in votes
+    ]
+    return (
+        "Votes:\n"
+        + "\n".join(lines)
+        + f"\nPrice {price if price is not None else 'unknown'}, cash {portfolio.cash:.2f}, "
+        f"position {portfolio.position} shares, step {portfolio.step + 1} of "
+        f"{portfolio.total_steps or '?'}. Feasible: buy 0..{max_buy}, "
+        f"sell 0..{portfolio.position}."
+    )
 
 
 class LLMModerator:
@@ -124,11 +139,13 @@ class LLMModerator:
     def reset(self) -> None:
         pass
 
-    def decide(self, votes: Sequence[SpecialistVote], portfolio: PortfolioState,
-               price: float | None) -> tuple[Action, str, bool]:
+    def decide(
+        self, votes: Sequence[SpecialistVote], portfolio: PortfolioState, price: float | None
+    ) -> tuple[Action, str, bool]:
         try:
-            reply = self.client.complete(MODERATOR_SYSTEM,
-                                         moderator_prompt(votes, portfolio, price, self.cost_rate))
+            reply = self.client.complete(
+                MODERATOR_SYSTEM, moderator_prompt(votes, portfolio, price, self.cost_rate)
+            )
         except Exception as exc:  # never crash an episode on a failed call
             return Action.hold(), f"hold: moderator call failed ({exc})"[:300], True
         return parse_action(reply, portfolio.cash, portfolio.position, price, self.cost_rate)

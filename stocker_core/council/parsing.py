@@ -40,7 +40,7 @@ def _objects(text: str) -> list[str]:
             elif ch == "}" and depth > 0:
                 depth -= 1
                 if depth == 0:
-                    found.append(src[start: i + 1])
+                    found.append(src[start : i + 1])
             if len(found) > 20:
                 return found
     return found
@@ -116,22 +116,27 @@ def parse_vote(text: Any, role: str) -> SpecialistVote:
             confidence = _number(d.get("confidence"))
             rationale = d.get("rationale", d.get("reason", ""))
             return SpecialistVote(
-                role=role, signal=signal,
+                role=role,
+                signal=signal,
                 confidence=0.5 if confidence is None else confidence,
                 rationale=str(rationale)[:2000],
             )
         signal, confidence = _field(text, "signal"), _field(text, "confidence")
         if signal is not None:
-            return SpecialistVote(role=role, signal=signal,
-                                  confidence=0.5 if confidence is None else confidence,
-                                  rationale=text.strip()[:500])
+            return SpecialistVote(
+                role=role,
+                signal=signal,
+                confidence=0.5 if confidence is None else confidence,
+                rationale=text.strip()[:500],
+            )
     except Exception:  # a parser must never crash a run
         pass
     return SpecialistVote.neutral(role, "unparsable reply; neutral vote", parse_error=True)
 
 
-def clamp_action(side: str, quantity: float, cash: float, position: int, price: float | None,
-                 cost_rate: float = 0.001) -> Action:
+def clamp_action(
+    side: str, quantity: float, cash: float, position: int, price: float | None, cost_rate: float = 0.001
+) -> Action:
     """A feasible action: buys within cash at ``price * (1 + cost_rate)``, sells within the
     position, whole shares; anything infeasible or zero becomes hold."""
     side = side if side in ("buy", "sell", "hold") else "hold"
@@ -153,8 +158,9 @@ def clamp_action(side: str, quantity: float, cash: float, position: int, price: 
 _SIDE_WORDS = {"buy": "buy", "long": "buy", "sell": "sell", "short": "sell", "hold": "hold"}
 
 
-def parse_action(text: Any, cash: float, position: int, price: float | None,
-                 cost_rate: float = 0.001) -> tuple[Action, str, bool]:
+def parse_action(
+    text: Any, cash: float, position: int, price: float | None, cost_rate: float = 0.001
+) -> tuple[Action, str, bool]:
     """``(action, rationale, parse_error)`` from a moderator reply, clamped to what is
     feasible. Unparsable -> hold with ``parse_error=True``."""
     try:

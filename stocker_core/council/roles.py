@@ -60,8 +60,7 @@ def _closes_table(ctx: DecisionContext, days: int) -> str:
 
 
 def _chart(ctx: DecisionContext) -> RoleMessage:
-    text = (f"{_header(ctx)}\nThe last 60 trading days as OHLC (oldest first):\n"
-            f"{_closes_table(ctx, 60)}")
+    text = f"{_header(ctx)}\nThe last 60 trading days as OHLC (oldest first):\n{_closes_table(ctx, 60)}"
     return RoleMessage(text, ctx.chart_path if ctx.chart_path and ctx.chart_path.exists() else None)
 
 
@@ -69,11 +68,13 @@ def _seasonal(ctx: DecisionContext) -> RoleMessage:
     bars = ctx.bars
     if bars.empty:
         return RoleMessage(f"{_header(ctx)}\nNo price history.")
-    monthly = (pd.Series(bars["close"].to_numpy(float), index=pd.DatetimeIndex(bars["date"]))
-               .resample("ME").last())
+    monthly = (
+        pd.Series(bars["close"].to_numpy(float), index=pd.DatetimeIndex(bars["date"])).resample("ME").last()
+    )
     lines = [f"{d:%Y-%m} {c:.2f}" for d, c in monthly.items()]
-    return RoleMessage(f"{_header(ctx)}\nMonth-end closes ({len(bars)} days of history):\n"
-                       + "\n".join(lines))
+    return RoleMessage(
+        f"{_header(ctx)}\nMonth-end closes ({len(bars)} days of history):\n" + "\n".join(lines)
+    )
 
 
 def _indicator(ctx: DecisionContext) -> RoleMessage:
@@ -87,19 +88,21 @@ def _indicator(ctx: DecisionContext) -> RoleMessage:
 def _news(ctx: DecisionContext) -> RoleMessage:
     if ctx.news.empty:
         return RoleMessage(f"{_header(ctx)}\nNo headlines in the 7 days up to the date.")
-    lines = [f"{pd.Timestamp(d).date()} [{s}] {h}"
-             for d, s, h in ctx.news[["date", "source", "headline"]].itertuples(index=False)]
-    return RoleMessage(f"{_header(ctx)}\nHeadlines in the 7 days up to the date:\n"
-                       + "\n".join(lines))
+    lines = [
+        f"{pd.Timestamp(d).date()} [{s}] {h}"
+        for d, s, h in ctx.news[["date", "source", "headline"]].itertuples(index=False)
+    ]
+    return RoleMessage(f"{_header(ctx)}\nHeadlines in the 7 days up to the date:\n" + "\n".join(lines))
 
 
 def _forums(ctx: DecisionContext) -> RoleMessage:
     posts = ctx.forums.tail(20)
     if posts.empty:
         return RoleMessage(f"{_header(ctx)}\nNo forum posts up to the date.")
-    lines = [f"{pd.Timestamp(d).date()} r/{sub} score {sc}: {t}"
-             for d, sub, sc, t in posts[["date", "subreddit", "score", "post_text"]]
-             .itertuples(index=False)]
+    lines = [
+        f"{pd.Timestamp(d).date()} r/{sub} score {sc}: {t}"
+        for d, sub, sc, t in posts[["date", "subreddit", "score", "post_text"]].itertuples(index=False)
+    ]
     return RoleMessage(f"{_header(ctx)}\nForum posts up to the date:\n" + "\n".join(lines))
 
 
@@ -107,14 +110,19 @@ def _series_line(ctx: DecisionContext, symbol: str) -> str:
     closes = ctx.closes(symbol).tail(21)
     if len(closes) < 2:
         return f"{symbol}: no data"
-    return (f"{symbol}: {closes.iloc[-1]:.2f}, {closes.iloc[-1] / closes.iloc[0] - 1:+.1%} "
-            f"over {len(closes) - 1} sessions")
+    return (
+        f"{symbol}: {closes.iloc[-1]:.2f}, {closes.iloc[-1] / closes.iloc[0] - 1:+.1%} "
+        f"over {len(closes) - 1} sessions"
+    )
 
 
 def _peers(ctx: DecisionContext) -> RoleMessage:
     own = pd.Series(ctx.bars["close"].to_numpy(float)).tail(21)
-    own_line = (f"{ctx.ticker}: {own.iloc[-1] / own.iloc[0] - 1:+.1%} over {len(own) - 1} sessions"
-                if len(own) > 1 else f"{ctx.ticker}: no data")
+    own_line = (
+        f"{ctx.ticker}: {own.iloc[-1] / own.iloc[0] - 1:+.1%} over {len(own) - 1} sessions"
+        if len(own) > 1
+        else f"{ctx.ticker}: no data"
+    )
     lines = [own_line] + [_series_line(ctx, p) for p in ctx.peers]
     if ctx.commodity:
         lines.append("commodity " + _series_line(ctx, ctx.commodity))
@@ -123,9 +131,10 @@ def _peers(ctx: DecisionContext) -> RoleMessage:
 
 def _macro(ctx: DecisionContext) -> RoleMessage:
     events = ctx.macro.tail(15)
-    lines = [f"{pd.Timestamp(d).date()} {c} ({p or 'n/a'}): {h}"
-             for d, c, h, p in events[["date", "country", "headline", "policy_signal"]]
-             .itertuples(index=False)]
+    lines = [
+        f"{pd.Timestamp(d).date()} {c} ({p or 'n/a'}): {h}"
+        for d, c, h, p in events[["date", "country", "headline", "policy_signal"]].itertuples(index=False)
+    ]
     rates = [_series_line(ctx, s) for s in RATE_SYMBOLS if len(ctx.closes(s))]
     body = "\n".join(lines) if lines else "No macro events up to the date."
     if rates:
@@ -140,26 +149,52 @@ def _system(expertise: str) -> str:
 ROLES: dict[str, Role] = {
     r.name: r
     for r in (
-        Role("chart_pattern", _system(
-            "chart-pattern analyst: read the 60-day candlestick chart for breakouts, "
-            "support/resistance and trend channels"), _chart),
-        Role("seasonal_trend", _system(
-            "seasonal and secular-trend analyst: judge the long-horizon trend, "
-            "month-of-year seasonality and cycles"), _seasonal),
-        Role("indicator", _system(
-            "technical-indicator analyst: weigh RSI14, MACD(12,26,9), SMA20/50/200, "
-            "Bollinger(20,2) and ATR14"), _indicator),
-        Role("news", _system(
-            "news analyst: judge the sentiment of the headlines of the last 7 days"), _news),
-        Role("forum_sentiment", _system(
-            "crowd-sentiment analyst: judge forum and Reddit posts, weighting popular and "
-            "recent posts more"), _forums),
-        Role("peer_commodity", _system(
-            "relative-strength analyst: compare the stock with its peers and with "
-            "gold/oil moves"), _peers),
-        Role("geopolitics", _system(
-            "macro and geopolitics analyst: judge CPI prints, FOMC decisions, rates and "
-            "other dated macro events for risk"), _macro),
+        Role(
+            "chart_pattern",
+            _system(
+                "chart-pattern analyst: read the 60-day candlestick chart for breakouts, "
+                "support/resistance and trend channels"
+            ),
+            _chart,
+        ),
+        Role(
+            "seasonal_trend",
+            _system(
+                "seasonal and secular-trend analyst: judge the long-horizon trend, "
+                "month-of-year seasonality and cycles"
+            ),
+            _seasonal,
+        ),
+        Role(
+            "indicator",
+            _system(
+                "technical-indicator analyst: weigh RSI14, MACD(12,26,9), SMA20/50/200, "
+                "Bollinger(20,2) and ATR14"
+            ),
+            _indicator,
+        ),
+        Role("news", _system("news analyst: judge the sentiment of the headlines of the last 7 days"), _news),
+        Role(
+            "forum_sentiment",
+            _system(
+                "crowd-sentiment analyst: judge forum and Reddit posts, weighting popular and "
+                "recent posts more"
+            ),
+            _forums,
+        ),
+        Role(
+            "peer_commodity",
+            _system("relative-strength analyst: compare the stock with its peers and with gold/oil moves"),
+            _peers,
+        ),
+        Role(
+            "geopolitics",
+            _system(
+                "macro and geopolitics analyst: judge CPI prints, FOMC decisions, rates and "
+                "other dated macro events for risk"
+            ),
+            _macro,
+        ),
     )
 }
 ROLE_NAMES: tuple[str, ...] = tuple(ROLES)

@@ -20,8 +20,7 @@ from stocker_core.council.moderator import Moderator, RuleModerator
 from stocker_core.council.roles import ROLE_NAMES
 
 Progress = Callable[[int, int], None]
-VOTE_FRAME_COLUMNS = ["ticker", "date", "role", "signal", "confidence", "rationale",
-                      "parse_error", "cached"]
+VOTE_FRAME_COLUMNS = ["ticker", "date", "role", "signal", "confidence", "rationale", "parse_error", "cached"]
 
 
 @dataclass
@@ -61,8 +60,9 @@ def run_votes(
         try:
             return key, backend.vote(role, contexts[day])
         except Exception as exc:  # a backend bug must not kill the run
-            return key, VoteResult(SpecialistVote.neutral(
-                role, f"backend error: {exc}"[:500], parse_error=True), cacheable=False)
+            return key, VoteResult(
+                SpecialistVote.neutral(role, f"backend error: {exc}"[:500], parse_error=True), cacheable=False
+            )
 
     if todo:
         with ThreadPoolExecutor(max_workers=max(1, max_workers)) as pool:
@@ -72,15 +72,20 @@ def run_votes(
                 if progress:
                     progress(done, len(todo))
     if cache is not None:
-        cache.store(ticker, backend.name, backend.model_id, [
-            (day, r.vote, versions[role]) for (role, day), r in results.items() if r.cacheable])
+        cache.store(
+            ticker,
+            backend.name,
+            backend.model_id,
+            [(day, r.vote, versions[role]) for (role, day), r in results.items() if r.cacheable],
+        )
     rows = []
     for day in days:
         for role in roles:
             cached = (role, day) in found
             vote = found[(role, day)] if cached else results[(role, day)].vote
-            rows.append((ticker, day, role, vote.signal, vote.confidence, vote.rationale,
-                         vote.parse_error, cached))
+            rows.append(
+                (ticker, day, role, vote.signal, vote.confidence, vote.rationale, vote.parse_error, cached)
+            )
     frame = pd.DataFrame(rows, columns=VOTE_FRAME_COLUMNS)
     stats = {
         "hits": sum(1 for k in found if k[0] in versions),
@@ -93,17 +98,29 @@ def run_votes(
 
 def votes_from_frame(frame: pd.DataFrame) -> list[SpecialistVote]:
     """SpecialistVote objects from rows of a votes frame."""
-    return [SpecialistVote(role=r.role, signal=r.signal, confidence=r.confidence,
-                           rationale=r.rationale or "", parse_error=bool(r.parse_error))
-            for r in frame.itertuples(index=False)]
+    return [
+        SpecialistVote(
+            role=r.role,
+            signal=r.signal,
+            confidence=r.confidence,
+            rationale=r.rationale or "",
+            parse_error=bool(r.parse_error),
+        )
+        for r in frame.itertuples(index=False)
+    ]
 
 
 class Council:
     """Seven specialists, an optional vote cache and a moderator."""
 
-    def __init__(self, backend: Backend | None = None, moderator: Moderator | None = None,
-                 cache: VoteCache | None = None, roles: Sequence[str] = ROLE_NAMES,
-                 max_workers: int = 4) -> None:
+    def __init__(
+        self,
+        backend: Backend | None = None,
+        moderator: Moderator | None = None,
+        cache: VoteCache | None = None,
+        roles: Sequence[str] = ROLE_NAMES,
+        max_workers: int = 4,
+    ) -> None:
         self.backend = backend or RuleBackend()
         self.moderator = moderator or RuleModerator()
         self.cache = cache
@@ -112,19 +129,18 @@ class Council:
 
     def votes(self, ctx: DecisionContext) -> tuple[list[SpecialistVote], dict[str, int]]:
         """The votes of every role on ``ctx.date`` (cache first) and the run stats."""
-        run = run_votes(ctx.ticker, [ctx.date], lambda _day: ctx, self.backend, self.cache,
-                        self.roles, self.max_workers)
+        run = run_votes(
+            ctx.ticker, [ctx.date], lambda _day: ctx, self.backend, self.cache, self.roles, self.max_workers
+        )
         return votes_from_frame(run.votes), run.stats
 
     def decide(self, ctx: DecisionContext) -> CouncilDecision:
         """Votes, then the moderator's feasible action for ``ctx.portfolio``."""
         votes, _ = self.votes(ctx)
         action, rationale, parse_error = self.moderator.decide(votes, ctx.portfolio, ctx.price)
-        return CouncilDecision(votes=votes, action=action, rationale=rationale,
-                               parse_error=parse_error)
+        return CouncilDecision(votes=votes, action=action, rationale=rationale, parse_error=parse_error)
 
-    def policy(self, ctx: DecisionContext, portfolio: PortfolioState | None = None
-               ) -> dict[str, Any]:
+    def policy(self, ctx: DecisionContext, portfolio: PortfolioState | None = None) -> dict[str, Any]:
         """``{"side", "quantity"}`` for the episode loop (moderator reset at step 0)."""
         if portfolio is not None:
             ctx = dataclasses.replace(ctx, portfolio=portfolio)
@@ -136,8 +152,9 @@ class Council:
 _DEFAULT_COUNCIL: Council | None = None
 
 
-def council_policy(ctx: DecisionContext, portfolio: PortfolioState | None = None,
-                   council: Council | None = None) -> dict[str, Any]:
+def council_policy(
+    ctx: DecisionContext, portfolio: PortfolioState | None = None, council: Council | None = None
+) -> dict[str, Any]:
     """The council as a policy: DecisionContext (+ portfolio) -> ``{"side", "quantity"}``.
 
     Without ``council`` a process-wide rule council (rule moderator, no cache) is used.

@@ -31,12 +31,19 @@ def ideal_position_png(
         # long after step t means exposed from close t to close t+1: shade that span
         for i, held in enumerate(lng):
             if held:
-                ax.axvspan(i, min(i + 1, len(x) - 1) if i + 1 < len(x) else i + 0.5,
-                           color="tab:green", alpha=0.25, lw=0,
-                           label="ideal: long" if i == int(np.argmax(lng)) else None)
+                ax.axvspan(
+                    i,
+                    min(i + 1, len(x) - 1) if i + 1 < len(x) else i + 0.5,
+                    color="tab:green",
+                    alpha=0.25,
+                    lw=0,
+                    label="ideal: long" if i == int(np.argmax(lng)) else None,
+                )
         if greedy_long is not None:
             g = np.asarray(greedy_long, dtype=bool)
-            ax.scatter(x[g] + 0.5, np.full(g.sum(), px.min()), marker="|", color="tab:blue", label="greedy: long")
+            ax.scatter(
+                x[g] + 0.5, np.full(g.sum(), px.min()), marker="|", color="tab:blue", label="greedy: long"
+            )
         step = max(1, len(x) // 8)
         ax.set_xticks(x[::step])
         ax.set_xticklabels([str(d)[:10] for d in list(dates)[::step]], rotation=30, fontsize=8)

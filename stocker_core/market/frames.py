@@ -46,9 +46,7 @@ def normalize_bars(raw: pd.DataFrame) -> pd.DataFrame:
         frame = frame.reset_index()
     frame.columns = [canonical_column(c) for c in frame.columns]
     if "date" not in frame.columns or "close" not in frame.columns:
-        raise DataSourceError(
-            f"bars need a date and a close column; got columns {list(frame.columns)}"
-        )
+        raise DataSourceError(f"bars need a date and a close column; got columns {list(frame.columns)}")
     dates = pd.to_datetime(frame["date"], errors="coerce", utc=False)
     if getattr(dates.dt, "tz", None) is not None:
         dates = dates.dt.tz_localize(None)  # keep the exchange's wall-clock date

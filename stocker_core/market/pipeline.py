@@ -53,9 +53,7 @@ def _write_months(
     if filled:
         mask = pd.Series(False, index=frame.index)
         for month in filled:
-            mask |= (frame["date"] >= pd.Timestamp(month)) & (
-                frame["date"] < pd.Timestamp(month_end(month))
-            )
+            mask |= (frame["date"] >= pd.Timestamp(month)) & (frame["date"] < pd.Timestamp(month_end(month)))
         warehouse.replace_months(table, ticker, filled, frame.loc[mask])
     return build
 

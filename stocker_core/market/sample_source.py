@@ -30,9 +30,7 @@ def _load_sample_frames() -> dict[str, pd.DataFrame]:
         frames.setdefault(
             symbol, normalize_bars(pd.DataFrame({"date": closes.index, "close": closes[symbol]}))
         )
-    frames["^GSPC"] = normalize_bars(
-        pd.DataFrame({"date": index.index, "close": index.iloc[:, 0]})
-    )
+    frames["^GSPC"] = normalize_bars(pd.DataFrame({"date": index.index, "close": index.iloc[:, 0]}))
     return frames
 
 

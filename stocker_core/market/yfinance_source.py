@@ -104,8 +104,7 @@ class YFinanceSource:
         frame = self._get(ticker, None, None)
         if frame.empty:
             raise UnknownTickerError(
-                f"Yahoo Finance has no data at all for {ticker!r}: check the symbol "
-                "(e.g. BRK-B, ^GSPC, GC=F)"
+                f"Yahoo Finance has no data at all for {ticker!r}: check the symbol (e.g. BRK-B, ^GSPC, GC=F)"
             )
         return frame
 

@@ -81,14 +81,16 @@ class MacroEvent(_Event):
 
 # Risk direction of a macro policy signal for equities: hawkish/negative = risk-off.
 POLICY_VALENCE: dict[str, float] = {
-    "hawkish": -1.0, "negative": -1.0, "neutral": 0.0, "dovish": 1.0, "positive": 1.0,
+    "hawkish": -1.0,
+    "negative": -1.0,
+    "neutral": 0.0,
+    "dovish": 1.0,
+    "positive": 1.0,
 }
 
 
 SCHEMAS: dict[str, type[_Event]] = {"news": NewsItem, "forums": ForumPost, "macro": MacroEvent}
-COLUMNS: dict[str, list[str]] = {
-    kind: list(model.model_fields) for kind, model in SCHEMAS.items()
-}
+COLUMNS: dict[str, list[str]] = {kind: list(model.model_fields) for kind, model in SCHEMAS.items()}
 
 
 def events_frame(kind: EventKind, events: Iterable[_Event]) -> pd.DataFrame:
@@ -230,9 +232,11 @@ def _news_record(ticker: str, item: dict[str, Any]) -> dict[str, Any] | None:
     provider = content.get("provider")
     source = provider.get("displayName", "") if isinstance(provider, dict) else ""
     source = source or item.get("publisher", "") or ""
-    url = content.get("canonicalUrl", {}).get("url") if isinstance(
-        content.get("canonicalUrl"), dict
-    ) else item.get("link")
+    url = (
+        content.get("canonicalUrl", {}).get("url")
+        if isinstance(content.get("canonicalUrl"), dict)
+        else item.get("link")
+    )
     return {"ticker": ticker, "date": when, "headline": title, "source": source, "url": url}
 
 

@@ -91,9 +91,7 @@ class Warehouse:
         if table not in TABLES:
             raise ValueError(f"unknown table {table!r}")
         if len(frame) == 0 and not allow_empty:
-            raise EmptyDataError(
-                f"refusing to replace {table} for {ticker} with zero rows; stored rows kept"
-            )
+            raise EmptyDataError(f"refusing to replace {table} for {ticker} with zero rows; stored rows kept")
         from stocker_core.market.calendar import month_end
 
         rows = frame.assign(ticker=ticker)

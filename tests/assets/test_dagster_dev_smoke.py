@@ -37,15 +37,34 @@ def test_dagster_dev_lists_assets_and_runs_a_partition(tmp_path, seed_dir):
     dagster_home = tmp_path / "dagster_home"
     dagster_home.mkdir()
     shutil.copyfile(REPO / "stocker_assets" / "dagster.yaml", dagster_home / "dagster.yaml")
-    env = {**os.environ, "DAGSTER_HOME": str(dagster_home), "STOCKER_HOME": str(tmp_path / "home"),
-           "STOCKER_SOURCE": "files", "STOCKER_FILES_DIR": str(seed_dir)}
+    env = {
+        **os.environ,
+        "DAGSTER_HOME": str(dagster_home),
+        "STOCKER_HOME": str(tmp_path / "home"),
+        "STOCKER_SOURCE": "files",
+        "STOCKER_FILES_DIR": str(seed_dir),
+    }
     port = _free_port()
-    dagster = [sys.executable, "-m", "dagster", "dev", "-w", str(REPO / "workspace.yaml"),
-               "-h", "127.0.0.1", "-p", str(port)]
+    dagster = [
+        sys.executable,
+        "-m",
+        "dagster",
+        "dev",
+        "-w",
+        str(REPO / "workspace.yaml"),
+        "-h",
+        "127.0.0.1",
+        "-p",
+        str(port),
+    ]
     # DAGSTER_NOTES.md: started from a script it ignores SIGINT/SIGTERM unless INT is reset
+    log = (tmp_path / "dagster.log").open("wb")  # closed in the finally block
     process = subprocess.Popen(
-        ["setsid", "env", "--default-signal=INT", *dagster], cwd=REPO, env=env,
-        stdout=open(tmp_path / "dagster.log", "wb"), stderr=subprocess.STDOUT,
+        ["setsid", "env", "--default-signal=INT", *dagster],
+        cwd=REPO,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     url = f"http://127.0.0.1:{port}/graphql"
     try:
@@ -53,8 +72,11 @@ def test_dagster_dev_lists_assets_and_runs_a_partition(tmp_path, seed_dir):
         while True:
             try:
                 if httpx.get(f"http://127.0.0.1:{port}/server_info", timeout=2).status_code == 200:
-                    nodes = _gql(url, "{ assetNodes { assetKey { path } groupName isPartitioned "
-                                      "repository { name location { name } } } }")["assetNodes"]
+                    nodes = _gql(
+                        url,
+                        "{ assetNodes { assetKey { path } groupName isPartitioned "
+                        "repository { name location { name } } } }",
+                    )["assetNodes"]
                     if nodes:
                         break
             except httpx.HTTPError:
@@ -68,19 +90,36 @@ def test_dagster_dev_lists_assets_and_runs_a_partition(tmp_path, seed_dir):
         repo = by_key["prices"]["repository"]
         selector = {"repositoryName": repo["name"], "repositoryLocationName": repo["location"]["name"]}
 
-        added = _gql(url, """mutation($sel: RepositorySelector!) {
-              addDynamicPartition(partitionsDefName: "ticker", partitionKey: "AAPL", repositorySelector: $sel) {
-                __typename } }""", {"sel": selector})
+        added = _gql(
+            url,
+            """mutation($sel: RepositorySelector!) {
+              addDynamicPartition(
+                partitionsDefName: "ticker", partitionKey: "AAPL", repositorySelector: $sel) {
+                __typename } }""",
+            {"sel": selector},
+        )
         assert added["addDynamicPartition"]["__typename"] == "AddDynamicPartitionSuccess"
 
-        tags = [{"key": "dagster/partition", "value": KEY},
-                {"key": "dagster/partition/ticker", "value": "AAPL"},
-                {"key": "dagster/partition/trading_month", "value": "2023-08-01"}]
-        launched = _gql(url, """mutation($params: ExecutionParams!) { launchRun(executionParams: $params) {
+        tags = [
+            {"key": "dagster/partition", "value": KEY},
+            {"key": "dagster/partition/ticker", "value": "AAPL"},
+            {"key": "dagster/partition/trading_month", "value": "2023-08-01"},
+        ]
+        launched = _gql(
+            url,
+            """mutation($params: ExecutionParams!) { launchRun(executionParams: $params) {
               __typename ... on LaunchRunSuccess { run { runId } } ... on PythonError { message } } }""",
-            {"params": {"selector": {**selector, "jobName": "__ASSET_JOB",
-                                     "assetSelection": [{"path": ["prices"]}, {"path": ["indicators"]}]},
-                        "executionMetadata": {"tags": tags}}})["launchRun"]
+            {
+                "params": {
+                    "selector": {
+                        **selector,
+                        "jobName": "__ASSET_JOB",
+                        "assetSelection": [{"path": ["prices"]}, {"path": ["indicators"]}],
+                    },
+                    "executionMetadata": {"tags": tags},
+                }
+            },
+        )["launchRun"]
         assert launched["__typename"] == "LaunchRunSuccess", launched
         run_id = launched["run"]["runId"]
         deadline = time.monotonic() + 180
@@ -88,8 +127,9 @@ def test_dagster_dev_lists_assets_and_runs_a_partition(tmp_path, seed_dir):
         while status not in {"SUCCESS", "FAILURE", "CANCELED"}:
             assert time.monotonic() < deadline, f"run still {status} after 180 s"
             time.sleep(2)
-            status = _gql(url, "query($id: ID!) { runOrError(runId: $id) { ... on Run { status } } }",
-                          {"id": run_id})["runOrError"]["status"]
+            status = _gql(
+                url, "query($id: ID!) { runOrError(runId: $id) { ... on Run { status } } }", {"id": run_id}
+            )["runOrError"]["status"]
         assert status == "SUCCESS", (tmp_path / "dagster.log").read_text()[-3000:]
         assert len(Warehouse(tmp_path / "home" / "stocker.duckdb").read_prices("AAPL")) == 23
     finally:
@@ -99,3 +139,4 @@ def test_dagster_dev_lists_assets_and_runs_a_partition(tmp_path, seed_dir):
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
+        log.close()

@@ -17,7 +17,10 @@ def test_definitions_resolve():
     assert {"prices", "indicators"} <= keys
     job = defs.resolve_job_def("market_job")
     assert job.partitions_def == ticker_month_partitions
-    assert {s.name for c in defs.asset_checks for s in c.check_specs} >= {"prices_are_valid", "indicators_are_sane"}
+    assert {s.name for c in defs.asset_checks for s in c.check_specs} >= {
+        "prices_are_valid",
+        "indicators_are_sane",
+    }
     graph = defs.resolve_asset_graph()
     assert graph.get(dg.AssetKey("prices")).group_name == "market"
     assert dg.AssetKey("prices") in graph.get(dg.AssetKey("indicators")).parent_keys
@@ -27,9 +30,15 @@ def test_partition_keys_read_ticker_first():
     with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions(ticker_partitions.name, ["AAPL"])
         # a fresh copy: Dagster caches keys on the definition with a weakref to the instance
-        copy = dg.MultiPartitionsDefinition(dict(zip(
-            [d.name for d in ticker_month_partitions.partitions_defs],
-            [d.partitions_def for d in ticker_month_partitions.partitions_defs], strict=True)))
+        copy = dg.MultiPartitionsDefinition(
+            dict(
+                zip(
+                    [d.name for d in ticker_month_partitions.partitions_defs],
+                    [d.partitions_def for d in ticker_month_partitions.partitions_defs],
+                    strict=True,
+                )
+            )
+        )
         with dg.partition_loading_context(dynamic_partitions_store=instance):
             keys = copy.get_partition_keys()
     assert "AAPL|2023-08-01" in keys and all(k.startswith("AAPL|") for k in keys)

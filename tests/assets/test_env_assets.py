@@ -11,13 +11,19 @@ from stocker_core.env.episode import load_episode
 from stocker_core.warehouse import Warehouse
 
 
-@pytest.mark.parametrize(("key", "days"), [("AAPL|2023-08-01", 43), ("INTC|2024-01-01", 41), ("META|2022-09-01", 42)])
+@pytest.mark.parametrize(
+    ("key", "days"), [("AAPL|2023-08-01", 43), ("INTC|2024-01-01", 41), ("META|2022-09-01", 42)]
+)
 def test_episode_and_ideal_trajectory_assets(tmp_path, seed_dir, key, days):
     resource = StockerResource(home=str(tmp_path / "home"), source="files", files_dir=str(seed_dir))
     with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions(ticker_partitions.name, [key.split("|")[0]])
-        result = dg.materialize([episodes, ideal_trajectories], instance=instance,
-                                resources={"stocker": resource}, partition_key=key)
+        result = dg.materialize(
+            [episodes, ideal_trajectories],
+            instance=instance,
+            resources={"stocker": resource},
+            partition_key=key,
+        )
     assert result.success
     warehouse = Warehouse(resource.settings().warehouse_path)
     row = warehouse.query("SELECT * FROM env.episodes WHERE key = ?", [key]).iloc[0]
@@ -36,8 +42,15 @@ def test_env_assets_read_the_warehouse_when_prices_are_materialized(tmp_path, se
     with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions(ticker_partitions.name, ["AAPL"])
         for key in ("AAPL|2023-08-01", "AAPL|2023-09-01"):
-            assert dg.materialize([prices], instance=instance, resources={"stocker": resource}, partition_key=key).success
-        assert dg.materialize([episodes], instance=instance, resources={"stocker": resource},
-                              partition_key="AAPL|2023-08-01").success
-    row = Warehouse(resource.settings().warehouse_path).query("SELECT source, trading_days FROM env.episodes").iloc[0]
+            assert dg.materialize(
+                [prices], instance=instance, resources={"stocker": resource}, partition_key=key
+            ).success
+        assert dg.materialize(
+            [episodes], instance=instance, resources={"stocker": resource}, partition_key="AAPL|2023-08-01"
+        ).success
+    row = (
+        Warehouse(resource.settings().warehouse_path)
+        .query("SELECT source, trading_days FROM env.episodes")
+        .iloc[0]
+    )
     assert row["source"] == "warehouse" and row["trading_days"] == 43

@@ -47,25 +47,35 @@ def test_aapl_august_prices_and_indicators(instance, resource, seed_dir):
     warehouse = Warehouse(resource.settings().warehouse_path)
     stored = warehouse.read_prices("AAPL")
     assert len(stored) == 23
-    assert stored["date"].min() == pd.Timestamp("2023-08-01") and stored["date"].max() == pd.Timestamp("2023-08-31")
+    assert stored["date"].min() == pd.Timestamp("2023-08-01") and stored["date"].max() == pd.Timestamp(
+        "2023-08-31"
+    )
 
     full = FilesSource(seed_dir).fetch("AAPL", date(2000, 1, 1), date(2030, 1, 1))
     close = full["close"].to_numpy()
-    expected = pd.DataFrame({
-        "date": full["date"],
-        "rsi14": talib.RSI(close, 14),
-        "macd": talib.MACD(close, 12, 26, 9)[0],
-        "sma50": talib.SMA(close, 50),
-        "bb_upper": talib.BBANDS(close, 20, 2, 2)[0],
-        "atr14": talib.ATR(full["high"].to_numpy(), full["low"].to_numpy(), close, 14),
-    }).set_index("date").loc["2023-08"]
+    expected = (
+        pd.DataFrame(
+            {
+                "date": full["date"],
+                "rsi14": talib.RSI(close, 14),
+                "macd": talib.MACD(close, 12, 26, 9)[0],
+                "sma50": talib.SMA(close, 50),
+                "bb_upper": talib.BBANDS(close, 20, 2, 2)[0],
+                "atr14": talib.ATR(full["high"].to_numpy(), full["low"].to_numpy(), close, 14),
+            }
+        )
+        .set_index("date")
+        .loc["2023-08"]
+    )
     got = warehouse.read_table("market.indicators", "AAPL").set_index("date")
     assert len(got) == 23
     np.testing.assert_allclose(got[expected.columns], expected, rtol=1e-12, equal_nan=True)
 
     checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
     assert checks == {"prices_are_valid": True, "indicators_are_sane": True}
-    lineage = warehouse.query("SELECT asset, partition, row_count, upstream_data_versions FROM meta.lineage ORDER BY asset")
+    lineage = warehouse.query(
+        "SELECT asset, partition, row_count, upstream_data_versions FROM meta.lineage ORDER BY asset"
+    )
     assert lineage["asset"].tolist() == ["indicators", "prices"]
     assert lineage["partition"].tolist() == [KEY, KEY] and lineage["row_count"].tolist() == [23, 23]
     assert "prices@AAPL|2023-08-01" in lineage["upstream_data_versions"].iloc[0]
@@ -109,8 +119,10 @@ def test_single_run_over_a_month_range(instance, resource):
         [prices, indicators, prices_are_valid, indicators_are_sane],
         instance=instance,
         resources={"stocker": resource},
-        tags={"dagster/asset_partition_range_start": "AAPL|2023-02-01",
-              "dagster/asset_partition_range_end": "AAPL|2023-09-01"},
+        tags={
+            "dagster/asset_partition_range_start": "AAPL|2023-02-01",
+            "dagster/asset_partition_range_end": "AAPL|2023-09-01",
+        },
     )
     assert result.success
     warehouse = Warehouse(resource.settings().warehouse_path)

@@ -64,12 +64,33 @@ def _text(news=(), forums=(), macro=()) -> TextEvents:
 def test_news_sentiment_sign_and_window():
     bars = make_bars(np.linspace(100, 110, 80))
     day = bars["date"].iloc[-1]
-    good = _text(news=[{"ticker": "AAPL", "date": str(day.date()),
-                        "headline": "Apple beats earnings, shares surge on record growth"}])
-    bad = _text(news=[{"ticker": "AAPL", "date": str(day.date()),
-                       "headline": "Apple misses estimates, analyst downgrade, shares plunge"}])
-    old = _text(news=[{"ticker": "AAPL", "date": str((day - pd.Timedelta(days=8)).date()),
-                       "headline": "Apple beats earnings, shares surge"}])
+    good = _text(
+        news=[
+            {
+                "ticker": "AAPL",
+                "date": str(day.date()),
+                "headline": "Apple beats earnings, shares surge on record growth",
+            }
+        ]
+    )
+    bad = _text(
+        news=[
+            {
+                "ticker": "AAPL",
+                "date": str(day.date()),
+                "headline": "Apple misses estimates, analyst downgrade, shares plunge",
+            }
+        ]
+    )
+    old = _text(
+        news=[
+            {
+                "ticker": "AAPL",
+                "date": str((day - pd.Timedelta(days=8)).date()),
+                "headline": "Apple beats earnings, shares surge",
+            }
+        ]
+    )
     other = _text(news=[{"ticker": "MSFT", "date": str(day.date()), "headline": "Microsoft beats"}])
     assert analysts.news(_ctx(bars, text=good)).signal > 0.3
     assert analysts.news(_ctx(bars, text=bad)).signal < -0.3
@@ -81,18 +102,23 @@ def test_news_sentiment_sign_and_window():
 def test_forum_sentiment_weights_score():
     bars = make_bars(np.linspace(100, 110, 80))
     day = str(bars["date"].iloc[-1].date())
-    text = _text(forums=[
-        {"ticker": "AAPL", "date": day, "score": 5000, "post_text": "Bullish, loaded calls, strong"},
-        {"ticker": "AAPL", "date": day, "score": 1, "post_text": "weak, bearish, puts"},
-    ])
+    text = _text(
+        forums=[
+            {"ticker": "AAPL", "date": day, "score": 5000, "post_text": "Bullish, loaded calls, strong"},
+            {"ticker": "AAPL", "date": day, "score": 1, "post_text": "weak, bearish, puts"},
+        ]
+    )
     assert analysts.forum_sentiment(_ctx(bars, text=text)).signal > 0
 
 
 def test_peer_relative_strength():
     bars = make_bars(np.linspace(100, 120, 80))  # +20%
-    peers = pd.concat([
-        make_bars(np.linspace(100, 101, 80)).assign(symbol=s)[["date", "symbol", "close"]]
-        for s in ("P1", "P2")])
+    peers = pd.concat(
+        [
+            make_bars(np.linspace(100, 101, 80)).assign(symbol=s)[["date", "symbol", "close"]]
+            for s in ("P1", "P2")
+        ]
+    )
     vote = analysts.peer_commodity(_ctx(bars, context_closes=peers, peers=("P1", "P2")))
     assert vote.signal > 0.2
     weak = make_bars(np.linspace(100, 90, 80))

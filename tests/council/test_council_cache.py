@@ -39,14 +39,19 @@ def test_second_run_computes_nothing(tmp_path, easy_inputs):
     days = easy_inputs.trading_days("2023-08-01", "2023-08-31")
     backend = CountingBackend()
     progress: list[tuple[int, int]] = []
-    first = run_votes("AAPL", days, easy_inputs.context, backend, cache,
-                      progress=lambda d, t: progress.append((d, t)))
+    first = run_votes(
+        "AAPL", days, easy_inputs.context, backend, cache, progress=lambda d, t: progress.append((d, t))
+    )
     assert backend.calls == 7 * len(days) and first.stats["misses"] == 7 * len(days)
     assert progress[-1] == (7 * len(days), 7 * len(days))
     again = CountingBackend()
     second = _run(easy_inputs, again, cache, days)
-    assert again.calls == 0 and second.stats == {"hits": 7 * len(days), "misses": 0,
-                                                 "parse_failures": 0, "uncached": 0}
+    assert again.calls == 0 and second.stats == {
+        "hits": 7 * len(days),
+        "misses": 0,
+        "parse_failures": 0,
+        "uncached": 0,
+    }
     cols = ["role", "signal", "confidence", "rationale"]
     pd.testing.assert_frame_equal(first.votes[cols], second.votes[cols])
     assert second.votes["cached"].all()

@@ -21,13 +21,20 @@ def env(monkeypatch, tmp_path):
 def test_vote_json(env):
     from stocker_core.cli import app
 
-    result = CliRunner().invoke(app, ["council", "vote", "--task", "task_easy", "--date",
-                                      "2023-08-15", "--backend", "rule", "--json"])
+    result = CliRunner().invoke(
+        app, ["council", "vote", "--task", "task_easy", "--date", "2023-08-15", "--backend", "rule", "--json"]
+    )
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
     assert [v["role"] for v in payload["votes"]] == [
-        "chart_pattern", "seasonal_trend", "indicator", "news", "forum_sentiment",
-        "peer_commodity", "geopolitics"]
+        "chart_pattern",
+        "seasonal_trend",
+        "indicator",
+        "news",
+        "forum_sentiment",
+        "peer_commodity",
+        "geopolitics",
+    ]
     for vote in payload["votes"]:
         assert set(vote) == {"role", "signal", "confidence", "rationale"}
     assert set(payload["decision"]) == {"side", "quantity", "rationale"}

@@ -18,19 +18,52 @@ def _future_inputs(inputs: CouncilInputs) -> CouncilInputs:
     bars = inputs.bars.copy()
     future = bars["date"] > DAY
     bars.loc[future, ["open", "high", "low", "close", "adj_close"]] *= 3.0  # a planted rally
-    headline = parse_records("news", [("t", {
-        "ticker": "AAPL", "date": str((DAY + pd.Timedelta(days=1)).date()),
-        "headline": "Apple beats, shares soar to record, massive upgrade", "sentiment_label":
-        "positive"})])
-    post = parse_records("forums", [("t", {
-        "ticker": "AAPL", "date": str((DAY + pd.Timedelta(days=2)).date()), "score": 99999,
-        "post_text": "To the moon, bullish, loaded calls"})])
-    macro = parse_records("macro", [("t", {
-        "date": str((DAY + pd.Timedelta(days=1)).date()), "headline": "Fed slashes rates",
-        "policy_signal": "dovish"})])
-    text = TextEvents(pd.concat([inputs.text.news, headline], ignore_index=True),
-                      pd.concat([inputs.text.forums, post], ignore_index=True),
-                      pd.concat([inputs.text.macro, macro], ignore_index=True))
+    headline = parse_records(
+        "news",
+        [
+            (
+                "t",
+                {
+                    "ticker": "AAPL",
+                    "date": str((DAY + pd.Timedelta(days=1)).date()),
+                    "headline": "Apple beats, shares soar to record, massive upgrade",
+                    "sentiment_label": "positive",
+                },
+            )
+        ],
+    )
+    post = parse_records(
+        "forums",
+        [
+            (
+                "t",
+                {
+                    "ticker": "AAPL",
+                    "date": str((DAY + pd.Timedelta(days=2)).date()),
+                    "score": 99999,
+                    "post_text": "To the moon, bullish, loaded calls",
+                },
+            )
+        ],
+    )
+    macro = parse_records(
+        "macro",
+        [
+            (
+                "t",
+                {
+                    "date": str((DAY + pd.Timedelta(days=1)).date()),
+                    "headline": "Fed slashes rates",
+                    "policy_signal": "dovish",
+                },
+            )
+        ],
+    )
+    text = TextEvents(
+        pd.concat([inputs.text.news, headline], ignore_index=True),
+        pd.concat([inputs.text.forums, post], ignore_index=True),
+        pd.concat([inputs.text.macro, macro], ignore_index=True),
+    )
     closes = inputs.context_closes.copy()
     closes.loc[closes["date"] > DAY, "close"] *= 0.2
     return CouncilInputs(inputs.ticker, bars, text, closes, inputs.peers, inputs.commodity)

@@ -34,8 +34,7 @@ def test_clamped_to_cash_and_position():
     assert action.side == "buy" and action.quantity == 0 or action.quantity * 100 <= 150
     action, _, _ = mod.decide(_votes(*[(1.0, 1.0)] * 7), PortfolioState(cash=50.0), 100)
     assert action.side == "hold"
-    action, _, _ = RuleModerator().decide(_votes(*[(-1.0, 1.0)] * 7),
-                                          PortfolioState(cash=0, position=3), 100)
+    action, _, _ = RuleModerator().decide(_votes(*[(-1.0, 1.0)] * 7), PortfolioState(cash=0, position=3), 100)
     assert action.side == "sell" and action.quantity == 3
     action, _, _ = RuleModerator().decide(_votes(*[(-1.0, 1.0)] * 7), PortfolioState(0), 100)
     assert action.side == "hold"

@@ -49,8 +49,7 @@ def _handler(state: type[_State]):
                 content = 'Sure! ```json\n{"side": "buy", "quantity": 10000, "rationale": "go"}\n```'
             else:
                 content = 'Here: {"signal": 0.4, "confidence": 0.7, "rationale": "ok"} hope it helps'
-            self._send(200, json.dumps({"choices": [{"message": {"role": "assistant",
-                                                                  "content": content}}]}))
+            self._send(200, json.dumps({"choices": [{"message": {"role": "assistant", "content": content}}]}))
 
         def _send(self, code: int, text: str):
             data = text.encode()

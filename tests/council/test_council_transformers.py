@@ -18,20 +18,30 @@ def tiny_model_dir(tmp_path_factory):
     folder = tmp_path_factory.mktemp("tiny_llama")
     tok = Tokenizer(models.WordLevel(unk_token="<unk>"))
     tok.pre_tokenizer = pre_tokenizers.Whitespace()
-    corpus = ['{ " signal " : 0.4 , " confidence " : 0.7 , " rationale " : " ok " }',
-              "Ticker AAPL decision date last close headlines Answer :"]
-    tok.train_from_iterator(corpus, trainers.WordLevelTrainer(
-        special_tokens=["<pad>", "<bos>", "<eos>", "<unk>"]))
+    corpus = [
+        '{ " signal " : 0.4 , " confidence " : 0.7 , " rationale " : " ok " }',
+        "Ticker AAPL decision date last close headlines Answer :",
+    ]
+    tok.train_from_iterator(
+        corpus, trainers.WordLevelTrainer(special_tokens=["<pad>", "<bos>", "<eos>", "<unk>"])
+    )
     fast = transformers.PreTrainedTokenizerFast(
-        tokenizer_object=tok, pad_token="<pad>", bos_token="<bos>", eos_token="<eos>",
-        unk_token="<unk>")
+        tokenizer_object=tok, pad_token="<pad>", bos_token="<bos>", eos_token="<eos>", unk_token="<unk>"
+    )
     fast.save_pretrained(folder)
     torch.manual_seed(0)
     config = transformers.LlamaConfig(
-        vocab_size=len(fast), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-        num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=256,
-        pad_token_id=fast.pad_token_id, bos_token_id=fast.bos_token_id,
-        eos_token_id=fast.eos_token_id)
+        vocab_size=len(fast),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=4,
+        max_position_embeddings=256,
+        pad_token_id=fast.pad_token_id,
+        bos_token_id=fast.bos_token_id,
+        eos_token_id=fast.eos_token_id,
+    )
     transformers.LlamaForCausalLM(config).save_pretrained(folder)
     return folder
 

@@ -30,17 +30,37 @@ def test_lookback_window_reproduces_full_history():
     rng = np.random.default_rng(7)
     days = pd.bdate_range("2015-01-01", "2019-12-31")
     close = 100 * np.exp(np.cumsum(rng.normal(0, 0.015, len(days))))
-    bars = pd.DataFrame({"date": days, "open": close, "high": close * 1.01, "low": close * 0.99,
-                         "close": close, "adj_close": close, "volume": 1e6})
+    bars = pd.DataFrame(
+        {
+            "date": days,
+            "open": close,
+            "high": close * 1.01,
+            "low": close * 0.99,
+            "close": close,
+            "adj_close": close,
+            "volume": 1e6,
+        }
+    )
     full = compute_indicators(bars).set_index("date")
     month = date(2019, 6, 1)
     window = bars[(bars["date"] >= pd.Timestamp(lookback_start(month))) & (bars["date"] < "2019-07-01")]
     part = compute_indicators(window.reset_index(drop=True)).set_index("date").loc["2019-06"]
-    np.testing.assert_allclose(part[INDICATOR_COLUMNS], full.loc["2019-06", INDICATOR_COLUMNS], rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(
+        part[INDICATOR_COLUMNS], full.loc["2019-06", INDICATOR_COLUMNS], rtol=1e-6, atol=1e-6
+    )
 
 
 def test_close_only_has_no_atr():
-    bars = pd.DataFrame({"date": pd.bdate_range("2020-01-01", periods=40), "open": np.nan, "high": np.nan,
-                         "low": np.nan, "close": np.linspace(10, 20, 40), "adj_close": np.nan, "volume": np.nan})
+    bars = pd.DataFrame(
+        {
+            "date": pd.bdate_range("2020-01-01", periods=40),
+            "open": np.nan,
+            "high": np.nan,
+            "low": np.nan,
+            "close": np.linspace(10, 20, 40),
+            "adj_close": np.nan,
+            "volume": np.nan,
+        }
+    )
     values = compute_indicators(bars)
     assert values["atr14"].isna().all() and values["sma20"].notna().sum() == 21

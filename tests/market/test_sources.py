@@ -50,8 +50,14 @@ def test_files_source_month_before_listing_is_empty(seed_dir):
 
 def test_files_source_per_symbol_parquet_and_malformed(tmp_path: Path):
     bars = pd.DataFrame(
-        {"Date": ["2024-01-03", "2024-01-02", "2024-01-02"], "Open": [2, 1, 1], "High": [3, 2, 2],
-         "Low": [1, 0.5, 0.5], "Close": [2.5, 1.5, 1.5], "Volume": [10, 20, 20]}
+        {
+            "Date": ["2024-01-03", "2024-01-02", "2024-01-02"],
+            "Open": [2, 1, 1],
+            "High": [3, 2, 2],
+            "Low": [1, 0.5, 0.5],
+            "Close": [2.5, 1.5, 1.5],
+            "Volume": [10, 20, 20],
+        }
     )
     bars.to_parquet(tmp_path / "XYZ.parquet")
     frame = FilesSource(tmp_path).fetch("XYZ", date(2024, 1, 1), date(2024, 2, 1))
@@ -85,8 +91,17 @@ def test_sample_source_ships_googl_and_close_only_context():
 
 def test_normalize_handles_tz_aware_index_and_aliases():
     index = pd.DatetimeIndex(["2023-08-02 00:00", "2023-08-01 00:00"], tz="America/New_York", name="Date")
-    raw = pd.DataFrame({"Open": [1, 2], "High": [2, 3], "Low": [0.5, 1], "Close": [1.5, 2.5],
-                        "Adj Close": [1.4, 2.4], "Volume": [100, 200]}, index=index)
+    raw = pd.DataFrame(
+        {
+            "Open": [1, 2],
+            "High": [2, 3],
+            "Low": [0.5, 1],
+            "Close": [1.5, 2.5],
+            "Adj Close": [1.4, 2.4],
+            "Volume": [100, 200],
+        },
+        index=index,
+    )
     frame = normalize_bars(raw)
     _assert_normalized(frame)
     assert frame["date"].tolist() == [pd.Timestamp("2023-08-01"), pd.Timestamp("2023-08-02")]

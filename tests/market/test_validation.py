@@ -22,7 +22,9 @@ def test_partition_key_round_trip():
     assert ticker == "AAPL" and month.isoformat() == "2023-08-01"
 
 
-@pytest.mark.parametrize("bad", ["AAPL", "AAPL|2023-08", "AAPL|2023-08-15", "aapl|2023-08-01", "A|B|C", "AAPL|2023-13-01"])
+@pytest.mark.parametrize(
+    "bad", ["AAPL", "AAPL|2023-08", "AAPL|2023-08-15", "aapl|2023-08-01", "A|B|C", "AAPL|2023-13-01"]
+)
 def test_bad_partition_keys(bad):
     with pytest.raises(InvalidNameError):
         parse_partition_key(bad)

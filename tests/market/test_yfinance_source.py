@@ -46,7 +46,12 @@ def test_yfinance_shaped_frames_are_normalized():
     frame = source.fetch("AAPL", date(2023, 8, 1), date(2023, 9, 1))
     assert frame["date"].dt.strftime("%Y-%m-%d").tolist() == HISTORY[1:]
     assert frame.loc[0, ["open", "high", "low", "close", "adj_close", "volume"]].tolist() == [
-        100.5, 102.0, 99.0, 101.0, 100.0, 1000.0,
+        100.5,
+        102.0,
+        99.0,
+        101.0,
+        100.0,
+        1000.0,
     ]
     assert frame["date"].dt.tz is None
 
@@ -84,7 +89,9 @@ def test_persistent_failure_gives_clear_error():
         raise TimeoutError("read timed out")
 
     with pytest.raises(DataSourceError, match="after retries.*Nothing was written"):
-        YFinanceSource(download=down, attempts=3, max_wait=0.01).fetch("AAPL", date(2023, 8, 1), date(2023, 9, 1))
+        YFinanceSource(download=down, attempts=3, max_wait=0.01).fetch(
+            "AAPL", date(2023, 8, 1), date(2023, 9, 1)
+        )
     assert attempts["n"] == 3
 
 
@@ -96,5 +103,7 @@ def test_non_transient_error_is_not_retried():
         raise ValueError("unexpected payload")
 
     with pytest.raises(DataSourceError, match="unexpected payload"):
-        YFinanceSource(download=broken, attempts=5, max_wait=0.01).fetch("AAPL", date(2023, 8, 1), date(2023, 9, 1))
+        YFinanceSource(download=broken, attempts=5, max_wait=0.01).fetch(
+            "AAPL", date(2023, 8, 1), date(2023, 9, 1)
+        )
     assert attempts["n"] == 1

@@ -25,21 +25,22 @@ def test_fixture_folder_loads():
 def test_malformed_rows_name_file_and_line(tmp_path):
     (tmp_path / "news.jsonl").write_text(
         '{"ticker": "AAPL", "date": "2023-08-01", "headline": "ok"}\n'
-        '{"ticker": "AAPL", "date": "not-a-date", "headline": "bad"}\n')
+        '{"ticker": "AAPL", "date": "not-a-date", "headline": "bad"}\n'
+    )
     with pytest.raises(DataSourceError, match=r"news.jsonl:2.*date"):
         load_events(tmp_path, "news")
     (tmp_path / "news.jsonl").write_text("{not json\n")
     with pytest.raises(DataSourceError, match="news.jsonl:1: not valid JSON"):
         load_events(tmp_path, "news")
-    (tmp_path / "news.jsonl").write_text('{"ticker": "../etc", "date": "2023-08-01", '
-                                         '"headline": "x"}\n')
+    (tmp_path / "news.jsonl").write_text('{"ticker": "../etc", "date": "2023-08-01", "headline": "x"}\n')
     with pytest.raises(DataSourceError, match="ticker"):
         load_events(tmp_path, "news")
 
 
 def test_csv_and_missing_files(tmp_path):
     (tmp_path / "forums.csv").write_text(
-        "ticker,date,subreddit,score,post_text\nAAPL,2023-08-01,stocks,5,hello world\n")
+        "ticker,date,subreddit,score,post_text\nAAPL,2023-08-01,stocks,5,hello world\n"
+    )
     assert len(load_events(tmp_path, "forums")) == 1
     assert load_events(tmp_path, "news").empty
     (tmp_path / "macro.csv").write_text("date,headline,policy_signal\n2023-08-01,x,sideways\n")
@@ -51,9 +52,14 @@ def test_csv_and_missing_files(tmp_path):
 
 def test_yfinance_news_with_injected_download():
     items = [
-        {"content": {"title": "Apple beats", "pubDate": "2023-08-03T20:30:00Z",
-                     "provider": {"displayName": "Reuters"},
-                     "canonicalUrl": {"url": "https://x"}}},
+        {
+            "content": {
+                "title": "Apple beats",
+                "pubDate": "2023-08-03T20:30:00Z",
+                "provider": {"displayName": "Reuters"},
+                "canonicalUrl": {"url": "https://x"},
+            }
+        },
         {"title": "Old layout", "providerPublishTime": 1691000000, "publisher": "WSJ"},
         {"content": {"title": None}},
         "junk",
