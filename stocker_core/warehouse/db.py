@@ -36,6 +36,7 @@ class Warehouse:
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
         self._ready = False
+        self._session: duckdb.DuckDBPyConnection | None = None
 
     @retry(
         retry=retry_if_exception(_is_lock_error),
@@ -47,8 +48,34 @@ class Warehouse:
         return duckdb.connect(str(self.path), read_only=read_only)
 
     @contextmanager
+    def session(self) -> Iterator[Warehouse]:
+        """Hold one connection for a block of many small reads/writes (a council run, a
+        training loop): ``connect()`` inside it hands out cheap cursors (~4 ms per lookup
+        instead of ~40 ms to open and close the file). Other processes wait for the block."""
+        if self._session is not None:
+            yield self
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        con = self._open(False)
+        try:
+            if not self._ready:
+                self._create_schema(con)
+            self._session = con
+            yield self
+        finally:
+            self._session = None
+            con.close()
+
+    @contextmanager
     def connect(self, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
         """A short-lived connection (retried while another process holds the write lock)."""
+        if self._session is not None:
+            cursor = self._session.cursor()
+            try:
+                yield cursor
+            finally:
+                cursor.close()
+            return
         if read_only and not self.path.exists():
             read_only = False
         if not read_only:

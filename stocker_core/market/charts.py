@@ -1,0 +1,296 @@
+"""Candlestick chart images: one 768×768 PNG per (ticker, trading day).
+
+Each image shows the 60 trading days up to and including its day (never a later
+bar): candles (or a line for close-only symbols), a volume panel, SMA20/50
+computed with the earlier history, and a title with ticker and date.
+
+``render_chart`` draws one; ``render_month`` writes a month of them under
+``<out_dir>/<TICKER>/<YYYY-MM-DD>.png`` and returns the rows of ``market.charts``;
+``verify_chart`` is the asset check's test of one file. Rendering reuses one
+figure per layout (see ``chart_render``) and, for many charts, a process pool.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from datetime import date
+from multiprocessing import get_context
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from PIL import Image
+
+from stocker_core.errors import StockerError
+from stocker_core.market.calendar import month_end
+from stocker_core.market.chart_render import (
+    CHART_PX,
+    WINDOW_BARS,
+    ChartWindow,
+    TemplateCache,
+)
+from stocker_core.market.frames import is_close_only
+from stocker_core.market.indicators import compute_indicators
+from stocker_core.market.validation import validate_ticker
+
+CHART_COLUMNS = ["ticker", "date", "path", "sha256", "width", "height", "window_start", "window_end"]
+SMA_LOOKBACK = 49  # earlier bars SMA50 needs before the window's first bar
+POOL_MIN_CHARTS = 200  # below this, starting worker processes costs more than it saves
+
+_templates = TemplateCache()
+_lock = threading.Lock()
+
+
+class ChartDataError(StockerError, LookupError):
+    """No bar to chart on the requested day (outside the data, or not a session)."""
+
+
+@dataclass(frozen=True)
+class RenderedChart:
+    """One chart's PNG and the dates its window covers."""
+
+    day: date
+    png: bytes
+    window_start: date
+    window_end: date
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.png).hexdigest()
+
+
+def _check_day(bars: pd.DataFrame, ticker: str, day: pd.Timestamp) -> None:
+    dates = bars["date"]
+    if len(bars) == 0:
+        raise ChartDataError(f"no bars for {ticker}: ingest its prices first")
+    first, last = dates.iloc[0], dates.iloc[-1]
+    if day > last:
+        raise ChartDataError(
+            f"{ticker} has no bars after {last:%Y-%m-%d}; {day:%Y-%m-%d} is later: "
+            "ingest more prices or pick an earlier date"
+        )
+    if day < first:
+        raise ChartDataError(
+            f"{ticker}'s bars start on {first:%Y-%m-%d}; {day:%Y-%m-%d} is earlier: pick a later date"
+        )
+    if not (dates == day).any():
+        earlier = dates[dates < day].iloc[-1]
+        raise ChartDataError(
+            f"{ticker} has no bar on {day:%Y-%m-%d} (not a trading session in the data); "
+            f"the session before it is {earlier:%Y-%m-%d}"
+        )
+
+
+def _title(ticker: str, day: pd.Timestamp, n: int, close_only: bool) -> str:
+    notes = []
+    if close_only:
+        notes.append("close only: line chart")
+    if n < WINDOW_BARS:
+        notes.append(f"only {n} of {WINDOW_BARS} days of history")
+    title = f"{ticker}  {day:%Y-%m-%d}"
+    return title + ("\n" + "; ".join(notes) if notes else "")
+
+
+def _windows(bars: pd.DataFrame, ticker: str, days: list[pd.Timestamp]) -> list[ChartWindow]:
+    """The chart windows of ``days``; SMAs from the full (past-only) history."""
+    bars = bars.sort_values("date").reset_index(drop=True)
+    for day in days:
+        _check_day(bars, ticker, day)
+    last_day = max(days)
+    bars = bars[bars["date"] <= last_day].reset_index(drop=True)
+    first_needed = int(np.searchsorted(bars["date"].to_numpy(), np.datetime64(min(days))))
+    start = max(0, first_needed - (WINDOW_BARS - 1) - SMA_LOOKBACK)
+    bars = bars.iloc[start:].reset_index(drop=True)
+    indicators = compute_indicators(bars)  # backward-looking: row i uses rows <= i only
+    positions = np.searchsorted(bars["date"].to_numpy(), np.array(days, dtype="datetime64[ns]"))
+    windows = []
+    for day, pos in zip(days, positions, strict=True):
+        lo = max(0, pos + 1 - WINDOW_BARS)
+        window = bars.iloc[lo : pos + 1].reset_index(drop=True)
+        close_only = bool(is_close_only(window))
+        windows.append(
+            ChartWindow(
+                ticker=ticker,
+                day=day,
+                bars=window,
+                sma20=indicators["sma20"].to_numpy()[lo : pos + 1],
+                sma50=indicators["sma50"].to_numpy()[lo : pos + 1],
+                title=_title(ticker, day, len(window), close_only),
+                kind="line" if close_only else "candle",
+            )
+        )
+    return windows
+
+
+def chart_window(bars: pd.DataFrame, ticker: str, day: date | str | pd.Timestamp) -> ChartWindow:
+    """The data one chart of ``ticker`` on ``day`` shows (bars after ``day`` are ignored)."""
+    validate_ticker(ticker)
+    return _windows(bars, ticker, [pd.Timestamp(day).normalize()])[0]
+
+
+def draw_window(window: ChartWindow) -> bytes:
+    """PNG bytes of one window, drawn with this process's reusable figures."""
+    with _lock:
+        return _templates.get(window.layout).render_png(window)
+
+
+def render_chart(bars_upto_day: pd.DataFrame, ticker: str, day: date | str | pd.Timestamp) -> bytes:
+    """A 768×768 PNG of the 60 trading days up to and including ``day``.
+
+    ``bars_upto_day`` is a normalized bar frame (see ``frames.normalize_bars``); rows
+    after ``day`` are ignored. Raises ChartDataError when ``day`` has no bar.
+    """
+    return draw_window(chart_window(bars_upto_day, ticker, day))
+
+
+def _render_chunk(bars: pd.DataFrame, ticker: str, days: list[pd.Timestamp]) -> list[RenderedChart]:
+    out = []
+    for window in _windows(bars, ticker, days):
+        out.append(
+            RenderedChart(
+                day=window.day.date(),
+                png=draw_window(window),
+                window_start=window.bars["date"].iloc[0].date(),
+                window_end=window.bars["date"].iloc[-1].date(),
+            )
+        )
+    return out
+
+
+def _pool_size(n_charts: int, workers: int | None) -> int:
+    if workers is None:
+        workers = (os.cpu_count() or 1) if n_charts >= POOL_MIN_CHARTS else 1
+    return max(1, min(workers, n_charts))
+
+
+def chart_pool(workers: int | None = None) -> ProcessPoolExecutor:
+    """A process pool for ``render_charts`` (spawned: safe beside threads and DuckDB)."""
+    return ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 1, mp_context=get_context("spawn"))
+
+
+def render_charts(
+    bars: pd.DataFrame,
+    ticker: str,
+    days: list[date] | list[pd.Timestamp],
+    workers: int | None = None,
+    pool: ProcessPoolExecutor | None = None,
+) -> list[RenderedChart]:
+    """Charts of ``ticker`` for each of ``days`` (in order).
+
+    ``workers=None`` uses one process for small batches and a pool sized to the
+    cores for large ones; pass ``pool`` (see ``chart_pool``) to reuse a running one
+    (the days are then split into ``workers`` or as many chunks as cores).
+    """
+    validate_ticker(ticker)
+    stamps = [pd.Timestamp(d).normalize() for d in days]
+    if not stamps:
+        return []
+    if pool is not None:
+        n_workers = max(1, min(workers or os.cpu_count() or 1, len(stamps)))
+    else:
+        n_workers = _pool_size(len(stamps), workers)
+    if n_workers <= 1:
+        return _render_chunk(bars, ticker, stamps)
+    ordered = bars.sort_values("date").reset_index(drop=True)
+    for day in stamps:  # fail here, not inside a worker
+        _check_day(ordered, ticker, day)
+    chunks = [list(c) for c in np.array_split(np.array(stamps, dtype=object), n_workers) if len(c)]
+    own = pool or chart_pool(n_workers)
+    try:
+        futures = [own.submit(_render_chunk, bars, ticker, chunk) for chunk in chunks]
+        return [chart for future in futures for chart in future.result()]
+    finally:
+        if pool is None:
+            own.shutdown()
+
+
+def chart_path(out_dir: Path, ticker: str, day: date) -> Path:
+    """``<out_dir>/<TICKER>/<YYYY-MM-DD>.png``."""
+    return Path(out_dir) / validate_ticker(ticker) / f"{day:%Y-%m-%d}.png"
+
+
+def _month_start(month: date | str | pd.Timestamp) -> date:
+    return pd.Timestamp(month).date().replace(day=1)
+
+
+def render_month(
+    bars_full: pd.DataFrame,
+    ticker: str,
+    month: date | str | pd.Timestamp,
+    out_dir: Path,
+    workers: int | None = None,
+) -> pd.DataFrame:
+    """Write one chart per trading day of ``month`` present in ``bars_full``.
+
+    Files go to ``<out_dir>/<TICKER>/<YYYY-MM-DD>.png`` via temporary files and
+    atomic renames, after every chart of the month rendered; that month's other
+    files of the ticker are deleted. Returns the ``market.charts`` rows
+    (``CHART_COLUMNS``). Raises ChartDataError when the month has no bars.
+    """
+    validate_ticker(ticker)
+    start = _month_start(month)
+    end = month_end(start)
+    dates = bars_full["date"]
+    days = sorted(dates[(dates >= pd.Timestamp(start)) & (dates < pd.Timestamp(end))])
+    if not days:
+        raise ChartDataError(f"{ticker} has no bars in {start:%Y-%m}: ingest its prices for that month first")
+    charts = render_charts(bars_full, ticker, days, workers=workers)
+    folder = Path(out_dir) / ticker
+    folder.mkdir(parents=True, exist_ok=True)
+    targets = [chart_path(out_dir, ticker, chart.day) for chart in charts]
+    pending: list[tuple[Path, Path]] = []
+    try:
+        for chart, target in zip(charts, targets, strict=True):
+            if target.exists() and target.read_bytes() == chart.png:
+                continue
+            tmp = folder / f".{target.name}.{os.getpid()}.tmp"
+            tmp.write_bytes(chart.png)
+            pending.append((tmp, target))
+        for tmp, target in pending:
+            os.replace(tmp, target)
+    finally:
+        for tmp, _ in pending:
+            tmp.unlink(missing_ok=True)
+    keep = {t.name for t in targets}
+    for stale in folder.glob(f"{start:%Y-%m}-*.png"):
+        if stale.name not in keep:
+            stale.unlink(missing_ok=True)
+    for leftover in folder.glob(f".{start:%Y-%m}-*.png.*.tmp"):  # from a killed run
+        leftover.unlink(missing_ok=True)
+    return pd.DataFrame(
+        {
+            "ticker": ticker,
+            "date": [c.day for c in charts],
+            "path": [str(t) for t in targets],
+            "sha256": [c.sha256 for c in charts],
+            "width": CHART_PX,
+            "height": CHART_PX,
+            "window_start": [c.window_start for c in charts],
+            "window_end": [c.window_end for c in charts],
+        },
+        columns=CHART_COLUMNS,
+    )
+
+
+def verify_chart(path: Path | str) -> str | None:
+    """None when ``path`` is a readable 768×768 PNG, else what is wrong with it."""
+    path = Path(path)
+    if not path.is_file():
+        return f"{path} is missing"
+    try:
+        with Image.open(path) as image:
+            size, fmt = image.size, image.format
+            image.verify()
+        with Image.open(path) as image:
+            image.load()
+    except Exception as exc:  # any decoding failure is a finding, not a crash
+        return f"{path} is not a readable PNG: {exc}"
+    if fmt != "PNG":
+        return f"{path} is a {fmt} image, not a PNG"
+    if size != (CHART_PX, CHART_PX):
+        return f"{path} is {size[0]}×{size[1]}, expected {CHART_PX}×{CHART_PX}"
+    return None
