@@ -3,7 +3,7 @@
 import dagster as dg
 
 from stocker_assets.assets import env, market
-from stocker_assets.checks import indicators_are_sane, prices_are_valid
+from stocker_assets.checks import charts_are_complete, indicators_are_sane, prices_are_valid
 from stocker_assets.jobs import market_job
 from stocker_assets.resources import default_resources
 from stocker_assets.schedules import corpus_refresh
@@ -11,7 +11,7 @@ from stocker_assets.sensors import universe_sync
 
 defs = dg.Definitions(
     assets=dg.load_assets_from_modules([market, env]),
-    asset_checks=[prices_are_valid, indicators_are_sane],
+    asset_checks=[prices_are_valid, indicators_are_sane, charts_are_complete],
     jobs=[market_job],
     schedules=[corpus_refresh],
     sensors=[universe_sync],

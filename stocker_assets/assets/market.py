@@ -1,5 +1,8 @@
 """Market group: daily bars and indicators per ticker × month, stored in DuckDB."""
 
+import base64
+from pathlib import Path
+
 import dagster as dg
 import pandas as pd
 
@@ -7,7 +10,13 @@ from stocker_assets.lineage import combined_version, record_build
 from stocker_assets.partitions import month_window_mapping, months_by_ticker, ticker_month_partitions
 from stocker_assets.resources import StockerResource
 from stocker_core.market.indicators import INDICATOR_COLUMNS, LOOKBACK_MONTHS
-from stocker_core.market.pipeline import MonthBuild, build_indicators, build_prices
+from stocker_core.market.pipeline import (
+    CHART_LOOKBACK_MONTHS,
+    MonthBuild,
+    build_charts,
+    build_indicators,
+    build_prices,
+)
 from stocker_core.market.validation import partition_key
 
 MARKET = "market"
@@ -85,4 +94,38 @@ def indicators(context: dg.AssetExecutionContext, stocker: StockerResource) -> d
             metadata["latest"] = dg.MetadataValue.md(
                 pd.DataFrame([row[["date", *INDICATOR_COLUMNS]]]).to_markdown(index=False)
             )
+    return dg.MaterializeResult(metadata=metadata, data_version=combined_version(build))
+
+
+@dg.asset(
+    partitions_def=ticker_month_partitions,
+    group_name=MARKET,
+    code_version="1",
+    pool=DUCKDB_POOL,
+    backfill_policy=dg.BackfillPolicy.single_run(),
+    deps=[dg.AssetDep(prices, partition_mapping=month_window_mapping(-CHART_LOOKBACK_MONTHS))],
+    kinds={"duckdb", "matplotlib"},
+    description=(
+        "768×768 candlestick PNG per trading day (60 sessions up to that day, volume, SMA20/50) "
+        "under STOCKER_HOME/charts/<TICKER>/<DATE>.png, indexed in table market.charts."
+    ),
+)
+def charts(context: dg.AssetExecutionContext, stocker: StockerResource) -> dg.MaterializeResult:
+    source, warehouse = stocker.market_source(), stocker.warehouse()
+    build = MonthBuild()
+    grouped = months_by_ticker(context.partition_keys)
+    for i, (ticker, months) in enumerate(grouped.items(), start=1):
+        context.log.info(f"[{i}/{len(grouped)}] charts {ticker}: {len(months)} month(s)")
+        part = build_charts(source, warehouse, ticker, months, stocker.charts_dir())
+        record_build(context, warehouse, part)
+        build.merge(part)
+    metadata = _summary(build, len(context.partition_keys))
+    if build.rows:
+        ticker = list(grouped)[-1]
+        latest = warehouse.read_table("market.charts", ticker).tail(1)
+        if len(latest):
+            path = Path(latest["path"].iloc[0])
+            metadata["latest_chart"] = dg.MetadataValue.path(str(path))
+            thumbnail = base64.b64encode(path.read_bytes()).decode()
+            metadata["preview"] = dg.MetadataValue.md(f"![{path.name}](data:image/png;base64,{thumbnail})")
     return dg.MaterializeResult(metadata=metadata, data_version=combined_version(build))

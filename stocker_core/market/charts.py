@@ -233,13 +233,44 @@ def render_month(
     """
     validate_ticker(ticker)
     start = _month_start(month)
-    end = month_end(start)
-    dates = bars_full["date"]
-    days = sorted(dates[(dates >= pd.Timestamp(start)) & (dates < pd.Timestamp(end))])
-    if not days:
+    rows = render_months(bars_full, ticker, [start], out_dir, workers)
+    if rows.empty:
         raise ChartDataError(f"{ticker} has no bars in {start:%Y-%m}: ingest its prices for that month first")
-    charts = render_charts(bars_full, ticker, days, workers=workers)
-    folder = Path(out_dir) / ticker
+    return rows
+
+
+def render_months(
+    bars_full: pd.DataFrame,
+    ticker: str,
+    months: list[date],
+    out_dir: Path,
+    workers: int | None = None,
+) -> pd.DataFrame:
+    """``render_month`` for many months in one pass (one worker pool for all charts).
+
+    Months without bars are skipped (no rows, their files untouched).
+    """
+    validate_ticker(ticker)
+    dates = bars_full["date"]
+    by_month: dict[date, list[pd.Timestamp]] = {}
+    for month in sorted({_month_start(m) for m in months}):
+        mask = (dates >= pd.Timestamp(month)) & (dates < pd.Timestamp(month_end(month)))
+        if mask.any():
+            by_month[month] = sorted(dates[mask])
+    all_days = [d for days in by_month.values() for d in days]
+    charts = render_charts(bars_full, ticker, all_days, workers=workers) if all_days else []
+    rows = []
+    offset = 0
+    for month, days in by_month.items():
+        part = charts[offset : offset + len(days)]
+        offset += len(days)
+        rows.append(_write_month(part, ticker, month, Path(out_dir)))
+    return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(columns=CHART_COLUMNS)
+
+
+def _write_month(charts: list[RenderedChart], ticker: str, start: date, out_dir: Path) -> pd.DataFrame:
+    """Atomically write a month's rendered charts and drop that month's stale files."""
+    folder = out_dir / ticker
     folder.mkdir(parents=True, exist_ok=True)
     targets = [chart_path(out_dir, ticker, chart.day) for chart in charts]
     pending: list[tuple[Path, Path]] = []

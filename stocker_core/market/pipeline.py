@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
+from pathlib import Path
 
 import pandas as pd
 
@@ -79,21 +80,25 @@ def build_prices(
     return build
 
 
-def lookback_start(first_month: date) -> date:
-    """First day of the indicator lookback before ``first_month``."""
-    return (pd.Timestamp(first_month) - pd.DateOffset(months=LOOKBACK_MONTHS)).date()
+def lookback_start(first_month: date, lookback_months: int = LOOKBACK_MONTHS) -> date:
+    """First day of a lookback of ``lookback_months`` before ``first_month``."""
+    return (pd.Timestamp(first_month) - pd.DateOffset(months=lookback_months)).date()
 
 
-def indicator_history(
-    source: MarketDataSource, warehouse: Warehouse, ticker: str, months: Sequence[date]
+def bars_with_lookback(
+    source: MarketDataSource,
+    warehouse: Warehouse,
+    ticker: str,
+    months: Sequence[date],
+    lookback_months: int = LOOKBACK_MONTHS,
 ) -> tuple[pd.DataFrame, list[str]]:
-    """Bars from the lookback start to the end of the last month.
+    """Bars from ``lookback_months`` before the first month to the end of the last.
 
     Reads the warehouse; lookback months it lacks are read from the source (and
-    reported), so a month's indicators equal a computation over the full history.
+    reported), so a month's indicators or charts equal those over the full history.
     """
     months = sorted(months)
-    start, end = lookback_start(months[0]), month_end(months[-1])
+    start, end = lookback_start(months[0], lookback_months), month_end(months[-1])
     stored = warehouse.read_prices(ticker, start, end)
     notes: list[str] = []
     stored_months = set(pd.to_datetime(stored["date"]).dt.to_period("M")) if len(stored) else set()
@@ -108,7 +113,7 @@ def indicator_history(
             stored = pd.concat([stored, extra], ignore_index=True).sort_values("date")
             notes.append(
                 f"lookback months {filled[0]}…{filled[-1]} ({len(filled)}) read from the "
-                f"{source.name} source: materialize their prices partitions for lineage"
+                f"{source.name} source (not in the warehouse yet)"
             )
     return stored.reset_index(drop=True), notes
 
@@ -117,8 +122,33 @@ def build_indicators(
     source: MarketDataSource, warehouse: Warehouse, ticker: str, months: Sequence[date]
 ) -> MonthBuild:
     """Compute indicators over the lookback history and store the requested months."""
-    history, notes = indicator_history(source, warehouse, ticker, months)
+    history, notes = bars_with_lookback(source, warehouse, ticker, months)
     values = compute_indicators(history)
     build = _write_months(warehouse, "market.indicators", ticker, sorted(months), values)
     build.notes.extend(notes)
+    return build
+
+
+CHART_LOOKBACK_MONTHS = 6  # 59 earlier sessions in the window + 49 for SMA50 ≈ 5.2 months
+
+
+def build_charts(
+    source: MarketDataSource,
+    warehouse: Warehouse,
+    ticker: str,
+    months: Sequence[date],
+    out_dir: Path,
+    workers: int | None = None,
+) -> MonthBuild:
+    """Render every session's chart of ``months`` and index them in ``market.charts``."""
+    from stocker_core.market.charts import render_months
+
+    bars, notes = bars_with_lookback(source, warehouse, ticker, months, CHART_LOOKBACK_MONTHS)
+    rows = render_months(bars, ticker, sorted(months), out_dir, workers)
+    rows = rows.assign(date=pd.to_datetime(rows["date"]))
+    build = _write_months(warehouse, "market.charts", ticker, sorted(months), rows.drop(columns="ticker"))
+    build.notes.extend(notes)
+    for key in build.rows:  # a chart month's version is its files' hashes
+        month_rows = rows[rows["date"].dt.strftime("%Y-%m-01") == key.split("|")[1]]
+        build.data_versions[key] = frame_version(month_rows[["date", "sha256"]])
     return build

@@ -1,0 +1,70 @@
+"""charts[ticker×month] through Dagster: files, table, check, idempotence."""
+
+import hashlib
+from pathlib import Path
+
+import dagster as dg
+import pandas as pd
+
+from stocker_assets.assets.market import charts, prices
+from stocker_assets.checks import charts_are_complete
+from stocker_assets.partitions import ticker_partitions
+from stocker_assets.resources import StockerResource
+from stocker_core.warehouse import Warehouse
+
+KEY = "AAPL|2023-08-01"
+
+
+def test_charts_asset_writes_every_session_and_is_idempotent(tmp_path, seed_dir):
+    resource = StockerResource(home=str(tmp_path / "home"), source="files", files_dir=str(seed_dir))
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions(ticker_partitions.name, ["AAPL"])
+
+        def run():
+            return dg.materialize([prices, charts, charts_are_complete], instance=instance,
+                                  resources={"stocker": resource}, partition_key=KEY)
+
+        first = run()
+        assert first.success
+        warehouse = Warehouse(resource.settings().warehouse_path)
+        index = warehouse.read_table("market.charts", "AAPL")
+        assert len(index) == 23 and set(index["width"]) == {768} and set(index["height"]) == {768}
+        for row in index.itertuples():
+            data = Path(row.path).read_bytes()
+            assert hashlib.sha256(data).hexdigest() == row.sha256
+            assert row.window_end == row.date
+        assert Path(index["path"].iloc[0]) == tmp_path / "home" / "charts" / "AAPL" / "2023-08-01.png"
+        assert all(e.passed for e in first.get_asset_check_evaluations())
+        assert "data:image/png;base64," in first.asset_materializations_for_node("charts")[0].metadata["preview"].value
+
+        (tmp_path / "home" / "charts" / "AAPL" / "2023-08-31.png").write_bytes(b"broken")
+        stale = tmp_path / "home" / "charts" / "AAPL" / "2023-08-05.png"  # a Saturday: not a session
+        stale.write_bytes(b"stale")
+        second = run()
+        again = warehouse.read_table("market.charts", "AAPL")
+        pd.testing.assert_frame_equal(index, again)
+        assert not stale.exists()
+        assert all(e.passed for e in second.get_asset_check_evaluations())
+
+
+def test_chart_check_flags_missing_and_unreadable(tmp_path, seed_dir):
+    resource = StockerResource(home=str(tmp_path / "home"), source="files", files_dir=str(seed_dir))
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions(ticker_partitions.name, ["AAPL"])
+        assert dg.materialize([prices, charts], instance=instance, resources={"stocker": resource},
+                              partition_key=KEY).success
+        warehouse = Warehouse(resource.settings().warehouse_path)
+        with warehouse.connect() as con:
+            con.execute("DELETE FROM market.charts WHERE date = '2023-08-10'")
+        path = warehouse.read_table("market.charts", "AAPL")["path"].iloc[0]
+        Path(path).write_bytes(b"not a png")
+        # re-materialize prices only (charts untouched) and run the charts check
+        check_only = dg.materialize(
+            [prices, charts, charts_are_complete], instance=instance, resources={"stocker": resource},
+            partition_key=KEY,
+            selection=dg.AssetSelection.assets(prices) | dg.AssetSelection.checks(charts_are_complete),
+        )
+        evaluation = check_only.get_asset_check_evaluations()[0]
+    assert not evaluation.passed
+    problems = evaluation.metadata["problems"].value
+    assert "1 session(s) without a chart: 2023-08-10" in problems and "not a readable PNG" in problems
