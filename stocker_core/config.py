@@ -26,6 +26,9 @@ class Settings(BaseSettings):
     files_dir: Path | None = Field(default=None, description="Folder of CSV/Parquet bars")
     start_month: str = Field(default="2009-05-01", description="First monthly partition")
     default_tickers: list[str] = Field(default_factory=lambda: ["GOOGL"])
+    benchmark: str = Field(default="^GSPC", description="Peer of last resort for the council")
+    peers: dict[str, list[str]] = Field(default_factory=dict, description='e.g. {"AAPL": ["MSFT"]}')
+    commodities: dict[str, str] = Field(default_factory=dict, description='e.g. {"XOM": "CL=F"}')
 
     # Episodes and rewards (SPEC §1)
     starting_cash: float = 10_000.0

@@ -5,10 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from stocker_testing import SEED_DIR
 
 from stocker_core.config import Settings, get_settings
-
-SEED_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "seed_tasks"
 
 
 @pytest.fixture

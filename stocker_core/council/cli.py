@@ -10,41 +10,18 @@ import typer
 
 from stocker_core.errors import StockerError
 
-# Peers and commodity of the reference tasks (SPEC §1, fixtures tasks.json).
-TASK_CONTEXT: dict[str, tuple[str, str, tuple[str, ...], str]] = {
-    "task_easy": ("AAPL", "2023-08-01", ("MSFT", "GOOGL"), "GC=F"),
-    "task_medium": ("INTC", "2024-01-02", ("AMD", "NVDA"), "GC=F"),
-    "task_hard": ("META", "2022-09-01", ("GOOGL", "SNAP"), "CL=F"),
-}
-TICKER_CONTEXT = {ticker: (peers, commodity) for ticker, _, peers, commodity in TASK_CONTEXT.values()}
 
-
-def _resolve(
-    task: str | None, episode: str | None, ticker: str | None
-) -> tuple[str, date, tuple[str, ...], str | None]:
-    """(ticker, episode start, peers, commodity) from a task alias, episode key or ticker."""
+def _resolve(task: str | None, episode: str | None, ticker: str | None) -> tuple[str, date]:
+    """(ticker, episode start) from a task alias, an episode key or a plain ticker."""
+    from stocker_core.env.tasks import resolve_episode_key
     from stocker_core.errors import InvalidNameError
     from stocker_core.market.validation import parse_partition_key, validate_ticker
 
     name = task or episode
     if name:
-        try:  # the environment's task aliases, when present
-            from stocker_core.env.tasks import resolve_episode_key
-
-            key, _ = resolve_episode_key(name)
-            symbol, month = parse_partition_key(key)
-        except ImportError:
-            if name in TASK_CONTEXT:
-                symbol, start, _, _ = TASK_CONTEXT[name]
-                month = date.fromisoformat(start)
-            else:
-                symbol, month = parse_partition_key(name)
-        peers, commodity = TICKER_CONTEXT.get(symbol, ((), None))
-        return symbol, month, peers, commodity
+        return parse_partition_key(resolve_episode_key(name)[0])
     if ticker:
-        symbol = validate_ticker(ticker)
-        peers, commodity = TICKER_CONTEXT.get(symbol, ((), None))
-        return symbol, date.min, peers, commodity
+        return validate_ticker(ticker), date.min
     raise InvalidNameError("give --task (e.g. task_easy), --episode (AAPL|2023-08-01) or --ticker")
 
 
@@ -70,12 +47,13 @@ def register(app: typer.Typer) -> None:
         """Print the seven votes and the moderator's decision for one day."""
         from stocker_core.config import get_settings
         from stocker_core.council.backends import get_backend
-        from stocker_core.council.context import PortfolioState, load_council_inputs
+        from stocker_core.council.context import PortfolioState, context_symbols, load_council_inputs
         from stocker_core.council.runner import Council
 
         try:
             settings = get_settings(fresh=True)
-            symbol, start, task_peers, task_commodity = _resolve(task, episode, ticker)
+            symbol, start = _resolve(task, episode, ticker)
+            task_peers, task_commodity = context_symbols(symbol, settings)
             when = pd.Timestamp(day).normalize()
             inputs = load_council_inputs(
                 symbol,

@@ -171,15 +171,20 @@ class CouncilInputs:
 
 
 def _load_bars(ticker: str, start: date, end: date, settings: Settings) -> pd.DataFrame:
-    """Bars of ``ticker`` with ``start <= date < end``: warehouse first, else the source."""
-    from stocker_core.market.sources import get_source
-    from stocker_core.warehouse.db import Warehouse
+    from stocker_core.market.bars import load_bars
 
-    if settings.warehouse_path.exists():
-        stored = Warehouse(settings.warehouse_path).read_prices(ticker, start, end)
-        if len(stored):
-            return stored
-    return get_source(settings).fetch(ticker, start, end)
+    return load_bars(settings, ticker, start, end)[0]
+
+
+def context_symbols(ticker: str, settings: Settings) -> tuple[tuple[str, ...], str | None]:
+    """(peers, commodity) of ``ticker``: ``STOCKER_PEERS``/``STOCKER_COMMODITIES``, else the
+    reference task's, else the benchmark (``STOCKER_BENCHMARK``) and no commodity."""
+    from stocker_core.env.tasks import TASKS
+
+    task = next((t for t in TASKS.values() if t.ticker == ticker), None)
+    peers = settings.peers.get(ticker) or (task.peers if task else None) or [settings.benchmark]
+    commodity = settings.commodities.get(ticker) or (task.commodity if task else None)
+    return tuple(p for p in peers if p != ticker), commodity
 
 
 def load_council_inputs(
@@ -191,11 +196,13 @@ def load_council_inputs(
     settings: Settings | None = None,
     text_folder: Path | str | None = None,
     history_days: int = 400,
+    text: TextEvents | None = None,
 ) -> CouncilInputs:
     """Full inputs of ``ticker`` for decisions on ``start..end``: bars with
     ``history_days`` of history (warehouse if it has them, else the configured source),
     peer/commodity/rate closes where available, and text events from ``text_folder``
-    (default STOCKER_TEXT_DIR, else STOCKER_FILES_DIR; none when neither is set)."""
+    (default STOCKER_TEXT_DIR, else STOCKER_FILES_DIR; none when neither is set) unless
+    ``text`` is given (e.g. read from the warehouse's text tables)."""
     from stocker_core.config import get_settings
     from stocker_core.council.config import CouncilSettings
     from stocker_core.errors import StockerError
@@ -213,9 +220,10 @@ def load_council_inputs(
             continue  # a missing peer or rate symbol leaves that analyst abstaining
         if len(frame):
             closes.append(frame[["date", "close"]].assign(symbol=symbol))
-    if text_folder is None:
-        text_folder = CouncilSettings().text_folder or settings.files_dir
-    text = load_text_folder(text_folder) if text_folder else TextEvents.empty()
+    if text is None:
+        if text_folder is None:
+            text_folder = CouncilSettings().text_folder or settings.files_dir
+        text = load_text_folder(text_folder) if text_folder else TextEvents.empty()
     return CouncilInputs(
         ticker, bars, text, pd.concat(closes, ignore_index=True) if closes else None, tuple(peers), commodity
     )

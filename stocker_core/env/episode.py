@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date
-from functools import lru_cache
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -13,8 +11,8 @@ import pandas as pd
 from stocker_core.config import Settings, get_settings
 from stocker_core.env.tasks import resolve_episode_key
 from stocker_core.errors import EmptyDataError
+from stocker_core.market.bars import load_bars
 from stocker_core.market.calendar import month_end
-from stocker_core.market.sources import MarketDataSource
 from stocker_core.market.validation import parse_partition_key
 from stocker_core.warehouse.db import Warehouse
 from stocker_core.warehouse.point_in_time import point_in_time
@@ -102,47 +100,6 @@ def window_bounds(month: date, months: int) -> tuple[date, date]:
     return month, end
 
 
-def _from_warehouse(warehouse: Warehouse, ticker: str, start: date, end: date):
-    if not warehouse.path.exists():
-        return None
-    window = warehouse.read_prices(ticker, start, end)
-    if len(window) == 0:
-        return None
-    return warehouse.read_prices(ticker, None, start), window
-
-
-def _folder_signature(folder: Path | None) -> tuple[tuple[str, int, int], ...]:
-    if folder is None or not folder.is_dir():
-        return ()
-    return tuple(
-        (p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in sorted(folder.iterdir()) if p.is_file()
-    )
-
-
-@lru_cache(maxsize=8)
-def _cached_source(name: str, folder: Path | None, signature: tuple) -> MarketDataSource:
-    from stocker_core.market.sources import get_source
-
-    return get_source(Settings(source=name, files_dir=folder))
-
-
-def _source(settings: Settings) -> MarketDataSource:
-    """The configured source; file-backed ones are reused until their folder changes."""
-    if settings.source == "files":
-        folder = settings.files_dir
-        return _cached_source(settings.source, folder, _folder_signature(folder))
-    if settings.source == "sample":
-        return _cached_source(settings.source, None, ())
-    from stocker_core.market.sources import get_source
-
-    return get_source(settings)
-
-
-def _from_source(settings: Settings, ticker: str, start: date, end: date):
-    source = _source(settings)
-    return source.fetch(ticker, HISTORY_START, start), source.fetch(ticker, start, end), source.name
-
-
 def load_episode(
     name_or_key: str, settings: Settings | None = None, warehouse: Warehouse | None = None
 ) -> Episode:
@@ -156,14 +113,8 @@ def load_episode(
     key, task_id = resolve_episode_key(name_or_key)
     ticker, month = parse_partition_key(key)
     start, end = window_bounds(month, settings.episode_months)
-    if warehouse is None and settings.warehouse_path.exists():
-        warehouse = Warehouse(settings.warehouse_path)
-    found = _from_warehouse(warehouse, ticker, start, end) if warehouse is not None else None
-    if found is not None:
-        history, window = found
-        source = "warehouse"
-    else:
-        history, window, source = _from_source(settings, ticker, start, end)
+    window, source = load_bars(settings, ticker, start, end, warehouse)
+    history, _ = load_bars(settings, ticker, None, start, warehouse)
     if len(window) == 0:
         raise EmptyDataError(
             f"no bars for {ticker} between {start} and {end} in the warehouse or the "

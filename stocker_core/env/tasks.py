@@ -15,6 +15,8 @@ class Task:
     ticker: str
     month: str
     regime: str
+    peers: tuple[str, ...] = ()
+    commodity: str | None = None
 
     @property
     def key(self) -> str:
@@ -25,9 +27,18 @@ class Task:
 TASKS: dict[str, Task] = {
     task.task_id: task
     for task in (
-        Task("task_easy", "AAPL", "2023-08-01", "steady uptrend into a product launch"),
-        Task("task_medium", "INTC", "2024-01-01", "choppy, sideways after earnings"),
-        Task("task_hard", "META", "2022-09-01", "drawdown, then snap-back after Q3"),
+        Task(
+            "task_easy",
+            "AAPL",
+            "2023-08-01",
+            "steady uptrend into a product launch",
+            ("MSFT", "GOOGL"),
+            "GC=F",
+        ),
+        Task("task_medium", "INTC", "2024-01-01", "choppy, sideways after earnings", ("AMD", "NVDA"), "GC=F"),
+        Task(
+            "task_hard", "META", "2022-09-01", "drawdown, then snap-back after Q3", ("GOOGL", "SNAP"), "CL=F"
+        ),
     )
 }
 

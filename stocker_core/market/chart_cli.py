@@ -10,26 +10,18 @@ import typer
 
 from stocker_core.config import Settings
 from stocker_core.errors import StockerError
+from stocker_core.market.bars import load_bars
 from stocker_core.market.validation import validate_ticker
 
 HISTORY_DAYS = 200  # calendar days before DATE to read: 60 sessions + SMA50 lookback
 
 
-def load_bars(settings: Settings, ticker: str, day: date) -> pd.DataFrame:
-    """Bars of ``ticker`` up to ``day`` (with history for the SMAs): from the warehouse
-    when it has the ticker, else from the configured source."""
+def bars_for_chart(settings: Settings, ticker: str, day: date) -> pd.DataFrame:
+    """Bars of ``ticker`` around ``day`` with history for the SMAs."""
     # a few days past DATE so a non-session DATE is told apart from one after the data
     # (the chart itself never shows a bar after DATE)
     start, end = day - timedelta(days=HISTORY_DAYS), day + timedelta(days=10)
-    if settings.warehouse_path.exists():
-        from stocker_core.warehouse.db import Warehouse
-
-        bars = Warehouse(settings.warehouse_path).read_prices(ticker, start, end)
-        if len(bars):
-            return bars
-    from stocker_core.market.sources import get_source
-
-    return get_source(settings).fetch(ticker, start, end)
+    return load_bars(settings, ticker, start, end)[0]
 
 
 def chart(
@@ -46,7 +38,7 @@ def chart(
             when = date.fromisoformat(day)
         except ValueError:
             raise typer.BadParameter(f"{day!r} is not a date: use YYYY-MM-DD") from None
-        bars = load_bars(Settings(), ticker, when)
+        bars = bars_for_chart(Settings(), ticker, when)
         png = render_chart(bars, ticker, when)
     except StockerError as exc:
         typer.echo(f"error: {exc}", err=True)

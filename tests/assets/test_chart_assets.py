@@ -21,8 +21,12 @@ def test_charts_asset_writes_every_session_and_is_idempotent(tmp_path, seed_dir)
         instance.add_dynamic_partitions(ticker_partitions.name, ["AAPL"])
 
         def run():
-            return dg.materialize([prices, charts, charts_are_complete], instance=instance,
-                                  resources={"stocker": resource}, partition_key=KEY)
+            return dg.materialize(
+                [prices, charts, charts_are_complete],
+                instance=instance,
+                resources={"stocker": resource},
+                partition_key=KEY,
+            )
 
         first = run()
         assert first.success
@@ -35,7 +39,10 @@ def test_charts_asset_writes_every_session_and_is_idempotent(tmp_path, seed_dir)
             assert row.window_end == row.date
         assert Path(index["path"].iloc[0]) == tmp_path / "home" / "charts" / "AAPL" / "2023-08-01.png"
         assert all(e.passed for e in first.get_asset_check_evaluations())
-        assert "data:image/png;base64," in first.asset_materializations_for_node("charts")[0].metadata["preview"].value
+        assert (
+            "data:image/png;base64,"
+            in first.asset_materializations_for_node("charts")[0].metadata["preview"].value
+        )
 
         (tmp_path / "home" / "charts" / "AAPL" / "2023-08-31.png").write_bytes(b"broken")
         stale = tmp_path / "home" / "charts" / "AAPL" / "2023-08-05.png"  # a Saturday: not a session
@@ -51,8 +58,9 @@ def test_chart_check_flags_missing_and_unreadable(tmp_path, seed_dir):
     resource = StockerResource(home=str(tmp_path / "home"), source="files", files_dir=str(seed_dir))
     with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions(ticker_partitions.name, ["AAPL"])
-        assert dg.materialize([prices, charts], instance=instance, resources={"stocker": resource},
-                              partition_key=KEY).success
+        assert dg.materialize(
+            [prices, charts], instance=instance, resources={"stocker": resource}, partition_key=KEY
+        ).success
         warehouse = Warehouse(resource.settings().warehouse_path)
         with warehouse.connect() as con:
             con.execute("DELETE FROM market.charts WHERE date = '2023-08-10'")
@@ -60,7 +68,9 @@ def test_chart_check_flags_missing_and_unreadable(tmp_path, seed_dir):
         Path(path).write_bytes(b"not a png")
         # re-materialize prices only (charts untouched) and run the charts check
         check_only = dg.materialize(
-            [prices, charts, charts_are_complete], instance=instance, resources={"stocker": resource},
+            [prices, charts, charts_are_complete],
+            instance=instance,
+            resources={"stocker": resource},
             partition_key=KEY,
             selection=dg.AssetSelection.assets(prices) | dg.AssetSelection.checks(charts_are_complete),
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import make_bars
+from stocker_testing import make_bars
 
 from stocker_core.council import analysts
 from stocker_core.council.context import build_context

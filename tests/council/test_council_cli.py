@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import FIXTURE
+from stocker_testing import SEED_DIR as FIXTURE
 from typer.testing import CliRunner
 
 

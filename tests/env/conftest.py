@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from stocker_testing import SEED_DIR
 
 from stocker_core.config import get_settings
-
-SEED_DIR = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "seed_tasks"
-if not SEED_DIR.is_dir():
-    SEED_DIR = Path("/work/shared/fixtures/seed_tasks")
 
 
 @pytest.fixture
