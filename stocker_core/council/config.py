@@ -41,6 +41,7 @@ class CouncilSettings(BaseSettings):
     llm_concurrency: int = Field(default=4, ge=1)
     council_workers: int = Field(default=4, ge=1)
     text_dir: Path | None = None
+    news_online: bool = False  # also pull recent yfinance headlines for registered tickers
     files_dir: Path | None = None
 
     @model_validator(mode="after")

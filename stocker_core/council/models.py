@@ -7,6 +7,10 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
 
+from stocker_core.env.actions import Action
+
+__all__ = ["Action", "CouncilDecision", "SpecialistVote"]
+
 Side = Literal["buy", "sell", "hold"]
 
 
@@ -40,17 +44,6 @@ class SpecialistVote(BaseModel):
     def neutral(cls, role: str, rationale: str, parse_error: bool = False) -> SpecialistVote:
         """Signal 0, confidence 0 (missing data or an unusable reply)."""
         return cls(role=role, signal=0.0, confidence=0.0, rationale=rationale, parse_error=parse_error)
-
-
-class Action(BaseModel):
-    """A trade: ``side`` and a whole-share ``quantity`` (0 for hold)."""
-
-    side: Side = "hold"
-    quantity: int = Field(default=0, ge=0)
-
-    @classmethod
-    def hold(cls) -> Action:
-        return cls(side="hold", quantity=0)
 
 
 class CouncilDecision(BaseModel):

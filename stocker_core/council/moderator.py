@@ -10,8 +10,9 @@ from typing import Protocol
 
 from stocker_core.council.context import PortfolioState
 from stocker_core.council.llm import ChatClient
-from stocker_core.council.models import Action, SpecialistVote
+from stocker_core.council.models import SpecialistVote
 from stocker_core.council.parsing import clamp_action, parse_action
+from stocker_core.env.actions import Action
 
 
 class Moderator(Protocol):

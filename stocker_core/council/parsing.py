@@ -9,7 +9,9 @@ import re
 import warnings
 from typing import Any
 
-from stocker_core.council.models import Action, SpecialistVote
+from stocker_core.council.models import SpecialistVote
+from stocker_core.env.actions import MAX_QUANTITY, Action
+from stocker_core.env.portfolio import max_affordable
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
 _NUMBER = r"([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)"
@@ -147,12 +149,12 @@ def clamp_action(
     if side == "buy":
         if not price or not math.isfinite(price) or price <= 0 or cash <= 0:
             return Action.hold()
-        qty = min(qty, int(cash // (price * (1 + cost_rate))))
+        qty = min(qty, max_affordable(cash, price, cost_rate))
     elif side == "sell":
         qty = min(qty, max(0, int(position)))
     if side == "hold" or qty <= 0:
         return Action.hold()
-    return Action(side=side, quantity=qty)
+    return Action(side=side, quantity=min(qty, MAX_QUANTITY))
 
 
 _SIDE_WORDS = {"buy": "buy", "long": "buy", "sell": "sell", "short": "sell", "hold": "hold"}

@@ -75,7 +75,9 @@ def info_command(
 def run_command(
     task: str | None = typer.Option(None, "--task", help="task_easy | task_medium | task_hard"),
     episode: str | None = typer.Option(None, "--episode", help="partition key, e.g. AAPL|2023-08-01"),
-    policy: str = typer.Option("buy_and_hold", "--policy", help="buy_and_hold | hold | random | ideal"),
+    policy: str = typer.Option(
+        "buy_and_hold", "--policy", help="buy_and_hold | hold | random | ideal | council"
+    ),
     seed: int | None = typer.Option(None, "--seed", help="seed of the random policy"),
     as_json: bool = typer.Option(False, "--json", help="print the trajectory as JSON"),
     out: Path | None = typer.Option(None, "--out", help="save the trajectory JSON (for `grade`)"),

@@ -90,12 +90,21 @@ def register_policy(name: str, factory: PolicyFactory) -> None:
     POLICIES[name] = factory
 
 
+# Policies living in other packages register themselves when imported.
+PLUGIN_MODULES = {"council": "stocker_core.council.policy"}
+
+
 def make_policy(name: str, env: TradingEnv, seed: int | None = None) -> Policy:
     """The named policy for ``env``; InvalidNameError listing the known names otherwise."""
+    if name not in POLICIES and name in PLUGIN_MODULES:
+        import importlib
+
+        importlib.import_module(PLUGIN_MODULES[name])
     try:
         factory = POLICIES[name]
     except KeyError:
-        raise InvalidNameError(f"unknown policy {name!r}: use one of {', '.join(sorted(POLICIES))}") from None
+        known = ", ".join(sorted({*POLICIES, *PLUGIN_MODULES}))
+        raise InvalidNameError(f"unknown policy {name!r}: use one of {known}") from None
     return factory(env, seed)
 
 

@@ -1,0 +1,120 @@
+"""Text events (group text) and the council's cached specialist votes (group council)."""
+
+import dagster as dg
+import pandas as pd
+
+from stocker_assets.assets.market import DUCKDB_POOL, charts, indicators, prices
+from stocker_assets.lineage import combined_version, record_build
+from stocker_assets.partitions import month_window_mapping, months_by_ticker, ticker_month_partitions
+from stocker_assets.resources import StockerResource
+from stocker_core.council.backends import get_backend
+from stocker_core.council.config import CouncilSettings
+from stocker_core.council.partition import month_votes, role_summary
+from stocker_core.market.indicators import LOOKBACK_MONTHS
+from stocker_core.market.pipeline import MonthBuild
+from stocker_core.market.validation import partition_key
+from stocker_core.text.events import EventKind, fetch_yfinance_news, load_events
+from stocker_core.text.store import replace_events
+from stocker_core.warehouse.db import frame_version
+
+TEXT = "text"
+COUNCIL = "council"
+
+
+def _text_asset(kind: EventKind, name: str, what: str) -> dg.AssetsDefinition:
+    @dg.asset(
+        name=name,
+        group_name=TEXT,
+        code_version="1",
+        pool=DUCKDB_POOL,
+        kinds={"duckdb"},
+        description=(
+            f"{what} from the text drop folder (STOCKER_TEXT_DIR, else STOCKER_FILES_DIR), "
+            "validated; a folder without rows leaves the stored table untouched."
+        ),
+    )
+    def _asset(context: dg.AssetExecutionContext, stocker: StockerResource) -> dg.MaterializeResult:
+        settings, warehouse = stocker.settings(), stocker.warehouse()
+        council = CouncilSettings()
+        folder = council.text_dir or settings.files_dir
+        frame = load_events(folder, kind) if folder is not None else None
+        if kind == "news" and council.news_online:
+            online = [fetch_yfinance_news(t) for t in context.instance.get_dynamic_partitions("ticker")]
+            frame = pd.concat([f for f in [frame, *online] if f is not None and len(f)], ignore_index=True)
+        if frame is None or frame.empty:
+            context.log.warning(f"no {kind} rows found (folder {folder}); stored rows kept")
+            return dg.MaterializeResult(metadata={"rows_written": 0, "folder": str(folder)})
+        written = replace_events(warehouse, kind, frame)
+        preview = frame.tail(10).assign(date=frame["date"].dt.date.astype(str))
+        return dg.MaterializeResult(
+            metadata={
+                "rows_written": written,
+                "folder": str(folder),
+                "first_date": str(frame["date"].min().date()),
+                "last_date": str(frame["date"].max().date()),
+                "latest": dg.MetadataValue.md(preview.to_markdown(index=False)),
+            },
+            data_version=dg.DataVersion(frame_version(frame)),
+        )
+
+    return _asset
+
+
+news = _text_asset("news", "news", "Headlines per ticker (table text.news)")
+forum_posts = _text_asset("forums", "forum_posts", "Forum posts per ticker (table text.forum_posts)")
+macro_events = _text_asset("macro", "macro_events", "Dated macro events (table text.macro_events)")
+
+
+@dg.asset(
+    partitions_def=ticker_month_partitions,
+    group_name=COUNCIL,
+    code_version="1",
+    pool=DUCKDB_POOL,
+    backfill_policy=dg.BackfillPolicy.single_run(),
+    deps=[
+        dg.AssetDep(prices, partition_mapping=month_window_mapping(-LOOKBACK_MONTHS)),
+        indicators,
+        charts,
+        news,
+        forum_posts,
+        macro_events,
+    ],
+    kinds={"duckdb"},
+    description=(
+        "One vote per role per trading day from the configured backend (STOCKER_COUNCIL_BACKEND), "
+        "cached in council.votes by (role, backend, model, prompt version, ticker, date)."
+    ),
+)
+def specialist_votes(context: dg.AssetExecutionContext, stocker: StockerResource) -> dg.MaterializeResult:
+    settings, warehouse = stocker.settings(), stocker.warehouse()
+    backend = get_backend()
+    build = MonthBuild()
+    frames, totals = [], {"hits": 0, "misses": 0, "parse_failures": 0, "uncached": 0}
+    for ticker, months in months_by_ticker(context.partition_keys).items():
+        for i, month in enumerate(months, start=1):
+            key = partition_key(ticker, month)
+            run = month_votes(settings, warehouse, backend, ticker, month, CouncilSettings().council_workers)
+            if run is None:
+                build.empty.append(key)
+                continue
+            context.log.info(f"[{i}/{len(months)}] {key}: {run.stats}")
+            for name, value in run.stats.items():
+                totals[name] += value
+            build.rows[key] = len(run.votes)
+            build.data_versions[key] = frame_version(run.votes[["date", "role", "signal", "confidence"]])
+            frames.append(run.votes)
+    record_build(context, warehouse, build)
+    metadata: dict[str, object] = {
+        "backend": backend.name,
+        "model_id": backend.model_id,
+        "cache_hits": totals["hits"],
+        "cache_misses": totals["misses"],
+        "parse_failures": totals["parse_failures"],
+        "uncached_failures": totals["uncached"],
+        "months_without_bars": dg.MetadataValue.json(build.empty[:50]),
+    }
+    if frames:
+        summary = role_summary(pd.concat(frames, ignore_index=True))
+        metadata["votes"] = int(summary["votes"].sum())
+        metadata["by_role"] = dg.MetadataValue.md(summary.to_markdown(index=False, floatfmt="+.3f"))
+    return dg.MaterializeResult(metadata=metadata, data_version=combined_version(build))

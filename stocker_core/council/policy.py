@@ -1,0 +1,70 @@
+"""The council as an environment policy (``--policy council``)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from stocker_core.config import Settings, get_settings
+from stocker_core.council.backends import Backend, get_backend
+from stocker_core.council.cache import VoteCache
+from stocker_core.council.context import PortfolioState, context_symbols, load_council_inputs
+from stocker_core.council.moderator import Moderator, RuleModerator
+from stocker_core.council.runner import Council
+from stocker_core.env.actions import Action
+from stocker_core.env.environment import Observation, TradingEnv
+from stocker_core.env.policies import register_policy
+from stocker_core.text.events import TextEvents
+from stocker_core.warehouse.db import Warehouse
+
+
+def warehouse_text(warehouse: Warehouse) -> TextEvents | None:
+    """Text events stored by the text assets, or None when none are stored."""
+    from stocker_core.text.store import read_events
+
+    if not warehouse.path.exists():
+        return None
+    events = TextEvents(*(read_events(warehouse, kind) for kind in ("news", "forums", "macro")))
+    return events if any(len(f) for f in (events.news, events.forums, events.macro)) else None
+
+
+class CouncilPolicy:
+    """Seven specialists (cached votes) and a moderator decide each step's trade."""
+
+    def __init__(
+        self,
+        env: TradingEnv,
+        settings: Settings | None = None,
+        backend: Backend | None = None,
+        moderator: Moderator | None = None,
+    ) -> None:
+        settings = settings or get_settings()
+        episode = env.episode
+        peers, commodity = context_symbols(episode.ticker, settings)
+        warehouse = Warehouse(settings.warehouse_path)
+        self.inputs = load_council_inputs(
+            episode.ticker,
+            episode.start,
+            episode.end,
+            peers=peers,
+            commodity=commodity,
+            settings=settings,
+            text=warehouse_text(warehouse),
+        )
+        self.council = Council(backend or get_backend(), moderator or RuleModerator(), VoteCache(warehouse))
+        self.last_decision = None
+
+    def act(self, observation: Observation) -> Action:
+        if observation.step == 0:
+            self.council.moderator.reset()
+        portfolio = PortfolioState(
+            cash=observation.cash,
+            position=observation.position,
+            step=observation.step,
+            total_steps=observation.total_steps,
+        )
+        context = self.inputs.context(pd.Timestamp(observation.date), portfolio)
+        self.last_decision = self.council.decide(context)
+        return self.last_decision.action
+
+
+register_policy("council", lambda env, seed: CouncilPolicy(env))
