@@ -85,31 +85,44 @@ def _month(value: str | None) -> date | None:
         raise typer.BadParameter(f"{value!r} is not a month (YYYY-MM)") from None
 
 
+DEFAULT_GROUPS = "market,env,text,council"
+
+
 @app.command()
 def materialize(
     ticker: list[str] = typer.Option(None, "--ticker", "-t", help="Tickers (default: the universe)."),
     start: str = typer.Option(None, "--from", help="First month, YYYY-MM (default: first data)."),
     end: str = typer.Option(None, "--to", help="Last month, YYYY-MM (default: last data)."),
+    groups: str = typer.Option(DEFAULT_GROUPS, "--groups", "-g", help="Asset groups to build."),
 ) -> None:
-    """The main job: prices + indicators (+ checks) for every month with data, one run per ticker."""
+    """The main job: every asset of ``--groups`` for every month with data, one run per ticker."""
     from stocker_assets.definitions import defs
     from stocker_assets.resources import StockerResource
-    from stocker_assets.runner import months_with_data, register_tickers, run_ticker_months
+    from stocker_assets.runner import (
+        months_with_data,
+        register_tickers,
+        run_ticker_months,
+        run_unpartitioned,
+        select_assets,
+    )
 
     settings = get_settings(fresh=True)
     try:
+        partitioned, unpartitioned, checks = select_assets(defs, [g.strip() for g in groups.split(",")])
         tickers = [*ticker] if ticker else read_universe(settings)
         if ticker:
             add_tickers(settings, tickers)
         source = StockerResource().market_source()
         plan = {t: months_with_data(source, t, _month(start), _month(end)) for t in tickers}
-    except StockerError as exc:
+    except (StockerError, ValueError) as exc:
         _fail(exc)
     instance = _instance()
     register_tickers(instance, tickers)
-    assets = [a for a in defs.assets if a.group_names_by_key and "market" in a.group_names_by_key.values()]
-    checks = list(defs.asset_checks or [])
-    console.print(f"source [bold]{settings.source}[/bold] → warehouse [bold]{settings.warehouse_path}[/bold]")
+    resources = {"stocker": StockerResource()}
+    console.print(
+        f"source [bold]{settings.source}[/bold] → warehouse [bold]{settings.warehouse_path}[/bold]; "
+        f"groups {groups}"
+    )
     results = []
     started = time.perf_counter()
     with Progress(
@@ -120,38 +133,43 @@ def materialize(
         TimeElapsedColumn(),
         console=console,
     ) as progress:
+
+        def track(label: str, steps: int):
+            task = progress.add_task(label, total=steps)
+            return task, lambda step, _s: progress.update(
+                task, advance=1, description=f"{label}: {step} done"
+            )
+
+        if unpartitioned:
+            task, on_step = track("text events", len(unpartitioned))
+            results.append(run_unpartitioned(instance, unpartitioned, resources, on_step=on_step))
+            progress.update(task, completed=len(unpartitioned))
         for name, months in plan.items():
             if not months:
                 console.print(f"[yellow]{name}: no months with data in range; skipped[/yellow]")
                 continue
-            steps = len(assets) + len(checks)
-            task = progress.add_task(
-                f"{name} {months[0]:%Y-%m}…{months[-1]:%Y-%m} ({len(months)} months)", total=steps
+            if not partitioned:
+                continue
+            steps = len(partitioned) + len(checks)
+            task, on_step = track(
+                f"{name} {months[0]:%Y-%m}…{months[-1]:%Y-%m} ({len(months)} months)", steps
             )
-            outcome = run_ticker_months(
-                instance,
-                name,
-                months,
-                assets,
-                checks,
-                {"stocker": StockerResource()},
-                on_step=lambda step, _s, task=task, name=name: progress.update(
-                    task, advance=1, description=f"{name}: {step} done"
-                ),
+            results.append(
+                run_ticker_months(instance, name, months, partitioned, checks, resources, on_step=on_step)
             )
             progress.update(task, completed=steps)
-            results.append(outcome)
     table = Table(title="Materialized")
-    for col in ("ticker", "months", "run", "seconds", "status"):
+    for col in ("run of", "months", "run", "seconds", "status"):
         table.add_column(col)
     for r in results:
         status = "ok" if r.success else "[red]FAILED[/red]"
         if r.checks_failed:
             status += f" [yellow](checks failed: {', '.join(r.checks_failed)})[/yellow]"
-        table.add_row(r.ticker, str(r.months), r.run_id[:8], f"{r.seconds:.1f}", status)
+        table.add_row(r.ticker, str(r.months or "–"), r.run_id[:8], f"{r.seconds:.1f}", status)
     console.print(table)
-    rows = _row_counts(settings.warehouse_path)
-    console.print(f"warehouse: {rows} — total {time.perf_counter() - started:.1f}s")
+    console.print(
+        f"warehouse: {_row_counts(settings.warehouse_path)} — total {time.perf_counter() - started:.1f}s"
+    )
     console.print(
         "open the UI: [bold]stocker ui[/bold] (dagster dev on http://127.0.0.1:3000), "
         f"or query: duckdb {settings.warehouse_path}"
@@ -163,11 +181,17 @@ def materialize(
 def _row_counts(path: Path) -> str:
     from stocker_core.warehouse import Warehouse
 
-    counts = Warehouse(path).query(
-        "SELECT (SELECT count(*) FROM market.prices) AS prices, "
-        "(SELECT count(*) FROM market.indicators) AS indicators"
+    tables = ["market.prices", "market.indicators", "market.charts", "env.episodes", "council.votes"]
+    found = (
+        Warehouse(path)
+        .query("SELECT table_schema || '.' || table_name AS t FROM information_schema.tables")["t"]
+        .tolist()
     )
-    return ", ".join(f"{c} {int(counts[c].iloc[0])} rows" for c in counts.columns)
+    counts = []
+    for table in (t for t in tables if t in found):
+        n = Warehouse(path).query(f"SELECT count(*) AS n FROM {table}")["n"].iloc[0]
+        counts.append(f"{table} {int(n)}")
+    return ", ".join(counts) + " rows"
 
 
 @app.command()

@@ -81,6 +81,21 @@ class TickerRun:
 StepCallback = Callable[[str, str], None]
 
 
+def select_assets(
+    defs: dg.Definitions, groups: Sequence[str]
+) -> tuple[list[dg.AssetsDefinition], list[dg.AssetsDefinition], list[dg.AssetChecksDefinition]]:
+    """(partitioned assets, unpartitioned assets, their checks) of the named groups."""
+    known = {g for a in defs.assets for g in a.group_names_by_key.values()}
+    unknown = sorted(set(groups) - known)
+    if unknown:
+        raise ValueError(f"unknown group(s) {', '.join(unknown)}: use {', '.join(sorted(known))}")
+    chosen = [a for a in defs.assets if set(a.group_names_by_key.values()) & set(groups)]
+    partitioned = [a for a in chosen if a.partitions_def is not None]
+    keys = {k for a in partitioned for k in a.keys}
+    checks = [c for c in defs.asset_checks or [] if {s.asset_key for s in c.check_specs} <= keys]
+    return partitioned, [a for a in chosen if a.partitions_def is None], checks
+
+
 def _watch_steps(instance: dg.DagsterInstance, batch: str, on_step: StepCallback, stop: threading.Event):
     """Report finished steps of the run tagged ``batch`` until ``stop`` is set."""
     seen: set[str] = set()
@@ -95,6 +110,63 @@ def _watch_steps(instance: dg.DagsterInstance, batch: str, on_step: StepCallback
                 on_step(step, "done")
 
 
+def _materialize(
+    instance: dg.DagsterInstance,
+    selection: Sequence[dg.AssetsDefinition | dg.AssetChecksDefinition],
+    resources: dict[str, object],
+    tags: dict[str, str],
+    on_step: StepCallback | None,
+    log_level: str,
+) -> dg.ExecuteInProcessResult:
+    batch = uuid.uuid4().hex
+    stop = threading.Event()
+    watcher = None
+    if on_step is not None:
+        watcher = threading.Thread(target=_watch_steps, args=(instance, batch, on_step, stop), daemon=True)
+        watcher.start()
+    try:
+        return dg.materialize(
+            list(selection),
+            instance=instance,
+            resources=resources,
+            tags={**tags, "stocker/batch": batch},
+            raise_on_error=False,
+            run_config={"loggers": {"console": {"config": {"log_level": log_level}}}},
+        )
+    finally:
+        stop.set()
+        if watcher is not None:
+            watcher.join()
+
+
+def _failed_checks(result: dg.ExecuteInProcessResult) -> list[str]:
+    return [
+        f"{e.asset_key.to_user_string()}:{e.check_name}"
+        for e in result.get_asset_check_evaluations()
+        if not e.passed
+    ]
+
+
+def run_unpartitioned(
+    instance: dg.DagsterInstance,
+    assets: Sequence[dg.AssetsDefinition],
+    resources: dict[str, object],
+    on_step: StepCallback | None = None,
+    log_level: str = "WARNING",
+) -> TickerRun:
+    """One run over unpartitioned assets (e.g. the text events)."""
+    started = time.perf_counter()
+    result = _materialize(instance, assets, resources, {}, on_step, log_level)
+    return TickerRun(
+        "unpartitioned",
+        0,
+        result.run_id,
+        result.success,
+        time.perf_counter() - started,
+        _failed_checks(result),
+    )
+
+
 def run_ticker_months(
     instance: dg.DagsterInstance,
     ticker: str,
@@ -107,41 +179,17 @@ def run_ticker_months(
 ) -> TickerRun:
     """One in-process run over ``ticker``'s contiguous ``months``."""
     months = sorted(months)
-    batch = uuid.uuid4().hex
     tags = {
         RANGE_START: f"{ticker}|{months[0].isoformat()}",
         RANGE_END: f"{ticker}|{months[-1].isoformat()}",
-        "stocker/batch": batch,
     }
-    stop = threading.Event()
-    watcher = None
-    if on_step is not None:
-        watcher = threading.Thread(target=_watch_steps, args=(instance, batch, on_step, stop), daemon=True)
-        watcher.start()
     started = time.perf_counter()
-    try:
-        result = dg.materialize(
-            [*assets, *checks],
-            instance=instance,
-            resources=resources,
-            tags=tags,
-            raise_on_error=False,
-            run_config={"loggers": {"console": {"config": {"log_level": log_level}}}},
-        )
-    finally:
-        stop.set()
-        if watcher is not None:
-            watcher.join()
-    failed = [
-        f"{e.asset_key.to_user_string()}:{e.check_name}"
-        for e in result.get_asset_check_evaluations()
-        if not e.passed
-    ]
+    result = _materialize(instance, [*assets, *checks], resources, tags, on_step, log_level)
     return TickerRun(
         ticker=ticker,
         months=len(months),
         run_id=result.run_id,
         success=result.success,
         seconds=time.perf_counter() - started,
-        checks_failed=failed,
+        checks_failed=_failed_checks(result),
     )

@@ -83,16 +83,12 @@ class LLMBackend:
         return VoteResult(parse_vote(reply, role))
 
 
-def get_backend(settings: CouncilSettings | None = None, name: BackendName | str | None = None) -> Backend:
-    """The backend named by ``name`` or ``STOCKER_COUNCIL_BACKEND`` (rule|openai|transformers)."""
-    settings = settings or CouncilSettings()
-    name = name or settings.council_backend
-    if name == "rule":
-        return RuleBackend()
+def get_chat_client(settings: CouncilSettings, name: str) -> ChatClient:
+    """The chat client of an LLM backend (``openai`` or ``transformers``)."""
     if name == "openai":
         from stocker_core.council.llm import OpenAIChatClient
 
-        client = OpenAIChatClient(
+        return OpenAIChatClient(
             settings.openai_base_url,
             settings.openai_model,
             settings.openai_api_key,
@@ -104,7 +100,6 @@ def get_backend(settings: CouncilSettings | None = None, name: BackendName | str
             temperature=settings.llm_temperature,
             supports_images=settings.openai_multimodal,
         )
-        return LLMBackend(client, "openai")
     if name == "transformers":
         from stocker_core.council.llm import TransformersClient
 
@@ -112,7 +107,7 @@ def get_backend(settings: CouncilSettings | None = None, name: BackendName | str
             raise InvalidNameError(
                 "the transformers backend needs STOCKER_HF_MODEL (a local model folder or a Hub id)"
             )
-        client = TransformersClient(
+        return TransformersClient(
             settings.hf_model,
             settings.hf_adapter,
             max_new_tokens=settings.llm_max_tokens,
@@ -120,5 +115,25 @@ def get_backend(settings: CouncilSettings | None = None, name: BackendName | str
             load_in_4bit=settings.hf_load_in_4bit,
             multimodal=settings.hf_multimodal,
         )
-        return LLMBackend(client, "transformers")
     raise InvalidNameError(f"unknown council backend {name!r}: use rule, openai or transformers")
+
+
+def get_backend(settings: CouncilSettings | None = None, name: BackendName | str | None = None) -> Backend:
+    """The backend named by ``name`` or ``STOCKER_COUNCIL_BACKEND`` (rule|openai|transformers)."""
+    settings = settings or CouncilSettings()
+    name = name or settings.council_backend
+    if name == "rule":
+        return RuleBackend()
+    return LLMBackend(get_chat_client(settings, name), name)
+
+
+def get_moderator(settings: CouncilSettings | None = None, cost_rate: float = 0.001):
+    """``STOCKER_COUNCIL_MODERATOR``: ``rule`` (default) or ``llm`` — the LLM backend's
+    client (``STOCKER_COUNCIL_BACKEND`` openai/transformers) as moderator."""
+    from stocker_core.council.moderator import LLMModerator, RuleModerator
+
+    settings = settings or CouncilSettings()
+    if settings.council_moderator == "rule":
+        return RuleModerator()
+    backend = settings.council_backend if settings.council_backend != "rule" else "openai"
+    return LLMModerator(get_chat_client(settings, backend), cost_rate=cost_rate)

@@ -46,7 +46,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Print the seven votes and the moderator's decision for one day."""
         from stocker_core.config import get_settings
-        from stocker_core.council.backends import get_backend
+        from stocker_core.council.backends import get_backend, get_moderator
         from stocker_core.council.context import PortfolioState, context_symbols, load_council_inputs
         from stocker_core.council.runner import Council
 
@@ -73,7 +73,8 @@ def register(app: typer.Typer) -> None:
             portfolio = PortfolioState(
                 cash=settings.starting_cash if cash is None else cash, position=position, step=max(step, 0)
             )
-            decision = Council(get_backend(name=backend)).decide(inputs.context(when, portfolio))
+            council = Council(get_backend(name=backend), get_moderator(cost_rate=settings.transaction_cost))
+            decision = council.decide(inputs.context(when, portfolio))
         except StockerError as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(code=2) from None

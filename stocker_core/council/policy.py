@@ -5,10 +5,10 @@ from __future__ import annotations
 import pandas as pd
 
 from stocker_core.config import Settings, get_settings
-from stocker_core.council.backends import Backend, get_backend
+from stocker_core.council.backends import Backend, get_backend, get_moderator
 from stocker_core.council.cache import VoteCache
 from stocker_core.council.context import PortfolioState, context_symbols, load_council_inputs
-from stocker_core.council.moderator import Moderator, RuleModerator
+from stocker_core.council.moderator import Moderator
 from stocker_core.council.runner import Council
 from stocker_core.env.actions import Action
 from stocker_core.env.environment import Observation, TradingEnv
@@ -50,7 +50,8 @@ class CouncilPolicy:
             settings=settings,
             text=warehouse_text(warehouse),
         )
-        self.council = Council(backend or get_backend(), moderator or RuleModerator(), VoteCache(warehouse))
+        moderator = moderator or get_moderator(cost_rate=settings.transaction_cost)
+        self.council = Council(backend or get_backend(), moderator, VoteCache(warehouse))
         self.last_decision = None
 
     def act(self, observation: Observation) -> Action:

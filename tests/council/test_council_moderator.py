@@ -60,3 +60,24 @@ def test_council_policy_returns_action_dict(easy_inputs):
     assert set(action) == {"side", "quantity"} and action["side"] in {"buy", "sell", "hold"}
     decision = Council().decide(ctx)
     assert len(decision.votes) == 7 and decision.rationale
+
+
+def test_moderator_is_chosen_by_configuration(monkeypatch):
+    from stocker_core.council.backends import get_moderator
+    from stocker_core.council.config import CouncilSettings
+    from stocker_core.council.moderator import LLMModerator, RuleModerator
+
+    assert isinstance(get_moderator(CouncilSettings()), RuleModerator)
+    monkeypatch.setenv("STOCKER_COUNCIL_MODERATOR", "llm")
+    monkeypatch.setenv("STOCKER_COUNCIL_BACKEND", "openai")
+    monkeypatch.setenv("STOCKER_OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    moderator = get_moderator(CouncilSettings())
+    assert isinstance(moderator, LLMModerator)
+    # the endpoint is unreachable: the moderator holds instead of crashing
+    from stocker_core.council.context import PortfolioState
+    from stocker_core.council.models import SpecialistVote
+
+    votes = [SpecialistVote(role="indicator", signal=0.9, confidence=0.9, rationale="x")]
+    monkeypatch.setattr(moderator.client, "retries", 0, raising=False)
+    action, _rationale, parse_error = moderator.decide(votes, PortfolioState(cash=1000), 10.0)
+    assert action.side == "hold" and parse_error
