@@ -9,7 +9,7 @@ from stocker_assets.partitions import month_window_mapping, months_by_ticker, ti
 from stocker_assets.resources import StockerResource
 from stocker_core.council.backends import get_backend
 from stocker_core.council.config import CouncilSettings
-from stocker_core.council.partition import month_votes, role_summary
+from stocker_core.council.partition import role_summary, split_by_month, ticker_votes, vote_stats
 from stocker_core.market.indicators import LOOKBACK_MONTHS
 from stocker_core.market.pipeline import MonthBuild
 from stocker_core.market.validation import partition_key
@@ -91,18 +91,24 @@ def specialist_votes(context: dg.AssetExecutionContext, stocker: StockerResource
     build = MonthBuild()
     frames, totals = [], {"hits": 0, "misses": 0, "parse_failures": 0, "uncached": 0}
     for ticker, months in months_by_ticker(context.partition_keys).items():
-        for i, month in enumerate(months, start=1):
+        context.log.info(f"{ticker}: votes for {len(months)} month(s) with backend {backend.name}")
+        run = ticker_votes(settings, warehouse, backend, ticker, months, CouncilSettings().council_workers)
+        if run is None:
+            build.empty.extend(partition_key(ticker, m) for m in months)
+            continue
+        totals["uncached"] += run.stats.get("uncached", 0)
+        by_month = split_by_month(run.votes)
+        for month in months:
             key = partition_key(ticker, month)
-            run = month_votes(settings, warehouse, backend, ticker, month, CouncilSettings().council_workers)
-            if run is None:
+            part = by_month.get(month)
+            if part is None:
                 build.empty.append(key)
                 continue
-            context.log.info(f"[{i}/{len(months)}] {key}: {run.stats}")
-            for name, value in run.stats.items():
+            for name, value in vote_stats(part).items():
                 totals[name] += value
-            build.rows[key] = len(run.votes)
-            build.data_versions[key] = frame_version(run.votes[["date", "role", "signal", "confidence"]])
-            frames.append(run.votes)
+            build.rows[key] = len(part)
+            build.data_versions[key] = frame_version(part[["date", "role", "signal", "confidence"]])
+        frames.append(run.votes)
     record_build(context, warehouse, build)
     metadata: dict[str, object] = {
         "backend": backend.name,

@@ -44,6 +44,7 @@ class RuleBackend:
 
     name = "rule"
     model_id = RULES_VERSION
+    io_bound = False  # pure-Python quant rules: threads would only fight over the GIL
 
     def prompt_version(self, role: str) -> str:
         return hashlib.sha256(f"{RULES_VERSION}:{role}".encode()).hexdigest()[:12]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import date
 
 import pandas as pd
@@ -17,38 +17,41 @@ from stocker_core.market.calendar import month_end
 from stocker_core.warehouse.db import Warehouse
 
 
-def month_votes(
+def ticker_votes(
     settings: Settings,
     warehouse: Warehouse,
     backend: Backend,
     ticker: str,
-    month: date,
+    months: Sequence[date],
     workers: int = 4,
     progress: Callable[[int, int], None] | None = None,
 ) -> CouncilRun | None:
-    """Every role's vote on every stored trading day of ``ticker`` in ``month``.
+    """Every role's vote on every stored trading day of ``ticker`` in ``months``.
 
-    Reads cached votes first and computes only misses; None when the month has no bars.
-    Text events come from the warehouse's text tables, else the text folder.
+    The inputs (bars with history, peers, text, chart paths) are loaded once for the
+    whole range; cached votes are read first and only misses computed. Text events come
+    from the warehouse's text tables, else the text folder. None when there are no bars.
     """
-    end = month_end(month)
-    days = list(warehouse.read_prices(ticker, month, end)["date"])
+    months = sorted(months)
+    start, end = months[0], month_end(months[-1])
+    stored = warehouse.read_prices(ticker, start, end)["date"]
+    wanted = {pd.Timestamp(m).to_period("M") for m in months}
+    days = [d for d in stored if d.to_period("M") in wanted]
     if not days:
         return None
     peers, commodity = context_symbols(ticker, settings)
     inputs = load_council_inputs(
         ticker,
-        month,
+        start,
         end - pd.Timedelta(days=1),
         peers=peers,
         commodity=commodity,
         settings=settings,
         text=warehouse_text(warehouse),
     )
-    charts = warehouse.read_table("market.charts", ticker, month, end)
-    inputs.charts = {
-        pd.Timestamp(d): p for d, p in zip(charts.get("date", []), charts.get("path", []), strict=True)
-    }
+    charts = warehouse.read_table("market.charts", ticker, start, end)
+    if len(charts):
+        inputs.charts = {pd.Timestamp(d): p for d, p in zip(charts["date"], charts["path"], strict=True)}
     with warehouse.session():
         return run_votes(
             ticker,
@@ -59,6 +62,21 @@ def month_votes(
             max_workers=workers,
             progress=progress,
         )
+
+
+def split_by_month(votes: pd.DataFrame) -> dict[date, pd.DataFrame]:
+    """A votes frame cut into calendar months (keyed by the month's first day)."""
+    months = votes["date"].dt.to_period("M")
+    return {period.start_time.date(): part for period, part in votes.groupby(months, sort=True)}
+
+
+def vote_stats(votes: pd.DataFrame) -> dict[str, int]:
+    """Cache hits, misses and parse failures of a votes frame."""
+    return {
+        "hits": int(votes["cached"].sum()),
+        "misses": int((~votes["cached"]).sum()),
+        "parse_failures": int(votes["parse_error"].sum()),
+    }
 
 
 def role_summary(votes: pd.DataFrame) -> pd.DataFrame:

@@ -64,6 +64,8 @@ def run_votes(
                 SpecialistVote.neutral(role, f"backend error: {exc}"[:500], parse_error=True), cacheable=False
             )
 
+    if not getattr(backend, "io_bound", True):
+        max_workers = 1
     if todo:
         with ThreadPoolExecutor(max_workers=max(1, max_workers)) as pool:
             for key, result in pool.map(work, todo):

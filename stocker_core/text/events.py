@@ -12,6 +12,7 @@ import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -101,9 +102,14 @@ def events_frame(kind: EventKind, events: Iterable[_Event]) -> pd.DataFrame:
     return frame.sort_values("date", kind="stable").reset_index(drop=True)
 
 
-def empty_events(kind: EventKind) -> pd.DataFrame:
-    """A zero-row frame with the columns of ``kind``."""
+@lru_cache(maxsize=3)
+def _empty(kind: EventKind) -> pd.DataFrame:
     return events_frame(kind, [])
+
+
+def empty_events(kind: EventKind) -> pd.DataFrame:
+    """A zero-row frame with the columns of ``kind`` (a fresh copy)."""
+    return _empty(kind).copy()
 
 
 def _clean(record: dict[str, Any]) -> dict[str, Any]:
