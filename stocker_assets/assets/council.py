@@ -42,7 +42,8 @@ def _text_asset(kind: EventKind, name: str, what: str) -> dg.AssetsDefinition:
             online = [fetch_yfinance_news(t) for t in context.instance.get_dynamic_partitions("ticker")]
             frame = pd.concat([f for f in [frame, *online] if f is not None and len(f)], ignore_index=True)
         if frame is None or frame.empty:
-            context.log.warning(f"no {kind} rows found (folder {folder}); stored rows kept")
+            where = f"in {folder}" if folder is not None else "(no STOCKER_TEXT_DIR / STOCKER_FILES_DIR set)"
+            context.log.info(f"no {kind} rows {where}; the stored table is left as it is")
             return dg.MaterializeResult(metadata={"rows_written": 0, "folder": str(folder)})
         written = replace_events(warehouse, kind, frame)
         preview = frame.tail(10).assign(date=frame["date"].dt.date.astype(str))
@@ -63,6 +64,16 @@ def _text_asset(kind: EventKind, name: str, what: str) -> dg.AssetsDefinition:
 news = _text_asset("news", "news", "Headlines per ticker (table text.news)")
 forum_posts = _text_asset("forums", "forum_posts", "Forum posts per ticker (table text.forum_posts)")
 macro_events = _text_asset("macro", "macro_events", "Dated macro events (table text.macro_events)")
+
+
+def _progress_logger(context: dg.AssetExecutionContext, ticker: str):
+    """Log computed votes at every tenth of the work."""
+
+    def report(done: int, total: int) -> None:
+        if done == total or done % max(1, total // 10) == 0:
+            context.log.info(f"{ticker}: {done}/{total} votes computed")
+
+    return report
 
 
 @dg.asset(
@@ -92,7 +103,15 @@ def specialist_votes(context: dg.AssetExecutionContext, stocker: StockerResource
     frames, totals = [], {"hits": 0, "misses": 0, "parse_failures": 0, "uncached": 0}
     for ticker, months in months_by_ticker(context.partition_keys).items():
         context.log.info(f"{ticker}: votes for {len(months)} month(s) with backend {backend.name}")
-        run = ticker_votes(settings, warehouse, backend, ticker, months, CouncilSettings().council_workers)
+        run = ticker_votes(
+            settings,
+            warehouse,
+            backend,
+            ticker,
+            months,
+            CouncilSettings().council_workers,
+            progress=_progress_logger(context, ticker),
+        )
         if run is None:
             build.empty.extend(partition_key(ticker, m) for m in months)
             continue

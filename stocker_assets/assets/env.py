@@ -11,9 +11,10 @@ from stocker_assets.partitions import month_window_mapping, months_by_ticker, ti
 from stocker_assets.resources import StockerResource
 from stocker_core.config import get_settings
 from stocker_core.env.catalog import episode_row, solve_episode, trajectory_rows
-from stocker_core.env.episode import load_episode
+from stocker_core.env.episode import episode_from_bars, window_bounds
 from stocker_core.env.plots import ideal_position_png
 from stocker_core.errors import EmptyDataError
+from stocker_core.market.bars import load_bars
 from stocker_core.market.pipeline import MonthBuild
 from stocker_core.market.validation import partition_key
 from stocker_core.warehouse.db import frame_version
@@ -23,13 +24,16 @@ WINDOW = month_window_mapping(0, get_settings().episode_months - 1)
 
 
 def _solve_partitions(context: dg.AssetExecutionContext, stocker: StockerResource):
-    """Yield (key, solution) for every partition of the run that has bars."""
+    """Yield (key, solution or None without bars) for every partition of the run,
+    reading each ticker's bars once."""
     settings, warehouse = stocker.settings(), stocker.warehouse()
     for ticker, months in months_by_ticker(context.partition_keys).items():
+        last_end = window_bounds(months[-1], settings.episode_months)[1]
+        bars, origin = load_bars(settings, ticker, None, last_end, warehouse)
         for month in months:
             key = partition_key(ticker, month)
             try:
-                episode = load_episode(key, settings, warehouse)
+                episode = episode_from_bars(key, bars, settings, origin)
             except EmptyDataError:
                 yield key, None
                 continue

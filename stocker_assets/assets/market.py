@@ -1,6 +1,7 @@
 """Market group: daily bars and indicators per ticker × month, stored in DuckDB."""
 
 import base64
+from collections.abc import Callable
 from pathlib import Path
 
 import dagster as dg
@@ -18,6 +19,7 @@ from stocker_core.market.pipeline import (
     build_prices,
 )
 from stocker_core.market.validation import partition_key
+from stocker_core.warehouse import Warehouse
 
 MARKET = "market"
 DUCKDB_POOL = "duckdb"
@@ -33,6 +35,30 @@ def _summary(build: MonthBuild, partitions: int) -> dict[str, object]:
     }
 
 
+def _build_each_ticker(
+    context: dg.AssetExecutionContext,
+    warehouse: Warehouse,
+    build_months: Callable[[str, list], MonthBuild],
+    upstream_asset: str | None = None,
+) -> tuple[MonthBuild, dict[str, list]]:
+    """Run ``build_months(ticker, months)`` per ticker of the run and record lineage
+    (with the same partitions of ``upstream_asset`` as upstream data versions)."""
+    build = MonthBuild()
+    grouped = months_by_ticker(context.partition_keys)
+    name = context.asset_key.to_user_string()
+    for i, (ticker, months) in enumerate(grouped.items(), start=1):
+        context.log.info(f"[{i}/{len(grouped)}] {name} {ticker}: {len(months)} month(s)")
+        part = build_months(ticker, months)
+        upstream = None
+        if upstream_asset is not None:
+            keys = [partition_key(ticker, m) for m in months]
+            versions = warehouse.latest_data_versions(upstream_asset, keys)
+            upstream = {k: {f"{upstream_asset}@{k}": versions.get(k, "")} for k in keys}
+        record_build(context, warehouse, part, upstream)
+        build.merge(part)
+    return build, grouped
+
+
 @dg.asset(
     partitions_def=ticker_month_partitions,
     group_name=MARKET,
@@ -44,13 +70,9 @@ def _summary(build: MonthBuild, partitions: int) -> dict[str, object]:
 )
 def prices(context: dg.AssetExecutionContext, stocker: StockerResource) -> dg.MaterializeResult:
     source, warehouse = stocker.market_source(), stocker.warehouse()
-    build = MonthBuild()
-    grouped = months_by_ticker(context.partition_keys)
-    for i, (ticker, months) in enumerate(grouped.items(), start=1):
-        context.log.info(f"[{i}/{len(grouped)}] prices {ticker}: {len(months)} month(s)")
-        part = build_prices(source, warehouse, ticker, months)
-        record_build(context, warehouse, part)
-        build.merge(part)
+    build, grouped = _build_each_ticker(
+        context, warehouse, lambda ticker, months: build_prices(source, warehouse, ticker, months)
+    )
     metadata = _summary(build, len(context.partition_keys))
     metadata["source"] = source.name
     if len(context.partition_keys) == 1 and build.rows:
@@ -75,16 +97,12 @@ def prices(context: dg.AssetExecutionContext, stocker: StockerResource) -> dg.Ma
 )
 def indicators(context: dg.AssetExecutionContext, stocker: StockerResource) -> dg.MaterializeResult:
     source, warehouse = stocker.market_source(), stocker.warehouse()
-    build = MonthBuild()
-    grouped = months_by_ticker(context.partition_keys)
-    for i, (ticker, months) in enumerate(grouped.items(), start=1):
-        context.log.info(f"[{i}/{len(grouped)}] indicators {ticker}: {len(months)} month(s)")
-        part = build_indicators(source, warehouse, ticker, months)
-        upstream_keys = [partition_key(ticker, m) for m in months]
-        versions = warehouse.latest_data_versions("prices", upstream_keys)
-        upstream = {k: {f"prices@{k}": versions.get(k, "")} for k in upstream_keys}
-        record_build(context, warehouse, part, upstream)
-        build.merge(part)
+    build, grouped = _build_each_ticker(
+        context,
+        warehouse,
+        lambda ticker, months: build_indicators(source, warehouse, ticker, months),
+        upstream_asset="prices",
+    )
     metadata = _summary(build, len(context.partition_keys))
     if build.rows:
         last_ticker = list(grouped)[-1]
@@ -112,13 +130,12 @@ def indicators(context: dg.AssetExecutionContext, stocker: StockerResource) -> d
 )
 def charts(context: dg.AssetExecutionContext, stocker: StockerResource) -> dg.MaterializeResult:
     source, warehouse = stocker.market_source(), stocker.warehouse()
-    build = MonthBuild()
-    grouped = months_by_ticker(context.partition_keys)
-    for i, (ticker, months) in enumerate(grouped.items(), start=1):
-        context.log.info(f"[{i}/{len(grouped)}] charts {ticker}: {len(months)} month(s)")
-        part = build_charts(source, warehouse, ticker, months, stocker.charts_dir())
-        record_build(context, warehouse, part)
-        build.merge(part)
+    build, grouped = _build_each_ticker(
+        context,
+        warehouse,
+        lambda ticker, months: build_charts(source, warehouse, ticker, months, stocker.charts_dir()),
+        upstream_asset="prices",
+    )
     metadata = _summary(build, len(context.partition_keys))
     if build.rows:
         ticker = list(grouped)[-1]

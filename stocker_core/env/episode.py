@@ -115,7 +115,21 @@ def load_episode(
     start, end = window_bounds(month, settings.episode_months)
     window, source = load_bars(settings, ticker, start, end, warehouse)
     history, _ = load_bars(settings, ticker, None, start, warehouse)
-    if len(window) == 0:
+    bars = pd.concat([history, window], ignore_index=True) if len(history) else window
+    return episode_from_bars(key, bars, settings, source, task_id)
+
+
+def episode_from_bars(
+    key: str, bars: pd.DataFrame, settings: Settings, source: str = "", task_id: str | None = None
+) -> Episode:
+    """The episode ``key`` cut from a ticker's sorted bars (history before the window kept).
+
+    Lets a caller that builds many episodes of one ticker read its bars once.
+    """
+    ticker, month = parse_partition_key(key)
+    start, end = window_bounds(month, settings.episode_months)
+    lo, hi = bars["date"].searchsorted([pd.Timestamp(start), pd.Timestamp(end)])
+    if hi <= lo:
         raise EmptyDataError(
             f"no bars for {ticker} between {start} and {end} in the warehouse or the "
             f"{settings.source!r} source; materialize the prices partition or pick another window"
@@ -126,8 +140,8 @@ def load_episode(
         ticker=ticker,
         window_start=start,
         window_end=end,
-        bars=window[cols].reset_index(drop=True),
-        history=history[cols].reset_index(drop=True) if len(history) else window[cols].iloc[:0],
+        bars=bars[cols].iloc[lo:hi].reset_index(drop=True),
+        history=bars[cols].iloc[:lo].reset_index(drop=True),
         starting_cash=float(settings.starting_cash),
         task_id=task_id,
         source=source,
