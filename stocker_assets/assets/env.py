@@ -9,7 +9,7 @@ from stocker_assets.assets.market import DUCKDB_POOL, prices
 from stocker_assets.lineage import combined_version, record_build
 from stocker_assets.partitions import month_window_mapping, months_by_ticker, ticker_month_partitions
 from stocker_assets.resources import StockerResource
-from stocker_core.config import get_settings
+from stocker_core.config import Settings, get_settings
 from stocker_core.env.catalog import episode_row, solve_episode, trajectory_rows
 from stocker_core.env.episode import episode_from_bars, window_bounds
 from stocker_core.env.plots import ideal_position_png
@@ -17,16 +17,20 @@ from stocker_core.errors import EmptyDataError
 from stocker_core.market.bars import load_bars
 from stocker_core.market.pipeline import MonthBuild
 from stocker_core.market.validation import partition_key
-from stocker_core.warehouse.db import frame_version
+from stocker_core.warehouse.db import Warehouse, frame_version
 
 ENV = "env"
 WINDOW = month_window_mapping(0, get_settings().episode_months - 1)
 
 
-def _solve_partitions(context: dg.AssetExecutionContext, stocker: StockerResource):
+def _solve_partitions(context: dg.AssetExecutionContext, settings: Settings, warehouse: Warehouse):
     """Yield (key, solution or None without bars) for every partition of the run,
-    reading each ticker's bars once."""
-    settings, warehouse = stocker.settings(), stocker.warehouse()
+    reading each ticker's bars once; the warehouse stays open for the caller's writes."""
+    with warehouse.session():
+        yield from _solutions(context, settings, warehouse)
+
+
+def _solutions(context: dg.AssetExecutionContext, settings: Settings, warehouse: Warehouse):
     for ticker, months in months_by_ticker(context.partition_keys).items():
         last_end = window_bounds(months[-1], settings.episode_months)[1]
         bars, origin = load_bars(settings, ticker, None, last_end, warehouse)
@@ -40,6 +44,13 @@ def _solve_partitions(context: dg.AssetExecutionContext, stocker: StockerResourc
             yield key, solve_episode(episode, settings.transaction_cost)
 
 
+def _replace_by_ticker(warehouse: Warehouse, table: str, rows: pd.DataFrame) -> None:
+    """One write per ticker replacing every episode month present in ``rows``."""
+    for ticker, part in rows.groupby("ticker", sort=False):
+        months = sorted(set(part["month"]))
+        warehouse.replace_months(table, ticker, months, part.drop(columns="ticker"), month_column="month")
+
+
 @dg.asset(
     partitions_def=ticker_month_partitions,
     group_name=ENV,
@@ -51,23 +62,20 @@ def _solve_partitions(context: dg.AssetExecutionContext, stocker: StockerResourc
     description="Episodes (table env.episodes): trading days, start cash, buy-and-hold and ideal totals.",
 )
 def episodes(context: dg.AssetExecutionContext, stocker: StockerResource) -> dg.MaterializeResult:
-    warehouse = stocker.warehouse()
+    settings, warehouse = stocker.settings(), stocker.warehouse()
     build = MonthBuild()
     rows = []
-    for key, solution in _solve_partitions(context, stocker):
+    for key, solution in _solve_partitions(context, settings, warehouse):
         if solution is None:
             build.empty.append(key)
             continue
         row = episode_row(solution)
-        frame = pd.DataFrame([row])
-        warehouse.replace_months(
-            "env.episodes", row["ticker"], [row["month"]], frame.drop(columns="ticker"), month_column="month"
-        )
         build.rows[key] = 1
-        build.data_versions[key] = frame_version(frame)
+        build.data_versions[key] = frame_version(pd.DataFrame([row]))
         rows.append(row)
-    record_build(context, warehouse, build)
     table = pd.DataFrame(rows)
+    _replace_by_ticker(warehouse, "env.episodes", table)
+    record_build(context, warehouse, build)
     metadata = {"episodes": len(rows), "without_data": dg.MetadataValue.json(build.empty[:50])}
     if rows:
         shown = table[["key", "trading_days", "buy_and_hold_final", "ideal_total", "greedy_total"]]
@@ -93,19 +101,19 @@ def episodes(context: dg.AssetExecutionContext, stocker: StockerResource) -> dg.
 def ideal_trajectories(context: dg.AssetExecutionContext, stocker: StockerResource) -> dg.MaterializeResult:
     settings, warehouse = stocker.settings(), stocker.warehouse()
     build = MonthBuild()
+    frames: list[pd.DataFrame] = []
     last = None
-    for key, solution in _solve_partitions(context, stocker):
+    for key, solution in _solve_partitions(context, settings, warehouse):
         if solution is None:
             build.empty.append(key)
             continue
         frame = trajectory_rows(solution)
-        ticker = solution.episode.ticker
-        warehouse.replace_months(
-            "env.ideal_trajectories", ticker, [solution.episode.window_start], frame, month_column="month"
-        )
         build.rows[key] = len(frame)
         build.data_versions[key] = frame_version(frame)
+        frames.append(frame.assign(ticker=solution.episode.ticker))
         last = solution
+    if frames:
+        _replace_by_ticker(warehouse, "env.ideal_trajectories", pd.concat(frames, ignore_index=True))
     record_build(context, warehouse, build)
     metadata: dict[str, object] = {"episodes": len(build.rows)}
     if last is not None:
