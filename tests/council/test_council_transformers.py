@@ -6,9 +6,8 @@ import time
 
 import pytest
 
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
-tokenizers = pytest.importorskip("tokenizers")
+import torch
+import transformers
 
 
 @pytest.fixture(scope="module")
@@ -72,3 +71,24 @@ def test_missing_model_is_a_clear_error(tmp_path):
 
     with pytest.raises(LLMError, match="STOCKER_HF_MODEL"):
         TransformersClient(str(tmp_path / "nope"))
+
+
+def test_lora_adapter_is_loaded_on_top_of_the_base(tiny_model_dir, tmp_path):
+    from peft import LoraConfig, PeftModel, get_peft_model
+
+    from stocker_core.council.llm import TransformersClient
+
+    base = transformers.AutoModelForCausalLM.from_pretrained(tiny_model_dir)
+    lora = get_peft_model(base, LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"]))
+    with torch.no_grad():  # a non-zero B so the adapter changes the output
+        for name, param in lora.named_parameters():
+            if "lora_B" in name:
+                param.fill_(0.5)
+    lora.save_pretrained(tmp_path / "adapter")
+    plain = TransformersClient(str(tiny_model_dir), max_new_tokens=1)
+    adapted = TransformersClient(str(tiny_model_dir), str(tmp_path / "adapter"), max_new_tokens=1)
+    assert adapted.model_id.endswith("adapter") and adapted.model_id != plain.model_id
+    assert isinstance(adapted.model, PeftModel)
+    ids = torch.tensor([[1, 5, 6, 7]])
+    with torch.no_grad():
+        assert not torch.allclose(plain.model(ids).logits, adapted.model(ids).logits)
