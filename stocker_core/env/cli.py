@@ -128,6 +128,7 @@ def grade_command(
     import time
 
     from stocker_core.env import grader
+    from stocker_core.env.rewards import RewardParams
 
     try:
         data = grader.load_trajectory(trajectory)
@@ -152,9 +153,22 @@ def grade_command(
     if as_json:
         typer.echo(json.dumps(report))
         return
-    typer.echo(f"{len(rows)} combination(s), {report['steps']} steps, {elapsed * 1e3:.2f} ms")
-    for row in rows[:50]:
-        typer.echo(json.dumps(row))
+    from rich.console import Console
+    from rich.table import Table
+
+    params = RewardParams.field_names()
+    varied = [k for k in params if rows and len({r[k] for r in rows}) > 1]
+    outcome = ["total_reward", "final_value", "invalid_steps", "max_drawdown"]
+    table = Table(title=f"{len(rows)} combination(s), {report['steps']} steps, {elapsed * 1e3:.2f} ms")
+    for column in [*varied, *outcome]:
+        table.add_column(column, justify="right")
+    best = max(rows, key=lambda r: r["total_reward"]) if rows else None
+    for row in sorted(rows, key=lambda r: -r["total_reward"])[:50]:
+        style = "bold green" if row is best else None
+        table.add_row(*(f"{row[c]:.5g}" for c in [*varied, *outcome]), style=style)
+    Console().print(table)
+    if len(rows) > 50:
+        typer.echo(f"(best 50 of {len(rows)} shown; --json prints all)")
     if "max_abs_diff_vs_recorded" in report:
         typer.echo(f"max |regraded - recorded| = {report['max_abs_diff_vs_recorded']:.3g}")
 
