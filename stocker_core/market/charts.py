@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+from collections.abc import Mapping
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from datetime import date
@@ -37,7 +38,17 @@ from stocker_core.market.frames import is_close_only
 from stocker_core.market.indicators import compute_indicators
 from stocker_core.market.validation import validate_ticker
 
-CHART_COLUMNS = ["ticker", "date", "path", "sha256", "width", "height", "window_start", "window_end"]
+CHART_COLUMNS = [
+    "ticker",
+    "date",
+    "path",
+    "sha256",
+    "width",
+    "height",
+    "window_start",
+    "window_end",
+    "input_hash",
+]
 SMA_LOOKBACK = 49  # earlier bars SMA50 needs before the window's first bar
 POOL_MIN_CHARTS = 200  # below this, starting worker processes costs more than it saves
 
@@ -57,10 +68,27 @@ class RenderedChart:
     png: bytes
     window_start: date
     window_end: date
+    input_hash: str = ""
+    """Digest of everything drawn (bars, SMAs, title, renderer version)."""
 
     @property
     def sha256(self) -> str:
         return hashlib.sha256(self.png).hexdigest()
+
+
+RENDER_VERSION = "1"  # bump when the look changes: every chart is then redrawn
+
+
+def window_digest(window: ChartWindow) -> str:
+    """What a chart depends on, hashed: equal digests draw identical PNGs."""
+    digest = hashlib.sha256(f"{RENDER_VERSION}|{window.kind}|{window.title}".encode())
+    values = window.bars[["open", "high", "low", "close", "volume"]].to_numpy(dtype="float64")
+    # SMAs as float32: TA-Lib's running sums differ in the last bits with the start
+    # offset, and decimal rounding would split values that sit on a .5 boundary
+    smas = np.concatenate([window.sma20, window.sma50]).astype(np.float32)
+    for array in (window.bars["date"].to_numpy(dtype="datetime64[ns]"), values, smas):
+        digest.update(np.ascontiguousarray(array).tobytes())
+    return digest.hexdigest()[:32]
 
 
 def _check_day(bars: pd.DataFrame, ticker: str, day: pd.Timestamp) -> None:
@@ -156,6 +184,7 @@ def _render_chunk(bars: pd.DataFrame, ticker: str, days: list[pd.Timestamp]) -> 
                 png=draw_window(window),
                 window_start=window.bars["date"].iloc[0].date(),
                 window_end=window.bars["date"].iloc[-1].date(),
+                input_hash=window_digest(window),
             )
         )
     return out
@@ -239,16 +268,38 @@ def render_month(
     return rows
 
 
+def _reusable(
+    windows: list[ChartWindow], out_dir: Path, previous: Mapping[date, tuple[str, str]]
+) -> dict[date, RenderedChart]:
+    """Charts whose inputs are unchanged and whose file still has the recorded hash."""
+    reused = {}
+    for window in windows:
+        day = window.day.date()
+        known = previous.get(day)
+        if known is None or known[0] != window_digest(window):
+            continue
+        path = chart_path(out_dir, window.ticker, day)
+        png = path.read_bytes() if path.is_file() else b""
+        if hashlib.sha256(png).hexdigest() == known[1]:
+            reused[day] = RenderedChart(
+                day, png, window.bars["date"].iloc[0].date(), window.bars["date"].iloc[-1].date(), known[0]
+            )
+    return reused
+
+
 def render_months(
     bars_full: pd.DataFrame,
     ticker: str,
     months: list[date],
     out_dir: Path,
     workers: int | None = None,
+    previous: Mapping[date, tuple[str, str]] | None = None,
 ) -> pd.DataFrame:
     """``render_month`` for many months in one pass (one worker pool for all charts).
 
-    Months without bars are skipped (no rows, their files untouched).
+    Months without bars are skipped (no rows, their files untouched). ``previous``
+    maps a day to its recorded (input hash, sha256): charts whose inputs and file are
+    unchanged are reused instead of redrawn (``rows.attrs["redrawn"]`` counts the others).
     """
     validate_ticker(ticker)
     dates = bars_full["date"]
@@ -258,14 +309,23 @@ def render_months(
         if mask.any():
             by_month[month] = sorted(dates[mask])
     all_days = [d for days in by_month.values() for d in days]
-    charts = render_charts(bars_full, ticker, all_days, workers=workers) if all_days else []
+    reused = (
+        _reusable(_windows(bars_full, ticker, all_days), Path(out_dir), previous)
+        if previous and all_days
+        else {}
+    )
+    todo = [d for d in all_days if d.date() not in reused]
+    fresh = iter(render_charts(bars_full, ticker, todo, workers=workers) if todo else [])
+    charts = [reused[d.date()] if d.date() in reused else next(fresh) for d in all_days]
     rows = []
     offset = 0
     for month, days in by_month.items():
         part = charts[offset : offset + len(days)]
         offset += len(days)
         rows.append(_write_month(part, ticker, month, Path(out_dir)))
-    return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(columns=CHART_COLUMNS)
+    out = pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(columns=CHART_COLUMNS)
+    out.attrs["redrawn"] = len(todo)
+    return out
 
 
 def _write_month(charts: list[RenderedChart], ticker: str, start: date, out_dir: Path) -> pd.DataFrame:
@@ -302,6 +362,7 @@ def _write_month(charts: list[RenderedChart], ticker: str, start: date, out_dir:
             "height": CHART_PX,
             "window_start": [c.window_start for c in charts],
             "window_end": [c.window_end for c in charts],
+            "input_hash": [c.input_hash for c in charts],
         },
         columns=CHART_COLUMNS,
     )

@@ -144,7 +144,20 @@ def build_charts(
     from stocker_core.market.charts import render_months
 
     bars, notes = bars_with_lookback(source, warehouse, ticker, months, CHART_LOOKBACK_MONTHS)
-    rows = render_months(bars, ticker, sorted(months), out_dir, workers)
+    months = sorted(months)
+    stored = warehouse.read_table("market.charts", ticker, months[0], month_end(months[-1]))
+    previous = {
+        d.date(): (h, sha)
+        for d, h, sha in zip(
+            stored.get("date", []), stored.get("input_hash", []), stored.get("sha256", []), strict=True
+        )
+        if isinstance(h, str) and h
+    }
+    rows = render_months(bars, ticker, months, out_dir, workers, previous)
+    redrawn = rows.attrs.get("redrawn", len(rows))
+    notes.append(
+        f"{redrawn} chart(s) drawn, {len(rows) - redrawn} unchanged (same inputs, intact file) reused"
+    )
     rows = rows.assign(date=pd.to_datetime(rows["date"]))
     build = _write_months(warehouse, "market.charts", ticker, sorted(months), rows.drop(columns="ticker"))
     build.notes.extend(notes)

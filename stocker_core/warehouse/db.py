@@ -14,7 +14,7 @@ import pandas as pd
 from tenacity import retry, retry_if_exception, stop_after_delay, wait_random_exponential
 
 from stocker_core.errors import EmptyDataError
-from stocker_core.warehouse.schema import SCHEMAS, TABLES
+from stocker_core.warehouse.schema import MIGRATIONS, SCHEMAS, TABLES
 
 
 def _is_lock_error(exc: BaseException) -> bool:
@@ -93,6 +93,8 @@ class Warehouse:
             con.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
         for ddl in TABLES.values():
             con.execute(ddl)
+        for migration in MIGRATIONS:
+            con.execute(migration)
         self._ready = True
 
     def ensure_schema(self) -> None:

@@ -24,7 +24,7 @@ TABLES: dict[str, str] = {
         CREATE TABLE IF NOT EXISTS market.charts (
             ticker VARCHAR NOT NULL, date DATE NOT NULL, path VARCHAR NOT NULL,
             sha256 VARCHAR NOT NULL, width INTEGER, height INTEGER,
-            window_start DATE, window_end DATE,
+            window_start DATE, window_end DATE, input_hash VARCHAR,
             PRIMARY KEY (ticker, date))""",
     "env.episodes": """
         CREATE TABLE IF NOT EXISTS env.episodes (
@@ -45,3 +45,8 @@ TABLES: dict[str, str] = {
             code_version VARCHAR, data_version VARCHAR, upstream_data_versions JSON,
             row_count BIGINT, materialized_at TIMESTAMP)""",
 }
+
+# Columns added after a table first shipped: applied to existing warehouses on connect.
+MIGRATIONS: list[str] = [
+    "ALTER TABLE market.charts ADD COLUMN IF NOT EXISTS input_hash VARCHAR",
+]

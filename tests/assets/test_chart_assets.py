@@ -52,6 +52,9 @@ def test_charts_asset_writes_every_session_and_is_idempotent(tmp_path, seed_dir)
         pd.testing.assert_frame_equal(index, again)
         assert not stale.exists()
         assert all(e.passed for e in second.get_asset_check_evaluations())
+        # only the broken file was drawn again; the rest were reused
+        notes = second.asset_materializations_for_node("charts")[0].metadata["notes"].value
+        assert "1 chart(s) drawn, 22 unchanged" in notes
 
 
 def test_chart_check_flags_missing_and_unreadable(tmp_path, seed_dir):
