@@ -326,19 +326,6 @@ class ChartTemplate:
             self.wick = (wick[0], wick[1 % len(wick)])
         if self.vax is not None:
             self._replace_volume_bars(n)
-        self._pin_ylabels()
-
-    def _pin_ylabels(self) -> None:
-        """Fix each y label where the synthetic draw put it: matplotlib otherwise measures
-        every tick label's box on every draw just to place the axis labels (~15 ms)."""
-        self.fig.canvas.draw()
-        for axes in (self.ax, self.vax):
-            if axes is None or not axes.get_ylabel():
-                continue
-            label = axes.yaxis.label
-            display = label.get_transform().transform(label.get_position())
-            x_axes, y_axes = axes.transAxes.inverted().transform(display)
-            axes.yaxis.set_label_coords(x_axes, y_axes)
 
     def _replace_volume_bars(self, n: int) -> None:
         """Swap mplfinance's 60 Rectangle patches for one PolyCollection (same look,
