@@ -15,18 +15,24 @@ MAX_DD_PENALTY = 0.10
 DD_ALLOWANCE = 0.05
 
 
+def _default(name: str):
+    """The Settings default of ``name``: the one place reward defaults are written."""
+    return Settings.model_fields[name].default
+
+
 @dataclass(frozen=True)
 class RewardParams:
-    """Every number the reward and the accounting depend on (a subset of Settings)."""
+    """Every number the reward and the accounting depend on: the reward subset of
+    Settings as a frozen value that sweeps vary (defaults come from Settings)."""
 
-    starting_cash: float = 10_000.0
-    transaction_cost: float = 0.001
-    invalid_penalty: float = 0.01
-    w_perf: float = 0.7
-    w_infl: float = 0.3
-    annual_inflation: float = 0.05
-    lookahead_k: int = 0
-    lookahead_weight: float = 0.0
+    starting_cash: float = _default("starting_cash")
+    transaction_cost: float = _default("transaction_cost")
+    invalid_penalty: float = _default("invalid_penalty")
+    w_perf: float = _default("w_perf")
+    w_infl: float = _default("w_infl")
+    annual_inflation: float = _default("annual_inflation")
+    lookahead_k: int = _default("lookahead_k")
+    lookahead_weight: float = _default("lookahead_weight")
 
     @classmethod
     def from_settings(cls, settings: Settings) -> RewardParams:
