@@ -40,19 +40,13 @@ def replace_events(warehouse: Warehouse, kind: EventKind, frame: pd.DataFrame) -
     ensure_text_tables(warehouse)
     table = TEXT_TABLES[kind]
     rows = frame[COLUMNS[kind]].drop_duplicates()
-    with warehouse.connect() as con:
-        con.execute("BEGIN TRANSACTION")
-        try:
-            if len(rows):
-                con.register("incoming", rows)
-                key = "date" if kind == "macro" else "ticker"
-                con.execute(f"DELETE FROM {table} WHERE {key} IN (SELECT {key} FROM incoming)")
-                con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM incoming")
-                con.unregister("incoming")
-            con.execute("COMMIT")
-        except Exception:
-            con.execute("ROLLBACK")
-            raise
+    if len(rows):
+        with warehouse.transaction() as con:
+            con.register("incoming", rows)
+            key = "date" if kind == "macro" else "ticker"
+            con.execute(f"DELETE FROM {table} WHERE {key} IN (SELECT {key} FROM incoming)")
+            con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM incoming")
+            con.unregister("incoming")
     return len(rows)
 
 

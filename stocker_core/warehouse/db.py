@@ -88,6 +88,18 @@ class Warehouse:
         finally:
             con.close()
 
+    @contextmanager
+    def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A connection inside one transaction: committed at the end, rolled back on error."""
+        with self.connect() as con:
+            con.execute("BEGIN TRANSACTION")
+            try:
+                yield con
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+            con.execute("COMMIT")
+
     def _create_schema(self, con: duckdb.DuckDBPyConnection) -> None:
         for schema in SCHEMAS:
             con.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
@@ -124,25 +136,19 @@ class Warehouse:
         from stocker_core.market.calendar import month_end
 
         rows = frame.assign(ticker=ticker)
-        with self.connect() as con:
-            con.execute("BEGIN TRANSACTION")
-            try:
-                for month in months:
-                    if month_column == "month":
-                        con.execute(f"DELETE FROM {table} WHERE ticker = ? AND month = ?", [ticker, month])
-                    else:
-                        con.execute(
-                            f"DELETE FROM {table} WHERE ticker = ? AND date >= ? AND date < ?",
-                            [ticker, month, month_end(month)],
-                        )
-                if len(rows):
-                    con.register("incoming", rows)
-                    con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM incoming")
-                    con.unregister("incoming")
-                con.execute("COMMIT")
-            except Exception:
-                con.execute("ROLLBACK")
-                raise
+        with self.transaction() as con:
+            for month in months:
+                if month_column == "month":
+                    con.execute(f"DELETE FROM {table} WHERE ticker = ? AND month = ?", [ticker, month])
+                else:
+                    con.execute(
+                        f"DELETE FROM {table} WHERE ticker = ? AND date >= ? AND date < ?",
+                        [ticker, month, month_end(month)],
+                    )
+            if len(rows):
+                con.register("incoming", rows)
+                con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM incoming")
+                con.unregister("incoming")
         return len(rows)
 
     def read_table(
