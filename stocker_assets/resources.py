@@ -1,29 +1,70 @@
-"""Resources: one configurable handle on Stocker's settings, warehouse and data source."""
+"""Resources: one configurable handle on everything a run depends on.
+
+Every field of ``StockerResource`` mirrors a field of ``stocker_core.config.Settings``
+(the single home of defaults). A field left unset (``None``) takes the Settings value,
+i.e. the ``STOCKER_*`` variable or the built-in default; ``from_settings()`` fills every
+field so the Dagster launchpad shows what a run will use.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import dagster as dg
+from pydantic import Field
 
 from stocker_core.config import Settings
 from stocker_core.market.sources import MarketDataSource, get_source
 from stocker_core.warehouse import Warehouse
 
+RUN_FIELDS = (
+    "home",
+    "source",
+    "files_dir",
+    "text_dir",
+    "council_backend",
+    "council_moderator",
+    "hf_model",
+    "hf_adapter",
+    "openai_base_url",
+    "openai_model",
+    "council_workers",
+    "llm_concurrency",
+    "chart_workers",
+)
+"""The Settings fields a run can override through the resource."""
+
 
 class StockerResource(dg.ConfigurableResource):
-    """Settings overrides for a deployment or a test; unset fields come from STOCKER_* vars."""
+    """Run configuration: data source, folders, council backend and models, worker counts.
 
-    home: str | None = None
-    source: str | None = None
-    files_dir: str | None = None
+    Unset fields come from ``Settings`` (``STOCKER_*`` variables, then defaults).
+    """
+
+    home: str | None = Field(default=None, description="STOCKER_HOME: warehouse, charts, models, reports")
+    source: str | None = Field(default=None, description="Market data source: sample, files or yfinance")
+    files_dir: str | None = Field(default=None, description="Folder of CSV/Parquet bars (files source)")
+    text_dir: str | None = Field(default=None, description="news/forums/macro .jsonl folder")
+    council_backend: str | None = Field(default=None, description="rule, openai or transformers")
+    council_moderator: str | None = Field(default=None, description="rule or llm")
+    hf_model: str | None = Field(default=None, description="Local model folder or Hub id (transformers)")
+    hf_adapter: str | None = Field(default=None, description="Optional LoRA adapter folder")
+    openai_base_url: str | None = Field(default=None, description="OpenAI-compatible endpoint")
+    openai_model: str | None = Field(default=None, description="Model name at that endpoint")
+    council_workers: int | None = Field(default=None, description="Threads voting in parallel")
+    llm_concurrency: int | None = Field(default=None, description="Concurrent LLM requests")
+    chart_workers: int | None = Field(default=None, description="Chart rendering processes")
+
+    @classmethod
+    def from_settings(cls, settings: Settings | None = None) -> StockerResource:
+        """A resource with every field filled from ``settings`` (default: the environment)."""
+        settings = settings or Settings()
+        values = {name: getattr(settings, name) for name in RUN_FIELDS}
+        return cls(**{k: str(v) if isinstance(v, Path) else v for k, v in values.items()})
 
     def settings(self) -> Settings:
-        overrides = {
-            k: v
-            for k, v in {"home": self.home, "source": self.source, "files_dir": self.files_dir}.items()
-            if v is not None
-        }
+        """Settings with this resource's fields applied over the environment's."""
+        overrides = {name: getattr(self, name) for name in RUN_FIELDS if getattr(self, name) is not None}
         return Settings(**overrides)  # init values win over STOCKER_* variables
 
     def warehouse(self) -> Warehouse:
@@ -37,5 +78,5 @@ class StockerResource(dg.ConfigurableResource):
 
 
 def default_resources() -> dict[str, object]:
-    """Resources for the local deployment (everything from STOCKER_* variables)."""
-    return {"stocker": StockerResource()}
+    """Resources for the local deployment: every run setting shown, filled from Settings."""
+    return {"stocker": StockerResource.from_settings()}

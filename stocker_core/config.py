@@ -2,21 +2,26 @@
 
 from __future__ import annotations
 
+import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 SourceName = Literal["sample", "files", "yfinance"]
+BackendName = Literal["rule", "openai", "transformers"]
+ModeratorName = Literal["rule", "llm"]
 
 
 class Settings(BaseSettings):
-    """Paths, data source, universe and reward/cost parameters.
+    """Every default of the project: paths, data source, universe, reward and costs,
+    council backend and models, worker counts.
 
     Every field can be set with an environment variable named ``STOCKER_<FIELD>``,
-    e.g. ``STOCKER_HOME=/tmp/x STOCKER_SOURCE=files STOCKER_FILES_DIR=...``.
+    e.g. ``STOCKER_HOME=/tmp/x STOCKER_SOURCE=files STOCKER_FILES_DIR=...``; a Dagster
+    run takes the same fields from its ``StockerResource``.
     """
 
     model_config = SettingsConfigDict(env_prefix="STOCKER_", extra="ignore")
@@ -41,10 +46,45 @@ class Settings(BaseSettings):
     lookahead_k: int = 0
     lookahead_weight: float = 0.0
 
-    @field_validator("home", "files_dir", mode="after")
+    # Council (SPEC §1): backend, endpoint, models, runner
+    council_backend: BackendName = "rule"
+    council_moderator: ModeratorName = "rule"
+    openai_base_url: str = "http://127.0.0.1:8000/v1"
+    openai_model: str = "gpt-4o-mini"
+    openai_api_key: str | None = Field(default=None, description="Falls back to OPENAI_API_KEY")
+    openai_multimodal: bool = False
+    hf_model: str | None = None
+    hf_adapter: str | None = None
+    hf_multimodal: bool = False
+    hf_load_in_4bit: bool = True  # only ever applied when CUDA is present
+    llm_timeout_s: float = Field(default=60.0, gt=0)
+    llm_retries: int = Field(default=3, ge=0)
+    llm_backoff_s: float = Field(default=0.5, ge=0)
+    llm_max_tokens: int = Field(default=256, gt=0)
+    llm_temperature: float = Field(default=0.0, ge=0)
+    llm_concurrency: int = Field(default=4, ge=1)
+    council_workers: int = Field(default=4, ge=1)
+    text_dir: Path | None = Field(default=None, description="news/forums/macro .jsonl drop folder")
+    news_online: bool = False  # also pull recent yfinance headlines for registered tickers
+
+    # Work sizes
+    chart_workers: int | None = Field(default=None, ge=1, description="Chart processes (None: by size)")
+
+    @field_validator("home", "files_dir", "text_dir", mode="after")
     @classmethod
     def _absolute(cls, value: Path | None) -> Path | None:
         return value.expanduser().resolve() if value is not None else None
+
+    @model_validator(mode="after")
+    def _openai_key_fallback(self) -> Settings:
+        if not self.openai_api_key:
+            self.openai_api_key = os.environ.get("OPENAI_API_KEY") or None
+        return self
+
+    @property
+    def text_folder(self) -> Path | None:
+        """Where text events are read from: ``text_dir``, else ``files_dir``."""
+        return self.text_dir or self.files_dir
 
     @property
     def warehouse_path(self) -> Path:

@@ -8,7 +8,6 @@ from stocker_assets.lineage import combined_version, record_build
 from stocker_assets.partitions import month_window_mapping, months_by_ticker, ticker_month_partitions
 from stocker_assets.resources import StockerResource
 from stocker_core.council.backends import get_backend
-from stocker_core.council.config import CouncilSettings
 from stocker_core.council.partition import role_summary, split_by_month, ticker_votes, vote_stats
 from stocker_core.market.indicators import LOOKBACK_MONTHS
 from stocker_core.market.pipeline import MonthBuild
@@ -35,10 +34,9 @@ def _text_asset(kind: EventKind, name: str, what: str) -> dg.AssetsDefinition:
     )
     def _asset(context: dg.AssetExecutionContext, stocker: StockerResource) -> dg.MaterializeResult:
         settings, warehouse = stocker.settings(), stocker.warehouse()
-        council = CouncilSettings()
-        folder = council.text_dir or settings.files_dir
+        folder = settings.text_folder
         frame = load_events(folder, kind) if folder is not None else None
-        if kind == "news" and council.news_online:
+        if kind == "news" and settings.news_online:
             online = [fetch_yfinance_news(t) for t in context.instance.get_dynamic_partitions("ticker")]
             frame = pd.concat([f for f in [frame, *online] if f is not None and len(f)], ignore_index=True)
         if frame is None or frame.empty:
@@ -98,7 +96,7 @@ def _progress_logger(context: dg.AssetExecutionContext, ticker: str):
 )
 def specialist_votes(context: dg.AssetExecutionContext, stocker: StockerResource) -> dg.MaterializeResult:
     settings, warehouse = stocker.settings(), stocker.warehouse()
-    backend = get_backend()
+    backend = get_backend(settings)
     build = MonthBuild()
     frames, totals = [], {"hits": 0, "misses": 0, "parse_failures": 0, "uncached": 0}
     for ticker, months in months_by_ticker(context.partition_keys).items():
@@ -109,7 +107,7 @@ def specialist_votes(context: dg.AssetExecutionContext, stocker: StockerResource
             backend,
             ticker,
             months,
-            CouncilSettings().council_workers,
+            settings.council_workers,
             progress=_progress_logger(context, ticker),
         )
         if run is None:

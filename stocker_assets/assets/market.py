@@ -18,6 +18,7 @@ from stocker_core.market.pipeline import (
     build_indicators,
     build_prices,
 )
+from stocker_core.market.sources import get_source
 from stocker_core.market.validation import partition_key
 from stocker_core.warehouse import Warehouse
 
@@ -129,11 +130,14 @@ def indicators(context: dg.AssetExecutionContext, stocker: StockerResource) -> d
     ),
 )
 def charts(context: dg.AssetExecutionContext, stocker: StockerResource) -> dg.MaterializeResult:
-    source, warehouse = stocker.market_source(), stocker.warehouse()
+    settings = stocker.settings()
+    source, warehouse = get_source(settings), Warehouse(settings.warehouse_path)
     build, grouped = _build_each_ticker(
         context,
         warehouse,
-        lambda ticker, months: build_charts(source, warehouse, ticker, months, stocker.charts_dir()),
+        lambda ticker, months: build_charts(
+            source, warehouse, ticker, months, settings.charts_dir, settings.chart_workers
+        ),
         upstream_asset="prices",
     )
     metadata = _summary(build, len(context.partition_keys))

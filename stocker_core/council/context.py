@@ -204,7 +204,6 @@ def load_council_inputs(
     (default STOCKER_TEXT_DIR, else STOCKER_FILES_DIR; none when neither is set) unless
     ``text`` is given (e.g. read from the warehouse's text tables)."""
     from stocker_core.config import get_settings
-    from stocker_core.council.config import CouncilSettings
     from stocker_core.errors import StockerError
     from stocker_core.text.events import load_text_folder
 
@@ -222,7 +221,7 @@ def load_council_inputs(
             closes.append(frame[["date", "close"]].assign(symbol=symbol))
     if text is None:
         if text_folder is None:
-            text_folder = CouncilSettings().text_folder or settings.files_dir
+            text_folder = settings.text_folder
         text = load_text_folder(text_folder) if text_folder else TextEvents.empty()
     return CouncilInputs(
         ticker, bars, text, pd.concat(closes, ignore_index=True) if closes else None, tuple(peers), commodity

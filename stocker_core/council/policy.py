@@ -50,8 +50,8 @@ class CouncilPolicy:
             settings=settings,
             text=warehouse_text(warehouse),
         )
-        moderator = moderator or get_moderator(cost_rate=settings.transaction_cost)
-        self.council = Council(backend or get_backend(), moderator, VoteCache(warehouse))
+        moderator = moderator or get_moderator(settings, cost_rate=settings.transaction_cost)
+        self.council = Council(backend or get_backend(settings), moderator, VoteCache(warehouse))
         self.last_decision = None
 
     def act(self, observation: Observation) -> Action:

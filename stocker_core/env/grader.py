@@ -19,14 +19,7 @@ import numpy as np
 from stocker_core.env.actions import SIDE_CODES, Side, parse_action
 from stocker_core.env.ideal import SCALAR_ROWS, ideal_paths
 from stocker_core.env.portfolio import apply_trade, buy_and_hold_final
-from stocker_core.env.rewards import (
-    DD_ALLOWANCE,
-    MAX_ALPHA_BONUS,
-    MAX_DD_PENALTY,
-    MIN_SCALE,
-    TRADING_DAYS_PER_YEAR,
-    RewardParams,
-)
+from stocker_core.env.rewards import RewardParams, final_bonuses, lookahead_terms, step_rewards
 from stocker_core.errors import StockerError
 
 
@@ -216,30 +209,13 @@ def grade_batch(
         values, invalid, traded = simulate_accounts(sides, qty, px, cost, cash0)
 
     c = {k: v[:, None] for k, v in col.items()}
-    s0 = c["starting_cash"]
-    nominal = (values - s0) / s0
-    years = np.arange(steps) / TRADING_DAYS_PER_YEAR
-    infl = (1.0 + c["annual_inflation"]) ** years - 1.0
-    real = (1.0 + nominal) / (1.0 + infl) - 1.0
-    infl_factor = np.maximum(-1.0, real - nominal)
-
-    gap = ideal_pnl - real
-    scale = np.maximum(MIN_SCALE, 0.5 * np.abs(ideal_total))
-    perf = np.where(
-        gap < 0,
-        1.0 + np.minimum(1.0, np.abs(gap) / scale),
-        np.where(gap <= scale, 1.0 - gap / scale, -np.minimum(1.0, (gap - scale) / scale)),
-    )
-    penalty = np.where(invalid, c["invalid_penalty"], 0.0)
-
     k = c["lookahead_k"].astype(np.int64)
     weight = c["lookahead_weight"]
     if np.any((k > 0) & (weight != 0.0)):
         idx = np.minimum(np.arange(steps)[None, :] + np.maximum(k, 0), n - 1)
         fwd = px[idx] / px[:steps] - 1.0
-        exposure = traded * px[:steps] / s0
-        on = (k > 0) & (weight != 0.0) & (traded != 0) & (fwd != 0.0)
-        lookahead = np.where(on, weight * exposure * np.sign(fwd), 0.0)
+        exposure = traded * px[:steps] / c["starting_cash"]
+        lookahead = lookahead_terms(exposure, fwd, np.where(k > 0, weight, 0.0))
     else:
         lookahead = np.zeros((rows, steps))
 
@@ -249,16 +225,15 @@ def grade_batch(
     alpha = np.zeros((rows, steps))
     ddp = np.zeros((rows, steps))
     if complete:
-        alpha[:, -1] = np.minimum(MAX_ALPHA_BONUS, np.maximum(0.0, values[:, -1] / bh - 1.0))
-        ddp[:, -1] = np.minimum(MAX_DD_PENALTY, np.maximum(0.0, max_dd - DD_ALLOWANCE))
-    raw = c["w_perf"] * perf + c["w_infl"] * infl_factor - penalty + lookahead + alpha - ddp
+        alpha[:, -1], ddp[:, -1] = final_bonuses(values[:, -1], bh, max_dd)
+    terms = step_rewards(values, ideal_pnl, ideal_total, invalid, c, lookahead, alpha, ddp)
     return GradeResult(
         columns=col,
-        rewards=np.clip(raw, -1.0, 1.0),
+        rewards=terms.reward,
         values=values,
         invalid=invalid,
-        perf=perf,
-        infl_factor=infl_factor,
+        perf=terms.perf,
+        infl_factor=terms.infl_factor,
         lookahead=lookahead,
         alpha_bonus=alpha,
         dd_penalty=ddp,

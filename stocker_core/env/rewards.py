@@ -1,10 +1,19 @@
-"""The per-step reward of SPEC §1 as pure functions of plain numbers."""
+"""The per-step reward of SPEC §1: the one home of the formula.
+
+Each term comes in two forms side by side: a scalar one on plain floats (the
+environment, one step at a time) and a vectorised one on numpy arrays of
+(rows, steps) (the replay grader, many trajectories and settings at once).
+``tests/env/test_env_environment.py`` holds the two forms equal.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
+
+import numpy as np
 
 from stocker_core.config import Settings
 
@@ -152,4 +161,91 @@ def step_reward(
         dd_penalty=dd,
         raw=raw,
         reward=clip(raw),
+    )
+
+
+# Vectorised forms: arrays broadcast as (rows, steps); settings as (rows, 1) columns.
+
+
+def inflation_factors(
+    nominal: np.ndarray, step_index: np.ndarray, annual_inflation: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """``inflation_factor`` on arrays: (real, infl_factor)."""
+    infl = (1.0 + annual_inflation) ** (step_index / TRADING_DAYS_PER_YEAR) - 1.0
+    real = (1.0 + nominal) / (1.0 + infl) - 1.0
+    return real, np.maximum(-1.0, real - nominal)
+
+
+def performance_factors(
+    ideal: np.ndarray, real: np.ndarray, ideal_total: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``performance_factor`` on arrays: (perf, gap, scale)."""
+    gap = ideal - real
+    scale = np.maximum(MIN_SCALE, 0.5 * np.abs(ideal_total))
+    perf = np.where(
+        gap < 0,
+        1.0 + np.minimum(1.0, np.abs(gap) / scale),
+        np.where(gap <= scale, 1.0 - gap / scale, -np.minimum(1.0, (gap - scale) / scale)),
+    )
+    return perf, gap, scale
+
+
+def final_bonuses(
+    final_value: np.ndarray, buy_and_hold: np.ndarray, max_drawdown: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """``final_bonus`` on arrays: (alpha bonus, drawdown penalty)."""
+    alpha = np.minimum(MAX_ALPHA_BONUS, np.maximum(0.0, final_value / buy_and_hold - 1.0))
+    dd = np.minimum(MAX_DD_PENALTY, np.maximum(0.0, max_drawdown - DD_ALLOWANCE))
+    return alpha, dd
+
+
+def lookahead_terms(exposure_added: np.ndarray, forward_return: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """``lookahead_term`` on arrays (zero where nothing traded or the move is flat)."""
+    on = (weight != 0.0) & (exposure_added != 0) & (forward_return != 0.0)
+    return np.where(on, weight * exposure_added * np.sign(forward_return), 0.0)
+
+
+@dataclass(frozen=True)
+class RewardTerms:
+    """Every term of many steps' rewards, each (rows, steps); ``reward`` is clipped."""
+
+    perf: np.ndarray
+    infl_factor: np.ndarray
+    penalty: np.ndarray
+    raw: np.ndarray
+    reward: np.ndarray
+
+
+def step_rewards(
+    values: np.ndarray,
+    ideal_pnl: np.ndarray,
+    ideal_total: np.ndarray,
+    invalid: np.ndarray,
+    params: Mapping[str, np.ndarray],
+    lookahead: np.ndarray | float = 0.0,
+    alpha_bonus: np.ndarray | float = 0.0,
+    dd_penalty: np.ndarray | float = 0.0,
+) -> RewardTerms:
+    """``step_reward`` for (rows, steps) portfolio values after steps 0..steps-1.
+
+    ``params`` holds RewardParams fields as (rows, 1) columns; the final-step
+    bonus terms are passed in as (rows, steps) arrays, zero except on the last step.
+    """
+    s0 = params["starting_cash"]
+    nominal = (values - s0) / s0
+    real, infl_factor = inflation_factors(
+        nominal, np.arange(values.shape[1], dtype=np.float64), params["annual_inflation"]
+    )
+    perf, _, _ = performance_factors(ideal_pnl, real, ideal_total)
+    penalty = np.where(invalid, params["invalid_penalty"], 0.0)
+    raw = (
+        params["w_perf"] * perf
+        + params["w_infl"] * infl_factor
+        - penalty
+        + lookahead
+        + alpha_bonus
+        - dd_penalty
+    )
+    return RewardTerms(
+        perf=perf, infl_factor=infl_factor, penalty=penalty, raw=raw, reward=np.clip(raw, -1.0, 1.0)
     )

@@ -20,9 +20,10 @@ ROLES = {
 }
 
 
-def test_votes_are_cached_and_the_second_run_computes_nothing(tmp_path, seed_dir, monkeypatch):
-    monkeypatch.setenv("STOCKER_COUNCIL_BACKEND", "rule")
-    resource = StockerResource(home=str(tmp_path / "home"), source="files", files_dir=str(seed_dir))
+def test_votes_are_cached_and_the_second_run_computes_nothing(tmp_path, seed_dir):
+    resource = StockerResource(
+        home=str(tmp_path / "home"), source="files", files_dir=str(seed_dir), council_backend="rule"
+    )
     resources = {"stocker": resource}
     with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions(ticker_partitions.name, ["AAPL"])
