@@ -91,7 +91,12 @@ def register_policy(name: str, factory: PolicyFactory) -> None:
 
 
 # Policies living in other packages register themselves when imported.
-PLUGIN_MODULES = {"council": "stocker_core.council.policy"}
+PLUGIN_MODULES = {
+    "council": "stocker_core.council.policy",
+    "a2c": "stocker_core.evaluation.drl",
+    "ppo": "stocker_core.evaluation.drl",
+    "forecast": "stocker_core.evaluation.forecast",
+}
 
 
 def make_policy(name: str, env: TradingEnv, seed: int | None = None) -> Policy:
