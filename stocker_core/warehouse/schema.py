@@ -1,6 +1,6 @@
 """DDL for every warehouse table, one place."""
 
-SCHEMAS = ["market", "text", "env", "council", "meta"]
+SCHEMAS = ["market", "text", "env", "council", "meta", "models"]
 
 TABLES: dict[str, str] = {
     "market.prices": """
@@ -44,6 +44,12 @@ TABLES: dict[str, str] = {
             asset VARCHAR NOT NULL, partition VARCHAR, run_id VARCHAR,
             code_version VARCHAR, data_version VARCHAR, upstream_data_versions JSON,
             row_count BIGINT, materialized_at TIMESTAMP)""",
+    "models.runs": """
+        CREATE TABLE IF NOT EXISTS models.runs (
+            run_id VARCHAR PRIMARY KEY, model_name VARCHAR NOT NULL, kind VARCHAR NOT NULL,
+            base_model VARCHAR, config JSON, seed BIGINT, episode_keys JSON,
+            vote_cache_version VARCHAR, path VARCHAR, sha256 VARCHAR,
+            wall_seconds DOUBLE, metrics JSON, created_at TIMESTAMP)""",
 }
 
 # Columns added after a table first shipped: applied to existing warehouses on connect.
