@@ -1,33 +1,42 @@
-"""The ``stocker`` command's core part (no Dagster). ``stocker_assets.cli`` adds the rest."""
+"""The ``stocker`` command tree, built by one function from an explicit list of areas.
+
+Each area module offers ``register(app)``; ``build_app`` calls them in order. The
+areas here need no Dagster; ``stocker_assets.cli`` adds the pipeline's own area.
+Exit codes (``stocker_core.cli_support``): 0 ok, 1 a check or run failed, 2 bad usage or input.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 import typer
 
-app = typer.Typer(
-    name="stocker",
-    help="Stocker: market data -> RL trading episodes -> council of analysts -> GRPO.",
-    no_args_is_help=True,
-    pretty_exceptions_show_locals=False,
+from stocker_core.council import cli as council_cli
+from stocker_core.env import cli as env_cli
+from stocker_core.market import chart_cli
+
+Registrar = Callable[[typer.Typer], None]
+
+CORE_AREAS: tuple[Registrar, ...] = (
+    env_cli.register,
+    chart_cli.register,
+    council_cli.register,
 )
+"""Core command areas, in the order their commands are listed."""
 
 
-def _register_subcommands() -> None:
-    """Each area adds its own commands with a ``register(app)`` function."""
-    import importlib
-
-    for module in (
-        "stocker_core.env.cli",
-        "stocker_core.market.chart_cli",
-        "stocker_core.council.cli",
-    ):
-        try:
-            mod = importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            if exc.name != module:
-                raise
-            continue
-        mod.register(app)
+def build_app(areas: Sequence[Registrar] = CORE_AREAS) -> typer.Typer:
+    """A fresh ``stocker`` Typer app with every area in ``areas`` registered."""
+    app = typer.Typer(
+        name="stocker",
+        help="Stocker: market data → RL trading episodes → a council of analysts → backtests.",
+        no_args_is_help=True,
+        pretty_exceptions_show_locals=False,
+    )
+    for register in areas:
+        register(app)
+    return app
 
 
-_register_subcommands()
+app = build_app()
+"""The core commands alone (no Dagster); the ``stocker`` script is ``stocker_assets.cli.app``."""

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from datetime import date
 
-import pandas as pd
 import typer
 
+from stocker_core.cli_support import fail
 from stocker_core.errors import StockerError
 
 
@@ -45,6 +45,8 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print JSON"),
     ) -> None:
         """Print the seven votes and the moderator's decision for one day."""
+        import pandas as pd
+
         from stocker_core.config import get_settings
         from stocker_core.council.backends import get_backend, get_moderator
         from stocker_core.council.context import PortfolioState, context_symbols, load_council_inputs
@@ -73,11 +75,13 @@ def register(app: typer.Typer) -> None:
             portfolio = PortfolioState(
                 cash=settings.starting_cash if cash is None else cash, position=position, step=max(step, 0)
             )
-            council = Council(get_backend(name=backend), get_moderator(cost_rate=settings.transaction_cost))
+            council = Council(
+                get_backend(settings, name=backend),
+                get_moderator(settings, cost_rate=settings.transaction_cost),
+            )
             decision = council.decide(inputs.context(when, portfolio))
         except StockerError as exc:
-            typer.echo(f"error: {exc}", err=True)
-            raise typer.Exit(code=2) from None
+            fail(exc)
         payload = {
             "ticker": symbol,
             "date": str(when.date()),

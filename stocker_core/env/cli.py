@@ -8,6 +8,7 @@ from typing import Any
 
 import typer
 
+from stocker_core.cli_support import fail
 from stocker_core.errors import StockerError
 
 episode_app = typer.Typer(help="Inspect and play episodes.", no_args_is_help=True)
@@ -17,11 +18,6 @@ def _episode_name(task: str | None, episode: str | None) -> str:
     if task and episode:
         raise typer.BadParameter("give --task or --episode, not both")
     return task or episode or "task_easy"
-
-
-def _fail(exc: Exception) -> typer.Exit:
-    typer.secho(f"error: {exc}", err=True, fg=typer.colors.RED)
-    return typer.Exit(code=2)
 
 
 def _print(data: dict[str, Any], as_json: bool) -> None:
@@ -67,7 +63,7 @@ def info_command(
     try:
         data = episode_info(_episode_name(task, episode))
     except StockerError as exc:
-        raise _fail(exc) from None
+        fail(exc)
     _print(data, as_json)
 
 
@@ -95,7 +91,7 @@ def run_command(
         env = TradingEnv(ep, RewardParams.from_settings(settings))
         trajectory = run_episode(env, make_policy(policy, env, seed))
     except StockerError as exc:
-        raise _fail(exc) from None
+        fail(exc)
     trajectory["policy"] = policy
     trajectory["seed"] = seed
     if out is not None:
@@ -136,7 +132,7 @@ def grade_command(
         result = grader.sweep(data, grader.load_grid(sweep)) if sweep else grader.grade_trajectory(data)
         elapsed = time.perf_counter() - start
     except StockerError as exc:
-        raise _fail(exc) from None
+        fail(exc)
     rows = result.table()
     recorded = data.get("rewards")
     report: dict[str, Any] = {

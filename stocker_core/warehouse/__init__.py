@@ -1,5 +1,15 @@
-"""DuckDB warehouse: connection, schemas, partition writes, point-in-time reads, lineage."""
+"""DuckDB warehouse: connection, schemas, partition writes, point-in-time reads, lineage.
 
-from stocker_core.warehouse.db import Warehouse
+Public names are resolved lazily (PEP 562): importing the package imports nothing heavy.
+"""
 
-__all__ = ["Warehouse"]
+from stocker_core.lazy import lazy_exports
+
+_EXPORTS = {
+    "Warehouse": "db",
+    "frame_version": "db",
+    "point_in_time": "point_in_time",
+}
+
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

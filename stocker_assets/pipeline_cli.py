@@ -1,0 +1,215 @@
+"""The pipeline's commands (``tickers``, ``materialize``, ``ui``): the Dagster-driven area."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from datetime import date
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from stocker_core.cli_support import EXIT_FAILED, fail
+from stocker_core.config import get_settings
+from stocker_core.errors import StockerError
+from stocker_core.universe import add_tickers, read_universe, remove_tickers
+
+console = Console()
+tickers_app = typer.Typer(help="The ticker universe (also registered as Dagster partitions).")
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def _instance():
+    import dagster as dg
+
+    from stocker_assets.runner import ensure_dagster_home
+
+    ensure_dagster_home(get_settings(fresh=True))
+    return dg.DagsterInstance.get()
+
+
+@tickers_app.command("add")
+def tickers_add(tickers: list[str]) -> None:
+    """Add tickers to the universe and register them as partitions."""
+    from stocker_assets.runner import register_tickers
+
+    settings = get_settings(fresh=True)
+    try:
+        stored = add_tickers(settings, tickers)
+    except StockerError as exc:
+        fail(exc)
+    instance = _instance()
+    new = register_tickers(instance, stored)
+    console.print(f"universe: {', '.join(stored)} ({len(new)} newly registered partition(s))")
+    console.print("backfill them with: [bold]stocker materialize --ticker " + " ".join(tickers) + "[/bold]")
+
+
+@tickers_app.command("list")
+def tickers_list() -> None:
+    """Print the registered tickers."""
+    try:
+        for ticker in read_universe(get_settings(fresh=True)):
+            console.print(ticker)
+    except StockerError as exc:
+        fail(exc)
+
+
+@tickers_app.command("remove")
+def tickers_remove(tickers: list[str]) -> None:
+    """Remove tickers from the universe file (stored rows and partitions are kept)."""
+    try:
+        stored = remove_tickers(get_settings(fresh=True), tickers)
+    except StockerError as exc:
+        fail(exc)
+    console.print(f"universe: {', '.join(stored) or '(empty)'}")
+
+
+def _month(value: str | None) -> date | None:
+    if value is None:
+        return None
+    try:
+        return date.fromisoformat(value if len(value) > 7 else f"{value}-01").replace(day=1)
+    except ValueError:
+        raise typer.BadParameter(f"{value!r} is not a month (YYYY-MM)") from None
+
+
+DEFAULT_GROUPS = "market,env,text,council"
+
+
+def materialize(
+    ticker: list[str] = typer.Option(None, "--ticker", "-t", help="Tickers (default: the universe)."),
+    start: str = typer.Option(None, "--from", help="First month, YYYY-MM (default: first data)."),
+    end: str = typer.Option(None, "--to", help="Last month, YYYY-MM (default: last data)."),
+    groups: str = typer.Option(DEFAULT_GROUPS, "--groups", "-g", help="Asset groups to build."),
+) -> None:
+    """The main job: every asset of ``--groups`` for every month with data, one run per ticker."""
+    from stocker_assets.definitions import defs
+    from stocker_assets.resources import StockerResource
+    from stocker_assets.runner import (
+        months_with_data,
+        register_tickers,
+        run_ticker_months,
+        run_unpartitioned,
+        select_assets,
+    )
+
+    settings = get_settings(fresh=True)
+    try:
+        partitioned, unpartitioned, checks = select_assets(defs, [g.strip() for g in groups.split(",")])
+        tickers = [*ticker] if ticker else read_universe(settings)
+        if ticker:
+            add_tickers(settings, tickers)
+        source = StockerResource().market_source()
+        plan = {t: months_with_data(source, t, _month(start), _month(end)) for t in tickers}
+    except (StockerError, ValueError) as exc:
+        fail(exc)
+    instance = _instance()
+    register_tickers(instance, tickers)
+    resources = {"stocker": StockerResource()}
+    console.print(
+        f"source [bold]{settings.source}[/bold] → warehouse [bold]{settings.warehouse_path}[/bold]; "
+        f"groups {groups}"
+    )
+    results = []
+    started = time.perf_counter()
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total} steps"),
+        TimeElapsedColumn(),
+        console=console,
+    ) as progress:
+
+        def track(label: str, steps: int):
+            task = progress.add_task(label, total=steps)
+            return task, lambda step, _s: progress.update(
+                task, advance=1, description=f"{label}: {step} done"
+            )
+
+        if unpartitioned:
+            task, on_step = track("text events", len(unpartitioned))
+            results.append(run_unpartitioned(instance, unpartitioned, resources, on_step=on_step))
+            progress.update(task, completed=len(unpartitioned))
+        for name, months in plan.items():
+            if not months:
+                console.print(f"[yellow]{name}: no months with data in range; skipped[/yellow]")
+                continue
+            if not partitioned:
+                continue
+            steps = len(partitioned) + len(checks)
+            task, on_step = track(
+                f"{name} {months[0]:%Y-%m}…{months[-1]:%Y-%m} ({len(months)} months)", steps
+            )
+            results.append(
+                run_ticker_months(instance, name, months, partitioned, checks, resources, on_step=on_step)
+            )
+            progress.update(task, completed=steps)
+    table = Table(title="Materialized")
+    for col in ("run of", "months", "run", "seconds", "status"):
+        table.add_column(col)
+    for r in results:
+        status = "ok" if r.success else "[red]FAILED[/red]"
+        if r.checks_failed:
+            status += f" [yellow](checks failed: {', '.join(r.checks_failed)})[/yellow]"
+        table.add_row(r.ticker, str(r.months or "–"), r.run_id[:8], f"{r.seconds:.1f}", status)
+    console.print(table)
+    console.print(
+        f"warehouse: {_row_counts(settings.warehouse_path)} — total {time.perf_counter() - started:.1f}s"
+    )
+    console.print(
+        "open the UI: [bold]stocker ui[/bold] (dagster dev on http://127.0.0.1:3000), "
+        f"or query: duckdb {settings.warehouse_path}"
+    )
+    if not all(r.success for r in results):
+        raise typer.Exit(EXIT_FAILED)
+
+
+def _row_counts(path: Path) -> str:
+    from stocker_core.warehouse import Warehouse
+
+    tables = ["market.prices", "market.indicators", "market.charts", "env.episodes", "council.votes"]
+    found = (
+        Warehouse(path)
+        .query("SELECT table_schema || '.' || table_name AS t FROM information_schema.tables")["t"]
+        .tolist()
+    )
+    counts = []
+    for table in (t for t in tables if t in found):
+        n = Warehouse(path).query(f"SELECT count(*) AS n FROM {table}")["n"].iloc[0]
+        counts.append(f"{table} {int(n)}")
+    return ", ".join(counts) + " rows"
+
+
+def ui(port: int = typer.Option(3000, help="Port for the web UI."), host: str = "127.0.0.1") -> None:
+    """Start `dagster dev` on this project with the CLI's DAGSTER_HOME."""
+    _instance()
+    command = [
+        sys.executable,
+        "-m",
+        "dagster",
+        "dev",
+        "-w",
+        str(REPO_ROOT / "workspace.yaml"),
+        "-h",
+        host,
+        "-p",
+        str(port),
+    ]
+    if not (REPO_ROOT / "workspace.yaml").exists():
+        command[4:6] = ["-m", "stocker_assets.definitions"]
+    console.print(f"DAGSTER_HOME={os.environ['DAGSTER_HOME']}; " + " ".join(command[2:]))
+    raise typer.Exit(subprocess.call(command))
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``tickers``, ``materialize`` and ``ui`` to the ``stocker`` command."""
+    app.add_typer(tickers_app, name="tickers")
+    app.command()(materialize)
+    app.command()(ui)
