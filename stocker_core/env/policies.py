@@ -96,7 +96,22 @@ PLUGIN_MODULES = {
     "a2c": "stocker_core.evaluation.drl",
     "ppo": "stocker_core.evaluation.drl",
     "forecast": "stocker_core.evaluation.forecast",
+    "macd": "stocker_core.evaluation.baselines",
+    "zmr": "stocker_core.evaluation.baselines",
 }
+
+UPPER_BOUNDS = {"ideal"}
+"""Policies that see the future (hindsight upper bounds, not strategies): labelled in every table."""
+
+
+def policy_names() -> list[str]:
+    """Every policy name: the registered ones and those of plugin modules not imported yet."""
+    return sorted({*POLICIES, *PLUGIN_MODULES})
+
+
+def is_upper_bound(name: str) -> bool:
+    """True for a hindsight upper bound such as ``ideal``."""
+    return name in UPPER_BOUNDS
 
 
 def make_policy(name: str, env: TradingEnv, seed: int | None = None) -> Policy:
@@ -108,7 +123,7 @@ def make_policy(name: str, env: TradingEnv, seed: int | None = None) -> Policy:
     try:
         factory = POLICIES[name]
     except KeyError:
-        known = ", ".join(sorted({*POLICIES, *PLUGIN_MODULES}))
+        known = ", ".join(policy_names())
         raise InvalidNameError(f"unknown policy {name!r}: use one of {known}") from None
     return factory(env, seed)
 
