@@ -1,0 +1,109 @@
+"""Where trained deep-RL agents live: ``$STOCKER_HOME/models/drl/<algo>/``.
+
+Each training writes ``<sha12>.zip`` (the stable-baselines3 model) and ``<sha12>.json``
+(what produced it), then points ``current.json`` at them; older models stay on disk so
+every ``models.runs`` row keeps a valid path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from stocker_core.errors import InvalidNameError, StockerError
+
+Algo = Literal["a2c", "ppo"]
+ALGOS: tuple[Algo, ...] = ("a2c", "ppo")
+CURRENT = "current.json"
+
+
+class MissingModelError(StockerError, FileNotFoundError):
+    """No trained model where the policy looks for one."""
+
+
+def check_algo(algo: str) -> Algo:
+    """``algo`` if it is a known deep-RL algorithm, else InvalidNameError listing them."""
+    if algo not in ALGOS:
+        raise InvalidNameError(f"unknown deep-RL algorithm {algo!r}: use one of {', '.join(ALGOS)}")
+    return algo  # type: ignore[return-value]
+
+
+def drl_model_dir(home: Path | str, algo: str) -> Path:
+    """``$STOCKER_HOME/models/drl/<algo>``."""
+    return Path(home) / "models" / "drl" / check_algo(algo)
+
+
+@dataclass(frozen=True)
+class DrlTrainingResult:
+    """What one training produced and from what (JSON-ready via ``to_dict``)."""
+
+    algo: str
+    model_path: str
+    sha256: str
+    wall_seconds: float
+    timesteps: int
+    seed: int
+    episode_keys: list[str]
+    config: dict[str, Any]
+    reward_curve: list[tuple[int, float]] = field(default_factory=list)
+    """(timesteps so far, mean training-episode reward over the bucket ending there)."""
+    created_at: str = ""
+    versions: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> DrlTrainingResult:
+        data = dict(data)
+        data["reward_curve"] = [(int(t), float(r)) for t, r in data.get("reward_curve", [])]
+        return cls(**data)
+
+
+def _write_json_atomic(path: Path, data: dict[str, Any]) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True))
+    os.replace(tmp, path)
+
+
+def publish_result(result: DrlTrainingResult) -> None:
+    """Write the result beside its model and make it the algorithm's current model."""
+    model = Path(result.model_path)
+    _write_json_atomic(model.with_suffix(".json"), result.to_dict())
+    _write_json_atomic(model.parent / CURRENT, result.to_dict())
+
+
+def current_result(home: Path | str, algo: str) -> DrlTrainingResult:
+    """The current trained model of ``algo`` under ``home``; MissingModelError when none."""
+    folder = drl_model_dir(home, algo)
+    pointer = folder / CURRENT
+    hint = f"no trained {algo} model: materialize drl_agents first (stocker materialize --groups evaluation)"
+    if not pointer.is_file():
+        raise MissingModelError(f"{hint}; looked in {folder}")
+    try:
+        result = DrlTrainingResult.from_dict(json.loads(pointer.read_text()))
+    except (ValueError, TypeError, KeyError) as exc:
+        raise MissingModelError(f"{hint}; {pointer} is unreadable ({exc})") from None
+    if not Path(result.model_path).is_file():
+        raise MissingModelError(f"{hint}; {result.model_path} is missing")
+    return result
+
+
+def model_run_row(result: DrlTrainingResult, run_id: str) -> dict[str, Any]:
+    """One ``models.runs`` row for a trained deep-RL agent."""
+    return {
+        "run_id": run_id,
+        "model_name": result.algo,
+        "kind": "drl",
+        "algo": result.algo,
+        "config": json.dumps(result.config, sort_keys=True),
+        "seed": result.seed,
+        "episode_keys": json.dumps(result.episode_keys),
+        "path": result.model_path,
+        "sha256": result.sha256,
+        "wall_seconds": result.wall_seconds,
+        "created_at": result.created_at,
+    }
