@@ -1,0 +1,37 @@
+"""Run configuration travels through StockerResource; Settings stays the home of defaults."""
+
+import dagster as dg
+
+from stocker_assets.assets.council import news
+from stocker_assets.resources import RUN_FIELDS, StockerResource, default_resources
+from stocker_core.config import Settings
+
+
+def test_every_run_field_is_a_settings_field_and_a_resource_field():
+    assert set(RUN_FIELDS) <= set(Settings.model_fields)
+    assert set(RUN_FIELDS) == set(StockerResource.model_fields)
+
+
+def test_default_resource_shows_every_setting(monkeypatch, tmp_path):
+    monkeypatch.setenv("STOCKER_COUNCIL_BACKEND", "openai")
+    monkeypatch.setenv("STOCKER_HOME", str(tmp_path))
+    resource = default_resources()["stocker"]
+    assert resource.council_backend == "openai" and resource.home == str(tmp_path)
+    assert resource.council_workers == Settings.model_fields["council_workers"].default
+    assert all(getattr(resource, f) is not None for f in RUN_FIELDS if getattr(Settings(), f) is not None)
+
+
+def test_resource_fields_win_over_the_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv("STOCKER_COUNCIL_BACKEND", "openai")
+    monkeypatch.setenv("STOCKER_SOURCE", "yfinance")
+    settings = StockerResource(home=str(tmp_path), council_backend="rule", chart_workers=2).settings()
+    assert settings.council_backend == "rule" and settings.chart_workers == 2
+    assert settings.source == "yfinance"  # unset fields still come from STOCKER_* variables
+    assert settings.home == tmp_path
+
+
+def test_text_assets_read_the_resource_text_dir(tmp_path, seed_dir):
+    resource = StockerResource(home=str(tmp_path / "home"), text_dir=str(seed_dir))
+    result = dg.materialize([news], resources={"stocker": resource})
+    meta = result.asset_materializations_for_node("news")[0].metadata
+    assert meta["rows_written"].value == 25 and meta["folder"].value == str(seed_dir)
