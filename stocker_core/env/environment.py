@@ -61,10 +61,66 @@ class StepResult:
 
 
 class TradingEnv:
-    """Single-agent environment with ``reset / step / state / snapshot / restore``.
+    """One ticker over one window of trading days: the SPEC §1 trading environment.
 
-    Step ``t`` applies the action at the close of trading day ``t`` and rewards
-    the resulting portfolio; the episode is done after the last trading day.
+    The core environment keeps the spec's ``reset / step / state / snapshot /
+    restore`` shape; ``stocker_core.env.gym_env.StockerGymEnv`` adapts it to
+    Gymnasium. The council and any other policy run *outside* ``step()``.
+
+    **Action** — ``Action(side, quantity)`` (or the dict / JSON string
+    ``{"side": "buy" | "sell" | "hold", "quantity": int >= 0}``), filled at the
+    close of the current trading day. Buys cost ``quantity * close * (1 + c)``,
+    sells return ``quantity * close * (1 - c)``, ``c = params.transaction_cost``.
+    A buy beyond cash or a sell beyond the position is *invalid*: not executed,
+    and ``params.invalid_penalty`` is taken off that step's reward.
+
+    **Observation** (``Observation``, returned by ``reset`` and in each ``StepResult``):
+
+    ==================  =====================================================  ===============
+    field               meaning                                                bounds
+    ==================  =====================================================  ===============
+    ``ticker``          the episode's symbol                                   –
+    ``date``            the decision day, ISO ``YYYY-MM-DD``                   window days
+    ``close``           that day's close                                       > 0
+    ``step``            index of the decision day in the window                0 … T (T when done)
+    ``total_steps``     T, the window's trading days                           ≥ 1
+    ``cash``            cash after the previous fills                          ≥ 0
+    ``position``        whole shares held                                      ≥ 0
+    ``portfolio_value`` cash + position × close                                ≥ 0
+    ``done``            the episode is over                                    bool
+    ``price_history``   closes up to and including ``date`` (history first)   > 0, never later
+    ==================  =====================================================  ===============
+
+    **Reward** — ``stocker_core.env.rewards.step_reward`` (SPEC §1, the one home
+    of the formula): ``W_PERF·perf + W_INFL·infl_factor − invalid_penalty``
+    (+ optional lookahead term), plus on the last step the alpha bonus vs
+    buy-and-hold minus the drawdown penalty; clipped to [−1, 1]. ``StepResult.info``
+    carries every term in ``info["breakdown"]``.
+
+    **Episode end** — ``done`` after the action of the last trading day (T steps;
+    no truncation). Stepping again raises ``EpisodeDoneError``; ``reset()`` or
+    ``restore(snapshot)`` starts over.
+
+    **Arguments** — ``episode``: an ``Episode`` (``load_episode("AAPL|2023-08-01")``,
+    a task alias, or ``episode_from_closes`` for synthetic data); ``params``:
+    ``RewardParams`` or ``Settings`` (default: the Settings defaults with the
+    episode's starting cash).
+
+    Example:
+
+    >>> from stocker_core.env import Action, TradingEnv, episode_from_closes
+    >>> env = TradingEnv(episode_from_closes([100.0, 110.0, 121.0]))
+    >>> obs = env.reset()
+    >>> (obs.step, obs.total_steps, obs.cash, obs.position)
+    (0, 3, 10000.0, 0)
+    >>> result = env.step(Action.buy(50))
+    >>> (result.observation.position, round(result.observation.cash, 2), result.done)
+    (50, 4995.0, False)
+    >>> result = env.step({"side": "sell", "quantity": 99})  # more than held: invalid
+    >>> result.info["invalid"], result.info["breakdown"]["invalid_penalty"]
+    (True, 0.01)
+    >>> env.step(Action.hold()).done
+    True
     """
 
     def __init__(self, episode: Episode, params: RewardParams | Settings | None = None) -> None:

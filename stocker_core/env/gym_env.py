@@ -20,10 +20,56 @@ FEATURE_BOUND = 1e3
 
 
 class StockerGymEnv(gym.Env):
-    """Discrete actions: 0 hold, then buy each fraction of affordable shares, then sell
-    each fraction of the position. Observations are float32 features of the portfolio
-    and the last ``window`` daily log returns. One episode is drawn per reset with the
-    env's seeded ``np_random``.
+    """Gymnasium adapter over ``TradingEnv`` for deep-RL libraries (SB3 and the like).
+
+    It adapts the core environment, it does not duplicate it: accounting, reward
+    and episode end are ``TradingEnv``'s.
+
+    **Action space** — ``Discrete(1 + 2·k)`` for ``k = len(fractions)``
+    (default fractions 0.25, 0.5, 1.0 → ``Discrete(7)``):
+
+    ======  =============================================================
+    action  trade at today's close (whole shares, always feasible)
+    ======  =============================================================
+    0       hold
+    1 … k   buy ``fractions[a-1]`` of the shares cash affords (after costs)
+    k+1 …   sell ``fractions[a-1-k]`` of the position
+    ======  =============================================================
+
+    **Observation space** — ``Box(-1000, 1000, shape=(5 + window,), float32)``:
+
+    =========  ====================================================  ==========
+    index      meaning                                               bounds
+    =========  ====================================================  ==========
+    0          close / first close of the window − 1                 > −1
+    1          cash / start cash                                     ≥ 0
+    2          position value / start cash                           ≥ 0
+    3          portfolio value / start cash − 1                      ≥ −1
+    4          step / total steps                                    [0, 1]
+    5 …        the last ``window`` daily log returns up to today,    clipped to
+               oldest first, zero-padded on the left                 ±1000
+    =========  ====================================================  ==========
+
+    **Reward** — ``TradingEnv``'s per-step reward (``stocker_core.env.rewards``),
+    in [−1, 1]. **Episode end** — ``terminated`` after the window's last trading
+    day; ``truncated`` is always False. **Reset** — draws one of ``episodes``
+    with the seeded ``np_random`` (or ``options={"episode_index": i}``);
+    ``info["episode_key"]`` names it.
+
+    **Arguments** — ``episodes``: one ``Episode`` or a sequence; ``params``:
+    ``RewardParams`` (default: Settings defaults with each episode's cash);
+    ``fractions``: the trade sizes; ``window``: how many past returns to show.
+
+    Example:
+
+    >>> from stocker_core.env import StockerGymEnv, episode_from_closes
+    >>> env = StockerGymEnv(episode_from_closes([100.0, 101.0, 99.0, 103.0]), window=2)
+    >>> obs, info = env.reset(seed=0)
+    >>> obs.shape, env.action_space
+    ((7,), Discrete(7))
+    >>> obs, reward, terminated, truncated, info = env.step(3)  # buy all cash affords
+    >>> bool(obs[2] > 0.98), terminated, truncated
+    (True, False, False)
     """
 
     metadata = {"render_modes": []}
