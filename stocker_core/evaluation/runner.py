@@ -1,0 +1,245 @@
+"""Backtest runner: every policy of the registry on an episode, metrics per policy.
+
+Rule policies whose positions depend on prices only (``VECTORISED_PLANS``) are planned
+at once and graded together through the replay grader, which equals the environment
+step for step; the council is played from its vote cache when every day is cached;
+every other registered policy (random, trained agents, later ones) plays the
+environment step by step with ``make_policy``. Nothing here names a policy it must
+know about: a new registry entry is backtested as is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+
+import numpy as np
+
+from stocker_core.config import Settings
+from stocker_core.env.actions import Side
+from stocker_core.env.environment import TradingEnv
+from stocker_core.env.episode import Episode
+from stocker_core.env.grader import grade_batch, simulate_accounts
+from stocker_core.env.policies import Policy, is_upper_bound, make_policy, policy_names
+from stocker_core.env.rewards import RewardParams
+from stocker_core.errors import InvalidNameError, StockerError
+from stocker_core.evaluation.baselines import VECTORISED_PLANS, plan_for
+from stocker_core.evaluation.council_votes import VoteBook, cached_council
+from stocker_core.evaluation.metrics import METRIC_NAMES, curve_metrics
+from stocker_core.evaluation.stats import timing_test
+
+DISPLAY_ORDER = ("buy_and_hold", "hold", "random", "macd", "zmr", "forecast", "a2c", "ppo", "council")
+TIMING_SHUFFLES = 1000
+
+
+def ordered_policies(names: Sequence[str] | None = None) -> list[str]:
+    """``names`` (default: every registered policy) in table order: baselines first,
+    unknown-to-us policies next, hindsight upper bounds last."""
+    names = list(dict.fromkeys(names or policy_names()))
+    rank = {name: i for i, name in enumerate(DISPLAY_ORDER)}
+    return sorted(names, key=lambda n: (is_upper_bound(n), rank.get(n, len(rank)), n))
+
+
+def policy_label(name: str) -> str:
+    """The name as tables show it: ``ideal (hindsight upper bound)``."""
+    return f"{name} (hindsight upper bound)" if is_upper_bound(name) else name
+
+
+def check_policy_names(names: Sequence[str]) -> list[str]:
+    """The names, in table order; InvalidNameError listing the valid ones for any unknown."""
+    known = set(policy_names())
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise InvalidNameError(
+            f"unknown polic{'y' if len(unknown) == 1 else 'ies'} {', '.join(map(repr, unknown))}: "
+            f"use any of {', '.join(ordered_policies())}"
+        )
+    return ordered_policies(names)
+
+
+@dataclass
+class PolicyRun:
+    """One policy over one episode: the daily account, rewards and metrics."""
+
+    policy: str
+    seed: int | None
+    episode_key: str
+    ticker: str
+    dates: list[date]
+    closes: np.ndarray
+    sides: np.ndarray
+    quantities: np.ndarray
+    values: np.ndarray
+    """V_0 (starting cash) then the value after each day's close: T + 1 entries."""
+    rewards: np.ndarray
+    traded: np.ndarray
+    """Signed shares executed each day (0 for hold or an invalid action)."""
+    invalid: np.ndarray
+    method: str
+    notes: list[str] = field(default_factory=list)
+    metrics: dict[str, Any] = field(init=False)
+    timing_share: float | None = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.metrics = curve_metrics(
+            self.values, self.closes, self.positions, self.traded, self.rewards.sum()
+        )
+        exposure = self.positions * self.closes / self.values[1:]
+        seed = 0 if self.seed is None else self.seed
+        self.timing_share = timing_test(exposure, self.closes, TIMING_SHUFFLES, seed).share_beaten
+
+    @property
+    def positions(self) -> np.ndarray:
+        """Shares held after each day's trade."""
+        return np.cumsum(self.traded)
+
+    @property
+    def upper_bound(self) -> bool:
+        return is_upper_bound(self.policy)
+
+    def row(self) -> dict[str, Any]:
+        """The backtest row: policy, label, every metric, invalid steps, timing share, notes."""
+        return {
+            "policy": self.policy,
+            "label": policy_label(self.policy),
+            "upper_bound": self.upper_bound,
+            "episode": self.episode_key,
+            "start": self.dates[0].isoformat(),
+            "end": self.dates[-1].isoformat(),
+            "trading_days": len(self.dates),
+            **{name: self.metrics[name] for name in METRIC_NAMES},
+            "invalid_steps": int(self.invalid.sum()),
+            "timing_share": self.timing_share,
+            "method": self.method,
+            "seed": self.seed,
+            "notes": "; ".join(self.notes),
+        }
+
+
+@dataclass
+class Backtest:
+    """Every requested policy on one episode; ``failures`` maps a policy to its error."""
+
+    episode: Episode
+    runs: list[PolicyRun]
+    failures: dict[str, str] = field(default_factory=dict)
+
+    def rows(self) -> list[dict[str, Any]]:
+        return [run.row() for run in self.runs]
+
+    def run_of(self, policy: str) -> PolicyRun:
+        return next(r for r in self.runs if r.policy == policy)
+
+
+def _executed(sides: np.ndarray, qty: np.ndarray, invalid: np.ndarray) -> np.ndarray:
+    signed = np.where(sides == int(Side.BUY), qty, np.where(sides == int(Side.SELL), -qty, 0.0))
+    return np.where(invalid, 0.0, signed)
+
+
+def _vectorised_runs(
+    episode: Episode, names: Sequence[str], params: RewardParams, seed: int | None
+) -> list[PolicyRun]:
+    plans = {name: plan_for(name, episode, params) for name in names}
+    if not plans:
+        return []
+    sides = np.stack([p.sides for p in plans.values()])
+    qty = np.stack([p.quantities for p in plans.values()])
+    graded = grade_batch(sides, qty, episode.closes, params)
+    dates = [d.date() for d in episode.dates]
+    runs = []
+    for i, (name, plan) in enumerate(plans.items()):
+        runs.append(
+            PolicyRun(
+                policy=name,
+                seed=seed,
+                episode_key=episode.key,
+                ticker=episode.ticker,
+                dates=dates,
+                closes=episode.closes,
+                sides=plan.sides,
+                quantities=plan.quantities,
+                values=np.concatenate([[params.starting_cash], graded.values[i]]),
+                rewards=graded.rewards[i],
+                traded=_executed(plan.sides, plan.quantities, graded.invalid[i]),
+                invalid=graded.invalid[i],
+                method="vectorised",
+                notes=list(plan.notes),
+            )
+        )
+    return runs
+
+
+def play(env: TradingEnv, policy: Policy, name: str, seed: int | None, method: str) -> PolicyRun:
+    """Play ``policy`` through the environment, one step per day, and record the run."""
+    observation = env.reset()
+    while not env.done:
+        observation = env.step(policy.act(observation)).observation
+    sides = np.array([s for s, _ in env.actions], dtype=np.int64)
+    qty = np.array([q for _, q in env.actions], dtype=np.float64)
+    params = env.params
+    values, invalid, traded = simulate_accounts(
+        sides[None, :],
+        qty[None, :],
+        env.closes,
+        np.array([params.transaction_cost]),
+        np.array([params.starting_cash]),
+    )
+    episode = env.episode
+    return PolicyRun(
+        policy=name,
+        seed=seed,
+        episode_key=episode.key,
+        ticker=episode.ticker,
+        dates=[d.date() for d in episode.dates],
+        closes=episode.closes,
+        sides=sides,
+        quantities=qty,
+        values=np.concatenate([[params.starting_cash], values[0]]),
+        rewards=np.asarray(env.rewards, dtype=np.float64),
+        traded=traded[0],
+        invalid=invalid[0],
+        method=method,
+    )
+
+
+def _per_step_run(
+    env: TradingEnv, name: str, seed: int | None, settings: Settings | None, book: VoteBook | None
+) -> PolicyRun:
+    if name == "council" and book is not None and settings is not None and book.covers(env.episode.dates):
+        run = play(env, cached_council(book, settings), name, seed, "cached_votes")
+        run.notes.append(f"votes from the cache ({book.version})")
+        return run
+    return play(env, make_policy(name, env, seed), name, seed, "per_step")
+
+
+def backtest(
+    episode: Episode,
+    policies: Sequence[str] | None = None,
+    params: RewardParams | None = None,
+    seed: int | None = 0,
+    settings: Settings | None = None,
+    vote_book: VoteBook | None = None,
+    vectorised: bool = True,
+) -> Backtest:
+    """Play every policy in ``policies`` (default: the whole registry) on ``episode``.
+
+    A policy that fails (e.g. a trained agent without a model file) is reported in
+    ``failures`` and the others still run; an unknown name raises InvalidNameError.
+    ``vectorised=False`` plays every policy step by step (the reference loop).
+    """
+    names = check_policy_names(policies) if policies else ordered_policies()
+    params = params or RewardParams(starting_cash=episode.starting_cash)
+    fast = [n for n in names if vectorised and n in VECTORISED_PLANS]
+    runs = {run.policy: run for run in _vectorised_runs(episode, fast, params, seed)}
+    failures: dict[str, str] = {}
+    env = TradingEnv(episode, params)
+    for name in (n for n in names if n not in runs):
+        try:
+            runs[name] = _per_step_run(env, name, seed, settings, vote_book)
+        except StockerError as exc:
+            failures[name] = str(exc)
+        except Exception as exc:  # a third-party policy must not sink the others
+            failures[name] = f"{type(exc).__name__}: {exc}"
+    return Backtest(episode, [runs[n] for n in names if n in runs], failures)

@@ -1,0 +1,130 @@
+"""Statistics for comparing policies: bootstrap confidence intervals, the sign test and the
+timing (position-shuffle) test. Pure functions on arrays, seeded."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from stocker_core.errors import StockerError
+
+
+class StatsError(StockerError, ValueError):
+    """Inputs a statistic cannot be computed on."""
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A mean with its bootstrap confidence interval (bounds None with fewer than 2 values)."""
+
+    mean: float | None
+    low: float | None
+    high: float | None
+    n: int
+
+
+def bootstrap_ci(
+    values: Sequence[float] | np.ndarray,
+    confidence: float = 0.95,
+    resamples: int = 2000,
+    seed: int = 0,
+    block: int = 1,
+) -> Interval:
+    """Mean and percentile bootstrap CI of ``values``; NaNs are dropped.
+
+    ``block`` > 1 is a moving-block bootstrap (blocks of consecutive values), for series
+    whose neighbours are correlated, such as overlapping rolling windows.
+    """
+    if not 0 < confidence < 1:
+        raise StatsError(f"confidence must be in (0, 1), got {confidence}")
+    if resamples < 1 or block < 1:
+        raise StatsError("resamples and block must be >= 1")
+    data = np.asarray(values, dtype=np.float64)
+    data = data[np.isfinite(data)]
+    n = len(data)
+    if n == 0:
+        return Interval(None, None, None, 0)
+    mean = float(data.mean())
+    if n == 1:
+        return Interval(mean, None, None, 1)
+    rng = np.random.default_rng(seed)
+    block = min(block, n)
+    blocks = math.ceil(n / block)
+    starts = rng.integers(0, n - block + 1, size=(resamples, blocks))
+    index = (starts[:, :, None] + np.arange(block)[None, None, :]).reshape(resamples, -1)[:, :n]
+    means = data[index].mean(axis=1)
+    tail = (1.0 - confidence) / 2.0
+    low, high = np.quantile(means, [tail, 1.0 - tail])
+    return Interval(mean, float(low), float(high), n)
+
+
+@dataclass(frozen=True)
+class SignTest:
+    """Paired comparison: wins, losses and ties of A against B, and the two-sided p-value."""
+
+    wins: int
+    losses: int
+    ties: int
+    p_value: float | None
+
+    @property
+    def n(self) -> int:
+        """Pairs compared (ties excluded)."""
+        return self.wins + self.losses
+
+
+def sign_test(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -> SignTest:
+    """Two-sided sign test of paired values (ties dropped; p None when every pair ties)."""
+    from scipy.stats import binomtest
+
+    x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if x.shape != y.shape:
+        raise StatsError(f"paired values need equal lengths, got {len(x)} and {len(y)}")
+    keep = np.isfinite(x) & np.isfinite(y)
+    x, y = x[keep], y[keep]
+    wins, losses = int(np.sum(x > y)), int(np.sum(x < y))
+    ties = len(x) - wins - losses
+    p = float(binomtest(wins, wins + losses, 0.5).pvalue) if wins + losses else None
+    return SignTest(wins, losses, ties, p)
+
+
+@dataclass(frozen=True)
+class TimingTest:
+    """How the policy's own daily exposures, in their order, compare with shuffled orders."""
+
+    actual_return: float
+    share_beaten: float | None
+    """Share of shuffles whose return is strictly below the policy's (None: exposure constant)."""
+    shuffles: int
+
+
+def timing_test(
+    exposure: Sequence[float] | np.ndarray,
+    closes: Sequence[float] | np.ndarray,
+    shuffles: int = 1000,
+    seed: int = 0,
+) -> TimingTest:
+    """Shuffle the exposures across days and compare compounded frictionless returns.
+
+    ``exposure[t]`` is the fraction of value invested at day t's close and earns the next
+    day's price change; the last day earns nothing inside the window. The same exposures
+    in a random order keep the policy's average market exposure but lose its timing, so
+    the share of shuffles it beats separates skill from exposure.
+    """
+    w = np.asarray(exposure, dtype=np.float64)
+    px = np.asarray(closes, dtype=np.float64)
+    if w.shape != px.shape:
+        raise StatsError(f"one exposure per close needed, got {len(w)} and {len(px)}")
+    if len(px) < 2:
+        return TimingTest(0.0, None, 0)
+    w, market = w[:-1], px[1:] / px[:-1] - 1.0
+    actual = float(np.prod(1.0 + w * market) - 1.0)
+    if np.ptp(w) < 1e-12:
+        return TimingTest(actual, None, 0)
+    rng = np.random.default_rng(seed)
+    order = np.argsort(rng.random((shuffles, len(w))), axis=1)
+    shuffled = np.prod(1.0 + w[order] * market[None, :], axis=1) - 1.0
+    return TimingTest(actual, float(np.mean(shuffled < actual - 1e-12)), shuffles)
