@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
 from stocker_core.errors import InvalidNameError, StockerError
+from stocker_core.warehouse.db import Warehouse
 
 Algo = Literal["a2c", "ppo"]
 ALGOS: tuple[Algo, ...] = ("a2c", "ppo")
@@ -93,17 +96,35 @@ def current_result(home: Path | str, algo: str) -> DrlTrainingResult:
 
 
 def model_run_row(result: DrlTrainingResult, run_id: str) -> dict[str, Any]:
-    """One ``models.runs`` row for a trained deep-RL agent."""
+    """One ``models.runs`` row for a trained deep-RL agent (``run_id`` unique per model)."""
+    final_reward = result.reward_curve[-1][1] if result.reward_curve else None
     return {
         "run_id": run_id,
         "model_name": result.algo,
         "kind": "drl",
-        "algo": result.algo,
+        "base_model": None,
         "config": json.dumps(result.config, sort_keys=True),
         "seed": result.seed,
         "episode_keys": json.dumps(result.episode_keys),
+        "vote_cache_version": None,
         "path": result.model_path,
         "sha256": result.sha256,
         "wall_seconds": result.wall_seconds,
-        "created_at": result.created_at,
+        "metrics": json.dumps({"timesteps": result.timesteps, "final_mean_episode_reward": final_reward}),
+        "created_at": datetime.fromisoformat(result.created_at) if result.created_at else datetime.now(),
     }
+
+
+def record_model_runs(warehouse: Warehouse, rows: Sequence[dict[str, Any]]) -> None:
+    """Insert ``models.runs`` rows by column name in one transaction (a rerun of the same
+    ``run_id`` replaces its row)."""
+    if not rows:
+        return
+    import pandas as pd
+
+    frame = pd.DataFrame(list(rows))
+    with warehouse.transaction() as con:
+        con.execute("DELETE FROM models.runs WHERE run_id IN (SELECT unnest(?))", [list(frame["run_id"])])
+        con.register("incoming_runs", frame)
+        con.execute("INSERT INTO models.runs BY NAME SELECT * FROM incoming_runs")
+        con.unregister("incoming_runs")

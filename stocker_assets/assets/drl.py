@@ -1,0 +1,107 @@
+"""Evaluation group: the deep-RL baselines (A2C, PPO) trained on the train split's episodes."""
+
+import base64
+import hashlib
+
+import dagster as dg
+import pandas as pd
+
+from stocker_assets.assets.env import episodes
+from stocker_assets.assets.market import DUCKDB_POOL
+from stocker_assets.lineage import record_build
+from stocker_assets.resources import StockerResource
+from stocker_core.env.rewards import RewardParams
+from stocker_core.evaluation.drl_store import ALGOS
+from stocker_core.evaluation.drl_training import DrlConfig
+
+EVALUATION = "evaluation"
+_DEFAULTS = DrlConfig()
+
+
+class DrlAgentsConfig(dg.Config):
+    """Training budget of the deep-RL baselines (defaults: ``DrlConfig``)."""
+
+    algos: list[str] = list(ALGOS)
+    timesteps: int = _DEFAULTS.timesteps
+    seed: int = _DEFAULTS.seed
+    window: int = _DEFAULTS.window
+    ppo_n_steps: int = _DEFAULTS.ppo_n_steps
+    ppo_batch_size: int = _DEFAULTS.ppo_batch_size
+
+    def drl_config(self) -> DrlConfig:
+        return DrlConfig(
+            algos=tuple(self.algos),
+            timesteps=self.timesteps,
+            seed=self.seed,
+            window=self.window,
+            ppo_n_steps=self.ppo_n_steps,
+            ppo_batch_size=self.ppo_batch_size,
+        )
+
+
+@dg.asset(
+    group_name=EVALUATION,
+    code_version="1",
+    pool=DUCKDB_POOL,
+    deps=[episodes, dg.AssetKey("splits")],
+    kinds={"pytorch", "duckdb"},
+    description=(
+        "A2C and PPO agents (stable-baselines3) trained on the train split's episodes; model files "
+        "under $STOCKER_HOME/models/drl/<algo>/, one models.runs row and one lineage row per model."
+    ),
+)
+def drl_agents(
+    context: dg.AssetExecutionContext, config: DrlAgentsConfig, stocker: StockerResource
+) -> dg.MaterializeResult:
+    from stocker_core.evaluation.drl_data import train_split_episodes
+    from stocker_core.evaluation.drl_plots import reward_curves_png
+    from stocker_core.evaluation.drl_store import model_run_row, record_model_runs
+    from stocker_core.evaluation.drl_training import train_drl_agents
+    from stocker_core.market.pipeline import MonthBuild
+
+    settings, warehouse = stocker.settings(), stocker.warehouse()
+    training = train_split_episodes(settings, warehouse)
+    context.log.info(f"training {', '.join(config.algos)} on {len(training)} train-split episodes")
+    results = train_drl_agents(
+        training, settings.home, config.drl_config(), RewardParams.from_settings(settings)
+    )
+
+    keys = [ep.key for ep in training]
+    known = warehouse.latest_data_versions("episodes", keys)
+    upstream = {f"episodes@{key}": known.get(key, "unrecorded") for key in keys}
+    build = MonthBuild()
+    for result in results:
+        build.rows[result.algo] = 1
+        build.data_versions[result.algo] = result.sha256[:16]
+    record_model_runs(warehouse, [model_run_row(r, f"{context.run.run_id}:{r.algo}") for r in results])
+    record_build(context, warehouse, build, {r.algo: upstream for r in results})
+
+    png = reward_curves_png(results, f"training reward on {len(training)} train-split episodes")
+    table = pd.DataFrame(
+        [
+            {
+                "algo": r.algo,
+                "timesteps": r.timesteps,
+                "wall_s": r.wall_seconds,
+                "final_mean_reward": r.reward_curve[-1][1] if r.reward_curve else None,
+                "sha256": r.sha256[:12],
+                "path": r.model_path,
+            }
+            for r in results
+        ]
+    )
+    metadata: dict[str, object] = {
+        "episodes": len(training),
+        "first_episode": keys[0],
+        "last_episode": keys[-1],
+        "models": dg.MetadataValue.md(table.to_markdown(index=False, floatfmt=".3f")),
+        "reward_curve": dg.MetadataValue.md(
+            f"![training reward](data:image/png;base64,{base64.b64encode(png).decode()})"
+        ),
+    }
+    for r in results:
+        metadata[f"{r.algo}_timesteps"] = r.timesteps
+        metadata[f"{r.algo}_wall_seconds"] = r.wall_seconds
+        metadata[f"{r.algo}_path"] = dg.MetadataValue.path(r.model_path)
+    version = hashlib.sha256("|".join(r.sha256 for r in results).encode()).hexdigest()[:16]
+    return dg.MaterializeResult(metadata=metadata, data_version=dg.DataVersion(version))
