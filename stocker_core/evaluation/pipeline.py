@@ -1,0 +1,167 @@
+"""The evaluation steps the Dagster assets and the CLI call: backtest partitions, compute
+splits, run the rolling evaluation; each reads the warehouse once per ticker and writes
+its ``eval.*`` rows."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import date
+
+import duckdb
+import pandas as pd
+
+from stocker_core.config import Settings
+from stocker_core.env.episode import episode_from_bars, window_bounds
+from stocker_core.env.rewards import RewardParams
+from stocker_core.errors import EmptyDataError
+from stocker_core.evaluation.council_votes import VoteBook, load_vote_book
+from stocker_core.evaluation.rolling import (
+    RollingConfig,
+    rolling_backtests,
+    rolling_rows,
+    runs_of,
+    summarise,
+    test_period_episode,
+)
+from stocker_core.evaluation.runner import Backtest, backtest, ordered_policies
+from stocker_core.evaluation.splits import SplitConfig, Splits, load_splits, save_splits, splits_from_prices
+from stocker_core.evaluation.store import replace_rows, write_backtests
+from stocker_core.market.bars import load_bars
+from stocker_core.market.validation import parse_partition_key, partition_key
+from stocker_core.warehouse.db import Warehouse
+
+Log = Callable[[str], None]
+
+
+@dataclass
+class TickerBacktests:
+    """The backtests of one ticker's partitions, and what identifies the votes used."""
+
+    ticker: str
+    results: dict[str, Backtest] = field(default_factory=dict)
+    empty: list[str] = field(default_factory=list)
+    failures: dict[str, str] = field(default_factory=dict)
+    vote_version: str | None = None
+
+
+def _vote_book(warehouse: Warehouse, settings: Settings, ticker: str, days: Sequence) -> VoteBook | None:
+    try:
+        return load_vote_book(warehouse, settings, ticker, days)
+    except duckdb.Error:  # no council tables yet: the council policy computes its own votes
+        return None
+
+
+def backtest_partitions(
+    settings: Settings,
+    warehouse: Warehouse,
+    keys: Sequence[str],
+    policies: Sequence[str] | None = None,
+    seed: int = 0,
+    run_id: str | None = None,
+) -> list[TickerBacktests]:
+    """Every policy on the episode of every partition key; rows written per ticker."""
+    grouped: dict[str, list[date]] = {}
+    for key in keys:
+        ticker, month = parse_partition_key(key)
+        grouped.setdefault(ticker, []).append(month)
+    params = RewardParams.from_settings(settings)
+    names = ordered_policies(policies)
+    out = []
+    for ticker, months in grouped.items():
+        months = sorted(months)
+        end = window_bounds(months[-1], settings.episode_months)[1]
+        bars, origin = load_bars(settings, ticker, None, end, warehouse)
+        first = pd.Timestamp(months[0])
+        book = _vote_book(warehouse, settings, ticker, bars.loc[bars["date"] >= first, "date"].tolist())
+        done = TickerBacktests(ticker, vote_version=book.version if book else None)
+        for month in months:
+            key = partition_key(ticker, month)
+            try:
+                episode = episode_from_bars(key, bars, settings, origin)
+            except EmptyDataError:
+                done.empty.append(key)
+                continue
+            result = backtest(episode, names, params, seed, settings, book)
+            done.results[key] = result
+            done.failures.update(result.failures)
+        runs = runs_of(list(done.results.values()))
+        month_of = {key: parse_partition_key(key)[1] for key in done.results}
+        write_backtests(warehouse, runs, "episode", month_of, done.vote_version, run_id)
+        out.append(done)
+    return out
+
+
+def compute_and_store_splits(
+    warehouse: Warehouse, config: SplitConfig | None = None, tickers: Sequence[str] | None = None
+) -> Splits:
+    """Splits of every ticker with stored prices (or of ``tickers``), written to ``eval.splits``."""
+    prices = warehouse.query("SELECT ticker, date FROM market.prices ORDER BY ticker, date")
+    splits = splits_from_prices(prices, config, tickers)
+    save_splits(warehouse, splits, config)
+    return splits
+
+
+@dataclass
+class RollingOutcome:
+    """What the rolling evaluation wrote."""
+
+    rows: pd.DataFrame
+    summary: pd.DataFrame
+    comparisons: pd.DataFrame
+    failures: dict[str, str]
+    vote_versions: dict[str, str]
+    windows: int
+
+
+def rolling_evaluation(
+    settings: Settings,
+    warehouse: Warehouse,
+    policies: Sequence[str] | None = None,
+    config: RollingConfig | None = None,
+    tickers: Sequence[str] | None = None,
+    run_id: str | None = None,
+    log: Log | None = None,
+) -> RollingOutcome:
+    """Every policy on every rolling window of each ticker's test split, plus the whole test
+    period as one backtest; rows, summary and comparisons written to ``eval.*``."""
+    config = config or RollingConfig()
+    splits = load_splits(warehouse)
+    params = RewardParams.from_settings(settings)
+    names = ordered_policies(policies)
+    frames, failures, versions, windows = [], {}, {}, 0
+    for ticker in tickers or splits.tickers:
+        test = splits.range_of(ticker, "test")
+        bars, _ = load_bars(settings, ticker, None, test.end + pd.Timedelta(days=1), warehouse)
+        days = bars.loc[bars["date"] >= pd.Timestamp(test.start), "date"].tolist()
+        book = _vote_book(warehouse, settings, ticker, days)
+        if book is not None:
+            versions[ticker] = book.version
+        results, failed = rolling_backtests(bars, test, names, params, settings, book, config)
+        failures.update(failed)
+        windows += len(results)
+        frames.append(rolling_rows(results))
+        whole = backtest(
+            test_period_episode(bars, test, params.starting_cash), names, params, config.seed, settings, book
+        )
+        failures.update(whole.failures)
+        write_backtests(warehouse, whole.runs, "test_period", None, versions.get(ticker), run_id)
+        if log:
+            log(f"{ticker}: {len(results)} windows over the test split {test.start} … {test.end}")
+    rows = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    if rows.empty:
+        raise EmptyDataError("no rolling windows: no ticker has a test split with enough days")
+    summary, comparisons = summarise(rows, config)
+    clean = rows.astype(object).where(pd.notna(rows), None)
+    replace_rows(warehouse, "eval.rolling", clean, "TRUE", [])
+    replace_rows(
+        warehouse, "eval.rolling_summary", summary.astype(object).where(pd.notna(summary), None), "TRUE", []
+    )
+    replace_rows(
+        warehouse,
+        "eval.rolling_comparisons",
+        comparisons.astype(object).where(pd.notna(comparisons), None),
+        "TRUE",
+        [],
+    )
+    return RollingOutcome(rows, summary, comparisons, failures, versions, windows)

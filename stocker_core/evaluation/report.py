@@ -1,0 +1,439 @@
+"""The evaluation report: a self-contained HTML page and a Markdown twin, numbers read from
+the ``eval.*`` rows in DuckDB only, written to ``$STOCKER_HOME/reports/<name>/``."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+import pandas as pd
+
+from stocker_core.errors import EmptyDataError, InvalidNameError
+from stocker_core.evaluation.metrics import METRIC_HELP, METRIC_NAMES, format_metric
+from stocker_core.evaluation.report_templates import HTML_TEMPLATE, MARKDOWN_TEMPLATE, SECTIONS
+from stocker_core.evaluation.rolling import RollingConfig, verdict
+from stocker_core.evaluation.runner import TIMING_SHUFFLES, ordered_policies, policy_label
+from stocker_core.evaluation.store import read_eval, replace_rows
+from stocker_core.warehouse.db import Warehouse
+
+TABLE_METRICS = [m for m in METRIC_NAMES if m != "final_value"]
+ROLLING_HEADLINE = ("total_return", "sharpe", "mdd")
+
+
+@dataclass
+class ReportData:
+    """The ``eval.*`` rows a report is made of."""
+
+    splits: pd.DataFrame
+    episodes: pd.DataFrame
+    test_period: pd.DataFrame
+    curves: pd.DataFrame
+    rolling: pd.DataFrame
+    summary: pd.DataFrame
+    comparisons: pd.DataFrame
+    warehouse: str = ""
+
+
+@dataclass
+class ReportFiles:
+    """Where the report went."""
+
+    directory: Path
+    html: Path
+    markdown: Path
+    images: list[Path] = field(default_factory=list)
+
+
+def _dates_as_text(frame: pd.DataFrame) -> pd.DataFrame:
+    """``start_date`` / ``end_date`` as ``YYYY-MM-DD`` text."""
+    for column in ("start_date", "end_date"):
+        if column in frame.columns and len(frame):
+            frame[column] = pd.to_datetime(frame[column]).dt.strftime("%Y-%m-%d")
+    return frame
+
+
+def load_report_data(warehouse: Warehouse) -> ReportData:
+    """Every evaluation row the report shows; EmptyDataError when there is nothing to report."""
+    backtests = _dates_as_text(read_eval(warehouse, "eval.backtests"))
+    rolling = _dates_as_text(read_eval(warehouse, "eval.rolling"))
+    if backtests.empty and rolling.empty:
+        raise EmptyDataError(
+            "no evaluation rows in the warehouse: materialize the evaluation group first "
+            "(stocker materialize --groups evaluation, after the env and council groups)"
+        )
+    test_period = backtests.loc[backtests["scope"] == "test_period"] if len(backtests) else backtests
+    curves = pd.DataFrame()
+    if len(test_period):
+        keys = sorted(test_period["key"].unique())
+        curves = read_eval(
+            warehouse,
+            "eval.equity_curves",
+            "key IN (SELECT unnest(?::VARCHAR[])) ORDER BY key, policy, step",
+            [keys],
+        )
+    return ReportData(
+        splits=_dates_as_text(read_eval(warehouse, "eval.splits")),
+        episodes=backtests.loc[backtests["scope"] == "episode"] if len(backtests) else backtests,
+        test_period=test_period,
+        curves=curves,
+        rolling=rolling,
+        summary=read_eval(warehouse, "eval.rolling_summary"),
+        comparisons=read_eval(warehouse, "eval.rolling_comparisons"),
+        warehouse=str(warehouse.path),
+    )
+
+
+def episode_splits(episodes: pd.DataFrame, splits: pd.DataFrame) -> pd.Series:
+    """The split each episode row lies wholly inside (``None`` when it straddles one)."""
+    labels = pd.Series([None] * len(episodes), index=episodes.index, dtype=object)
+    for r in splits.itertuples(index=False):
+        inside = (
+            (episodes["ticker"] == r.ticker)
+            & (pd.to_datetime(episodes["start_date"]) >= pd.Timestamp(r.start_date))
+            & (pd.to_datetime(episodes["end_date"]) <= pd.Timestamp(r.end_date))
+        )
+        labels[inside] = r.split
+    return labels
+
+
+def _policy_order(frame: pd.DataFrame) -> list[str]:
+    return ordered_policies(list(dict.fromkeys(frame["policy"]))) if len(frame) else []
+
+
+def mean_metrics_table(rows: pd.DataFrame) -> pd.DataFrame:
+    """One row per policy: episode count and the mean of every metric, formatted."""
+    out = []
+    for policy in _policy_order(rows):
+        part = rows.loc[rows["policy"] == policy]
+        line = {"policy": policy_label(policy), "episodes": len(part)}
+        for metric in TABLE_METRICS:
+            values = pd.to_numeric(part[metric], errors="coerce")
+            line[metric] = format_metric(values.mean() if values.notna().any() else None)
+        out.append(line)
+    return pd.DataFrame(out)
+
+
+def test_period_table(rows: pd.DataFrame) -> pd.DataFrame:
+    """The whole-test-period backtest rows, formatted."""
+    out = []
+    for ticker, part in rows.groupby("ticker", sort=True):
+        for policy in _policy_order(part):
+            row = part.loc[part["policy"] == policy].iloc[0]
+            line = {
+                "ticker": ticker,
+                "policy": policy_label(policy),
+                "days": f"{row['start_date']} … {row['end_date']}",
+            }
+            line.update({m: format_metric(row[m]) for m in TABLE_METRICS})
+            out.append(line)
+    return pd.DataFrame(out)
+
+
+def _ci(summary: pd.DataFrame, policy: str, metric: str) -> str:
+    row = summary.loc[(summary["policy"] == policy) & (summary["metric"] == metric)]
+    if row.empty:
+        return "–"
+    r = row.iloc[0]
+    mean = format_metric(r["mean"])
+    if pd.isna(r["ci_low"]) or pd.isna(r["ci_high"]):
+        return mean
+    return f"{mean} [{format_metric(r['ci_low'], 3)}, {format_metric(r['ci_high'], 3)}]"
+
+
+def _comparison(comparisons: pd.DataFrame, policy: str, baseline: str) -> str:
+    row = comparisons.loc[(comparisons["policy"] == policy) & (comparisons["baseline"] == baseline)]
+    if row.empty:
+        return "–"
+    r = row.iloc[0]
+    p = "–" if pd.isna(r["p_value"]) else f"{r['p_value']:.2g}"
+    return f"{int(r['wins'])}/{int(r['n'])} (p = {p})"
+
+
+def rolling_table(
+    summary: pd.DataFrame, comparisons: pd.DataFrame, baselines: tuple[str, ...]
+) -> pd.DataFrame:
+    """Headline metrics with CIs and the paired comparisons, one row per policy."""
+    out = []
+    for policy in _policy_order(summary):
+        line = {"policy": policy_label(policy)}
+        for metric in ROLLING_HEADLINE:
+            line[metric] = _ci(summary, policy, metric)
+        for baseline in baselines:
+            line[f"vs {baseline}: wins (p)"] = (
+                "–" if policy == baseline else _comparison(comparisons, policy, baseline)
+            )
+        line["timing_share"] = _ci(summary, policy, "timing_share")
+        out.append(line)
+    return pd.DataFrame(out)
+
+
+def rolling_full_table(summary: pd.DataFrame) -> pd.DataFrame:
+    """Every summarised metric as ``mean [low, high]``."""
+    metrics = list(dict.fromkeys(summary["metric"])) if len(summary) else []
+    return pd.DataFrame(
+        [
+            {"policy": policy_label(p), **{m: _ci(summary, p, m) for m in metrics}}
+            for p in _policy_order(summary)
+        ]
+    )
+
+
+def timing_table(test_period: pd.DataFrame, rolling: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:
+    """Per policy: the test-period timing share, the mean over windows, and how often ≥ 0.95."""
+    policies = _policy_order(rolling if len(rolling) else test_period)
+    out = []
+    for policy in policies:
+        line = {"policy": policy_label(policy)}
+        for ticker, part in test_period.groupby("ticker", sort=True) if len(test_period) else []:
+            row = part.loc[part["policy"] == policy]
+            line[f"{ticker} test period"] = format_metric(
+                row["timing_share"].iloc[0] if len(row) else None, 3
+            )
+        if len(rolling):
+            shares = pd.to_numeric(rolling.loc[rolling["policy"] == policy, "timing_share"], errors="coerce")
+            line["windows: mean [CI]"] = _ci(summary, policy, "timing_share")
+            line["windows beating ≥ 95% of shuffles"] = (
+                f"{int((shares >= 0.95).sum())}/{int(shares.notna().sum())}" if shares.notna().any() else "–"
+            )
+        out.append(line)
+    return pd.DataFrame(out)
+
+
+def verdict_lines(comparisons: pd.DataFrame, baselines: tuple[str, ...]) -> list[dict[str, str]]:
+    """Plain-language verdicts per policy against each baseline."""
+    lines = []
+    for policy in _policy_order(comparisons):
+        for baseline in baselines:
+            row = comparisons.loc[(comparisons["policy"] == policy) & (comparisons["baseline"] == baseline)]
+            if row.empty:
+                continue
+            r = row.iloc[0]
+            p = None if pd.isna(r["p_value"]) else float(r["p_value"])
+            text = verdict(policy, baseline, int(r["wins"]), int(r["n"]), p)
+            css = "even" if p is None or p >= 0.05 else ("good" if r["wins"] * 2 > r["n"] else "bad")
+            lines.append({"text": text, "css": css})
+    return lines
+
+
+def _splits_table(splits: pd.DataFrame) -> pd.DataFrame:
+    if splits.empty:
+        return pd.DataFrame({"splits": ["none stored: materialize `splits`"]})
+    shown = splits[["ticker", "split", "start_date", "end_date", "trading_days", "gap_before"]].copy()
+    shown["start_date"] = shown["start_date"].astype(str)
+    shown["end_date"] = shown["end_date"].astype(str)
+    return shown.rename(columns={"gap_before": "gap before (trading days)"})
+
+
+def _html(frame: pd.DataFrame) -> str:
+    if frame.empty:
+        return "<p>–</p>"
+    return frame.to_html(index=False, escape=True, border=0, na_rep="–")
+
+
+def _md(frame: pd.DataFrame) -> str:
+    if frame.empty:
+        return "–"
+    return frame.astype(str).to_markdown(index=False)
+
+
+def _figures(data: ReportData) -> dict[str, list[dict[str, object]]]:
+    from stocker_core.evaluation import plots
+
+    figures: dict[str, list[dict[str, object]]] = {"equity": [], "drawdown": [], "trades": [], "rolling": []}
+    for key, curves in data.curves.groupby("key", sort=True) if len(data.curves) else []:
+        rank = {p: i for i, p in enumerate(_policy_order(curves))}
+        curves = curves.sort_values(
+            ["policy", "step"], key=lambda c: c.map(rank) if c.name == "policy" else c
+        )
+        ticker = str(key).split("|")[0]
+        period = data.test_period.loc[data.test_period["key"] == key]
+        upper = period.loc[period["upper_bound"].astype(bool)]
+        caption = "Hindsight upper bounds are left off this chart: " + ", ".join(
+            f"{policy_label(r.policy)} ends at {r.final_value:,.0f}" for r in upper.itertuples()
+        )
+        span = f"{period['start_date'].min()} … {period['end_date'].max()}"
+        figures["equity"].append(
+            {
+                "name": f"equity_{ticker}",
+                "png": plots.equity_png(curves, f"{ticker} test period {span}: portfolio value"),
+                "alt": f"{ticker} equity curves",
+                "caption": caption if len(upper) else "",
+            }
+        )
+        figures["drawdown"].append(
+            {
+                "name": f"drawdown_{ticker}",
+                "png": plots.drawdown_png(curves, f"{ticker} test period: drawdown"),
+                "alt": f"{ticker} drawdowns",
+            }
+        )
+        figures["trades"].append(
+            {
+                "name": f"trades_{ticker}",
+                "png": plots.trades_png(curves, f"{ticker} test period: trades on the close"),
+                "alt": f"{ticker} trades",
+            }
+        )
+    if len(data.summary):
+        figures["rolling"].append(
+            {
+                "name": "rolling_total_return",
+                "png": plots.rolling_ci_png(
+                    data.summary, "total_return", "total return per window: mean and CI"
+                ),
+                "alt": "rolling total return with confidence intervals",
+            }
+        )
+    for items in figures.values():
+        for fig in items:
+            fig["data"] = base64.b64encode(fig["png"]).decode()  # type: ignore[arg-type]
+            fig["file"] = f"{fig['name']}.png"
+            fig.setdefault("caption", "")
+    return figures
+
+
+def report_context(data: ReportData, config: RollingConfig | None = None) -> dict[str, object]:
+    """Everything the templates show, computed from ``data`` alone."""
+    config = config or RollingConfig()
+    episodes = data.episodes
+    split_of = episode_splits(episodes, data.splits) if len(episodes) and len(data.splits) else None
+    test_episodes = episodes.loc[split_of == "test"] if split_of is not None else episodes.iloc[:0]
+    keys = episodes["key"].unique() if len(episodes) else []
+    windows = data.rolling.groupby(["ticker", "window_index"]).ngroups if len(data.rolling) else 0
+    window_days = int(data.rolling["trading_days"].max()) if len(data.rolling) else config.window_days
+    policies_seen = pd.concat([episodes.get("policy", pd.Series()), data.rolling.get("policy", pd.Series())])
+    tables = {
+        "splits": _splits_table(data.splits),
+        "metrics_test": mean_metrics_table(test_episodes),
+        "metrics_all": mean_metrics_table(episodes),
+        "test_period": test_period_table(data.test_period) if len(data.test_period) else pd.DataFrame(),
+        "rolling": rolling_table(data.summary, data.comparisons, config.baselines)
+        if len(data.summary)
+        else pd.DataFrame(),
+        "rolling_full": rolling_full_table(data.summary) if len(data.summary) else pd.DataFrame(),
+        "timing": timing_table(data.test_period, data.rolling, data.summary),
+    }
+    notes = [f"{name}: {text}" for name, text in METRIC_HELP.items()]
+    notes.insert(
+        0,
+        "Equity curve: V_0 = the starting cash before day 1, then the value after each day's close; "
+        "T = trading days; r_t = V_t / V_(t−1) − 1. Undefined values (e.g. Sharpe with zero "
+        "volatility) are shown as “–”.",
+    )
+    notes.append(
+        "ideal is the hindsight-optimal long-only path (it knows future prices): an upper bound, "
+        "not a strategy."
+    )
+    notes.append(
+        f"random is seeded per window with seed + window index (one draw per window); "
+        f"the bootstrap uses {config.resamples} seeded resamples in blocks of {config.block} windows."
+    )
+    for text in sorted(
+        {
+            n
+            for n in pd.concat(
+                [episodes.get("notes", pd.Series()), data.test_period.get("notes", pd.Series())]
+            ).dropna()
+            if n
+        }
+    ):
+        notes.append(text)
+    context: dict[str, object] = {
+        "title": "Stocker evaluation report",
+        "generated_at": datetime.now().strftime("%Y-%m-%d %H:%M"),
+        "warehouse": data.warehouse,
+        "sections": SECTIONS,
+        "episode_count": len(keys),
+        "episode_policies": episodes["policy"].nunique() if len(episodes) else 0,
+        "episode_first": str(episodes["start_date"].min()) if len(episodes) else "",
+        "episode_last": str(episodes["end_date"].max()) if len(episodes) else "",
+        "test_episode_count": test_episodes["key"].nunique() if len(test_episodes) else 0,
+        "window_count": windows,
+        "window_days": window_days,
+        "step_days": config.step_days,
+        "policies": [policy_label(p) for p in ordered_policies(list(dict.fromkeys(policies_seen)))]
+        if len(policies_seen)
+        else [],
+        "verdicts": verdict_lines(data.comparisons, config.baselines) if len(data.comparisons) else [],
+        "overlap_note": (
+            f"Windows overlap (each shares {max(window_days - config.step_days, 0)} of its "
+            f"{window_days} days with the next), so they are not independent: read sign-test "
+            "p-values as optimistic, and the block-bootstrap intervals as the better guide."
+        ),
+        "confidence_pct": int(round(config.confidence * 100)),
+        "shuffles": TIMING_SHUFFLES,
+        "notes": notes,
+    }
+    for name, frame in tables.items():
+        context[f"{name}_html"] = _html(frame)
+        context[f"{name}_md"] = _md(frame)
+    return context
+
+
+def _environment():
+    import jinja2
+
+    return jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
+
+
+def render_report(data: ReportData, directory: Path, config: RollingConfig | None = None) -> ReportFiles:
+    """Write ``report.html`` (self-contained), ``report.md`` and its PNGs into ``directory``."""
+    import markupsafe
+
+    context = report_context(data, config)
+    figures = _figures(data)
+    for kind, items in figures.items():
+        context[f"{kind}_figures"] = items
+    html_context = {k: markupsafe.Markup(v) if k.endswith("_html") else v for k, v in context.items()}
+    directory.mkdir(parents=True, exist_ok=True)
+    env = _environment()
+    html = env.from_string(HTML_TEMPLATE).render(**html_context)
+    markdown = _environment_plain().from_string(MARKDOWN_TEMPLATE).render(**context)
+    files = ReportFiles(directory, directory / "report.html", directory / "report.md")
+    files.html.write_text(html, encoding="utf-8")
+    files.markdown.write_text(markdown, encoding="utf-8")
+    for items in figures.values():
+        for fig in items:
+            path = directory / str(fig["file"])
+            path.write_bytes(fig["png"])  # type: ignore[arg-type]
+            files.images.append(path)
+    return files
+
+
+def _environment_plain():
+    import jinja2
+
+    return jinja2.Environment(autoescape=False, undefined=jinja2.StrictUndefined)
+
+
+def report_dir(home: Path, name: str) -> Path:
+    """``$STOCKER_HOME/reports/<name>``; InvalidNameError for a name that is not a plain folder name."""
+    if not name or name in {".", ".."} or any(c in name for c in "/\\") or name.startswith("."):
+        raise InvalidNameError(f"report name {name!r} must be a plain folder name, e.g. 'evaluation'")
+    return home / "reports" / name
+
+
+def build_report(
+    warehouse: Warehouse, home: Path, name: str = "evaluation", config: RollingConfig | None = None
+) -> ReportFiles:
+    """Read the ``eval.*`` rows, write the report under ``home/reports/<name>/`` and index it
+    in ``eval.reports`` (paths and the HTML's sha256)."""
+    directory = report_dir(home, name)
+    files = render_report(load_report_data(warehouse), directory, config)
+    digest = hashlib.sha256(files.html.read_bytes()).hexdigest()
+    row = pd.DataFrame(
+        [
+            {
+                "name": name,
+                "html_path": str(files.html),
+                "markdown_path": str(files.markdown),
+                "sha256": digest,
+                "created_at": datetime.now(),
+            }
+        ]
+    )
+    replace_rows(warehouse, "eval.reports", row, "name = ?", [name])
+    return files
