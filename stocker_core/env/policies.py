@@ -98,6 +98,9 @@ PLUGIN_MODULES = {
     "forecast": "stocker_core.evaluation.forecast",
     "macd": "stocker_core.evaluation.baselines",
     "zmr": "stocker_core.evaluation.baselines",
+    "moderator_base": "stocker_core.training.policy",
+    "moderator_sft": "stocker_core.training.policy",
+    "moderator_grpo": "stocker_core.training.policy",
 }
 
 UPPER_BOUNDS = {"ideal"}

@@ -1,0 +1,39 @@
+"""Training the moderator: the base-model factory (the offline ``tiny`` model, ``smollm2``
+or any Hugging Face id), the dataset of train-split steps, the SFT warm start, GRPO on the
+environment's reward, and the trained moderators as policies.
+
+Public names are resolved lazily (PEP 562): importing the package imports no torch.
+"""
+
+from stocker_core.lazy import lazy_exports
+
+_EXPORTS = {
+    "TrainingConfig": "config",
+    "TrainingConfigError": "config",
+    "load_config": "config",
+    "LoadedModel": "models",
+    "ModelLoadError": "models",
+    "create_base": "models",
+    "load_base": "models",
+    "load_with_adapter": "models",
+    "build_word_tokenizer": "tokenizer",
+    "ModeratorState": "prompts",
+    "parse_completion": "prompts",
+    "prompt_words": "prompts",
+    "prompt_text": "prompts",
+    "build_rows": "dataset",
+    "SplitGuard": "selection",
+    "SplitLeakError": "selection",
+    "select_episodes": "selection",
+    "episode_votes": "votes",
+    "RolloutReward": "rewards",
+    "run_sft": "sft",
+    "run_grpo": "grpo",
+    "StageReport": "pipeline",
+    "train": "pipeline",
+    "model_dir": "pipeline",
+    "ModeratorPolicy": "policy",
+}
+
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

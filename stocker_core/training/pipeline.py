@@ -1,0 +1,339 @@
+"""The training group end to end: base model, SFT warm start, GRPO — each a stage that
+saves under ``$STOCKER_HOME/models/moderator_<stage>/``, reports what trained it and a
+held-out (valid split) table, and writes one ``models.runs`` row."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from stocker_core.config import Settings
+from stocker_core.council.backends import get_backend
+from stocker_core.env.episode import Episode, episode_from_bars, window_bounds
+from stocker_core.env.rewards import RewardParams
+from stocker_core.errors import EmptyDataError, StockerError
+from stocker_core.market.bars import load_bars
+from stocker_core.market.validation import parse_partition_key
+from stocker_core.training.config import STAGES, TrainingConfig
+from stocker_core.training.dataset import EpisodeContext, build_rows, episode_context
+from stocker_core.training.heldout import REFERENCE_POLICIES, play_moderator, play_reference, summarize
+from stocker_core.training.models import create_base, load_base, load_with_adapter, save_base
+from stocker_core.training.runtime import Progress, quiet_libraries, seed_everything, weights_sha256
+from stocker_core.training.selection import EpisodeSplits, select_episodes
+from stocker_core.training.votes import EpisodeVotes, episode_votes
+from stocker_core.warehouse.db import Warehouse
+
+REPORT_FILE = "training.json"
+CURVE_FILE = "curve.png"
+
+
+def model_name(stage: str) -> str:
+    """``moderator_base`` / ``moderator_sft`` / ``moderator_grpo``."""
+    return f"moderator_{stage}"
+
+
+def model_dir(settings: Settings, stage: str) -> Path:
+    """Where a stage's model or adapter lives: ``$STOCKER_HOME/models/moderator_<stage>``."""
+    return settings.home / "models" / model_name(stage)
+
+
+@dataclass
+class TrainingData:
+    """The splits, the training rows and environments, and the held-out environments."""
+
+    splits: EpisodeSplits
+    rows: list[dict[str, Any]]
+    train_contexts: dict[str, EpisodeContext]
+    valid_contexts: list[EpisodeContext]
+    votes: EpisodeVotes
+
+
+@dataclass
+class StageReport:
+    """What a stage produced and what produced it (metadata, lineage, ``models.runs``)."""
+
+    stage: str
+    path: Path
+    base_model: str
+    config: dict[str, Any]
+    seed: int
+    episode_keys: list[str]
+    vote_cache_version: str
+    votes_data_version: str
+    wall_seconds: float
+    sha256: str
+    steps: int = 0
+    curve_name: str = ""
+    curve: list[tuple[int, float]] = field(default_factory=list)
+    heldout: pd.DataFrame = field(default_factory=pd.DataFrame)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return model_name(self.stage)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "stage": self.stage,
+            "name": self.name,
+            "path": str(self.path),
+            "base_model": self.base_model,
+            "config": self.config,
+            "seed": self.seed,
+            "episode_keys": self.episode_keys,
+            "vote_cache_version": self.vote_cache_version,
+            "votes_data_version": self.votes_data_version,
+            "wall_seconds": self.wall_seconds,
+            "sha256": self.sha256,
+            "steps": self.steps,
+            "curve_name": self.curve_name,
+            "curve": self.curve,
+            "heldout": self.heldout.to_dict(orient="records"),
+            "extra": self.extra,
+        }
+
+
+def stored_episode_keys(warehouse: Warehouse) -> list[str]:
+    """Keys of the episodes stored by the ``episodes`` asset (``env.episodes``)."""
+    if not warehouse.path.exists():
+        return []
+    exists = warehouse.query(
+        "SELECT count(*) AS n FROM information_schema.tables "
+        "WHERE table_schema = 'env' AND table_name = 'episodes'"
+    )
+    if not int(exists["n"].iloc[0]):
+        return []
+    return list(warehouse.query("SELECT key FROM env.episodes ORDER BY key")["key"])
+
+
+def load_episodes(keys: Sequence[str], settings: Settings, warehouse: Warehouse) -> list[Episode]:
+    """The episodes of ``keys``, reading each ticker's bars once."""
+    by_ticker: dict[str, list[str]] = {}
+    for key in keys:
+        by_ticker.setdefault(parse_partition_key(key)[0], []).append(key)
+    episodes: dict[str, Episode] = {}
+    for ticker, ticker_keys in by_ticker.items():
+        last = max(parse_partition_key(k)[1] for k in ticker_keys)
+        bars, origin = load_bars(
+            settings, ticker, None, window_bounds(last, settings.episode_months)[1], warehouse
+        )
+        for key in ticker_keys:
+            episodes[key] = episode_from_bars(key, bars, settings, origin)
+    return [episodes[k] for k in keys]
+
+
+def prepare_data(config: TrainingConfig, settings: Settings, warehouse: Warehouse) -> TrainingData:
+    """Splits, votes (cache first), training rows along the configured trajectory, and the
+    held-out environments (valid split, capped by ``eval_max_episodes``)."""
+    available = stored_episode_keys(warehouse)
+    splits = select_episodes(settings, config.train_episodes, config.valid_episodes, available)
+    if not splits.train:
+        raise EmptyDataError(
+            "no train-split episodes: materialize the env group (episodes) first, or list "
+            "train_episodes in the training config"
+        )
+    valid_keys = splits.valid[: config.eval_max_episodes or None]
+    train_eps = load_episodes(splits.train, settings, warehouse)
+    valid_eps = load_episodes(valid_keys, settings, warehouse)
+    for episode in train_eps:
+        splits.guard.check(episode)
+    backend = get_backend(settings, config.vote_backend)
+    votes = episode_votes([*train_eps, *valid_eps], settings, warehouse, backend)
+    params = RewardParams.from_settings(settings)
+    rows, contexts = build_rows(train_eps, votes, params, splits.guard, config.state_path)
+    valid = [episode_context(ep, votes, params) for ep in valid_eps]
+    return TrainingData(splits, rows, contexts, valid, votes)
+
+
+def heldout_table(
+    settings: Settings, data: TrainingData, stages: Sequence[str], config: TrainingConfig
+) -> pd.DataFrame:
+    """Mean episode reward on the held-out episodes for the trained ``stages`` and the
+    reference policies (rule council, buy-and-hold, random)."""
+    if not data.valid_contexts:
+        return summarize([])
+    scores = []
+    for stage in stages:
+        loaded = load_moderator(settings, stage)
+        scores += play_moderator(loaded, data.valid_contexts, model_name(stage))
+    for name in REFERENCE_POLICIES:
+        scores += play_reference(name, data.valid_contexts, config.seed)
+    return summarize(scores)
+
+
+def load_moderator(settings: Settings, stage: str, trainable: bool = False):
+    """The saved base (``stage="base"``) or base plus the stage's adapter."""
+    base_dir = model_dir(settings, "base")
+    if stage == "base":
+        return load_base(base_dir)
+    return load_with_adapter(base_dir, model_dir(settings, stage), trainable=trainable)
+
+
+def _report(
+    stage: str,
+    config: TrainingConfig,
+    data: TrainingData | None,
+    path: Path,
+    started: float,
+    base_model: str,
+) -> StageReport:
+    return StageReport(
+        stage=stage,
+        path=path,
+        base_model=base_model,
+        config=config.public(),
+        seed=config.seed,
+        episode_keys=list(data.splits.train) if data else [],
+        vote_cache_version=data.votes.cache_version if data else "",
+        votes_data_version=data.votes.data_version if data else "",
+        wall_seconds=time.perf_counter() - started,
+        sha256=weights_sha256(path),
+    )
+
+
+def run_base(config: TrainingConfig, settings: Settings) -> StageReport:
+    """Build (tiny) or load (smollm2 / id / path) the base model and save it with its tokenizer."""
+    quiet_libraries()
+    seed_everything(config.seed, config.threads)
+    started = time.perf_counter()
+    loaded = create_base(config)
+    path = save_base(loaded, model_dir(settings, "base"))
+    report = _report("base", config, None, path, started, loaded.name)
+    params = sum(p.numel() for p in loaded.model.parameters())
+    report.extra = {"parameters": int(params), "prompt_style": loaded.prompt_style, "device": loaded.device}
+    return report
+
+
+def run_sft_stage(
+    config: TrainingConfig, settings: Settings, data: TrainingData, progress: Progress | None = None
+) -> StageReport:
+    """SFT warm start from the saved base toward the ideal completions; adapter saved."""
+    from stocker_core.training.sft import run_sft
+
+    started = time.perf_counter()
+    base = load_base(model_dir(settings, "base"))
+    result = run_sft(base, data.rows, config, model_dir(settings, "sft"), progress)
+    report = _report("sft", config, data, result.adapter_dir, started, base.name)
+    report.steps, report.curve_name, report.curve = result.steps, "loss", result.log.series("loss")
+    report.extra = {"rows": len(data.rows), "train_seconds": result.wall_seconds}
+    return report
+
+
+def run_grpo_stage(
+    config: TrainingConfig, settings: Settings, data: TrainingData, progress: Progress | None = None
+) -> StageReport:
+    """GRPO continuing the SFT adapter on the rollout reward; adapter saved."""
+    from stocker_core.training.grpo import run_grpo
+
+    started = time.perf_counter()
+    policy = load_moderator(settings, "sft", trainable=True)
+    result, reward = run_grpo(
+        policy, data.rows, data.train_contexts, config, model_dir(settings, "grpo"), progress
+    )
+    report = _report("grpo", config, data, result.adapter_dir, started, policy.name)
+    report.steps, report.curve_name, report.curve = result.steps, "reward", result.log.series("reward")
+    report.extra = {
+        "rows": len(data.rows),
+        "train_seconds": result.wall_seconds,
+        "reward_calls": reward.calls,
+        "unparsable_completions": reward.unparsable,
+        "frac_reward_zero_std": [v for _, v in result.log.series("frac_reward_zero_std")],
+    }
+    return report
+
+
+STAGE_RUNNERS = {"sft": run_sft_stage, "grpo": run_grpo_stage}
+
+
+def finish_stage(
+    report: StageReport,
+    settings: Settings,
+    data: TrainingData | None,
+    config: TrainingConfig,
+    run_id: str | None = None,
+) -> StageReport:
+    """Held-out table (when there is data), curve plot and report file beside the model,
+    one ``models.runs`` row."""
+    from stocker_core.training.plots import curve_png
+
+    if data is not None:
+        done = [s for s in STAGES if STAGES.index(s) <= STAGES.index(report.stage)]
+        report.heldout = heldout_table(settings, data, done, config)
+    png = curve_png(report.curve, f"{report.name}: {report.curve_name or 'no training'}", report.curve_name)
+    (report.path / CURVE_FILE).write_bytes(png)
+    (report.path / REPORT_FILE).write_text(json.dumps(report.to_json(), indent=2, default=str))
+    record_run(Warehouse(settings.warehouse_path), report, run_id)
+    return report
+
+
+def record_run(warehouse: Warehouse, report: StageReport, run_id: str | None = None) -> str:
+    """One ``models.runs`` row for the stage; returns the run id used."""
+    run_id = f"{run_id or uuid.uuid4().hex}:{report.name}"
+    metrics = {
+        "steps": report.steps,
+        "curve_last": report.curve[-1][1] if report.curve else None,
+        "heldout": report.heldout.to_dict(orient="records"),
+        **{k: v for k, v in report.extra.items() if isinstance(v, int | float | str)},
+    }
+    with warehouse.transaction() as con:
+        con.execute("DELETE FROM models.runs WHERE run_id = ?", [run_id])
+        con.execute(
+            "INSERT INTO models.runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                run_id,
+                report.name,
+                report.stage,
+                report.base_model,
+                json.dumps(report.config),
+                report.seed,
+                json.dumps(report.episode_keys),
+                report.vote_cache_version,
+                str(report.path),
+                report.sha256,
+                report.wall_seconds,
+                json.dumps(metrics, default=str),
+                datetime.now(),
+            ],
+        )
+    return run_id
+
+
+def read_report(settings: Settings, stage: str) -> dict[str, Any]:
+    """The ``training.json`` a stage left beside its model."""
+    path = model_dir(settings, stage) / REPORT_FILE
+    if not path.is_file():
+        raise StockerError(f"{model_name(stage)} has not been trained: materialize the training group first")
+    return json.loads(path.read_text())
+
+
+def train(
+    config: TrainingConfig,
+    settings: Settings,
+    stages: Sequence[str] = STAGES,
+    progress: Progress | None = None,
+    run_id: str | None = None,
+) -> list[StageReport]:
+    """Run ``stages`` in order (``base``, ``sft``, ``grpo``) and return their reports."""
+    unknown = [s for s in stages if s not in STAGES]
+    if unknown:
+        raise StockerError(f"unknown training stage(s) {', '.join(unknown)}: use {', '.join(STAGES)}")
+    warehouse = Warehouse(settings.warehouse_path)
+    run_id = run_id or uuid.uuid4().hex
+    data = prepare_data(config, settings, warehouse)
+    reports = []
+    for stage in [s for s in STAGES if s in stages]:
+        report = (
+            run_base(config, settings)
+            if stage == "base"
+            else STAGE_RUNNERS[stage](config, settings, data, progress)
+        )
+        reports.append(finish_stage(report, settings, data, config, run_id))
+    return reports

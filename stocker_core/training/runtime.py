@@ -1,0 +1,89 @@
+"""What every training stage shares: seeds and threads, quiet libraries, a progress
+callback that also records the curve, and the digest of saved adapter weights."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+Progress = Callable[[str, int, int], None]
+"""``progress(stage, done, total)``."""
+
+
+def seed_everything(seed: int, threads: int = 1) -> None:
+    """Fixed seeds (torch, numpy, random via ``transformers.set_seed``) and CPU threads."""
+    import torch
+    import transformers
+
+    torch.set_num_threads(threads)
+    torch.manual_seed(seed)
+    transformers.set_seed(seed)
+
+
+def quiet_libraries() -> None:
+    """No download/progress chatter from transformers, datasets and tokenizers."""
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    import datasets
+    import transformers
+
+    transformers.utils.logging.set_verbosity_error()
+    transformers.utils.logging.disable_progress_bar()
+    datasets.disable_progress_bars()
+    datasets.utils.logging.set_verbosity_error()
+
+
+@dataclass
+class CurvePoint:
+    """One logged training step."""
+
+    step: int
+    values: dict[str, float]
+
+
+@dataclass
+class StageLog:
+    """Logged values of a stage, step by step."""
+
+    points: list[CurvePoint] = field(default_factory=list)
+
+    def series(self, name: str) -> list[tuple[int, float]]:
+        return [(p.step, p.values[name]) for p in self.points if name in p.values]
+
+
+def stage_callback(stage: str, log: StageLog, progress: Progress | None) -> Any:
+    """A ``TrainerCallback`` that records every log line and reports progress."""
+    from transformers import TrainerCallback
+
+    class _StageCallback(TrainerCallback):
+        def on_log(self, args, state, control, logs=None, **kwargs):  # noqa: ANN001
+            numbers = {k: float(v) for k, v in (logs or {}).items() if isinstance(v, int | float)}
+            if numbers:
+                log.points.append(CurvePoint(int(state.global_step), numbers))
+
+        def on_step_end(self, args, state, control, **kwargs):  # noqa: ANN001
+            if progress is not None:
+                progress(stage, int(state.global_step), int(state.max_steps))
+
+    return _StageCallback()
+
+
+def weights_sha256(folder: Path) -> str:
+    """sha256 over the weight files of a saved model or adapter (``*.safetensors``, ``*.bin``)."""
+    digest = hashlib.sha256()
+    files = sorted(p for p in folder.iterdir() if p.suffix in (".safetensors", ".bin"))
+    for path in files:
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def trainer_precision() -> dict[str, Any]:
+    """bf16 on CUDA, fp32 on CPU (TRL's configs default to bf16, which a CPU box refuses)."""
+    import torch
+
+    cuda = torch.cuda.is_available()
+    return {"bf16": cuda, "fp16": False, "use_cpu": not cuda}

@@ -1,0 +1,84 @@
+"""SFT warm start: LoRA on the base model toward the hindsight-ideal completion of each step
+(TRL ``SFTTrainer``, loss on the completion and ``<eos>`` only)."""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from stocker_core.training.config import TrainingConfig
+from stocker_core.training.dataset import trl_records
+from stocker_core.training.models import LoadedModel, lora_config
+from stocker_core.training.runtime import (
+    Progress,
+    StageLog,
+    quiet_libraries,
+    seed_everything,
+    stage_callback,
+    trainer_precision,
+)
+
+
+@dataclass
+class StageResult:
+    """A trained adapter: where it is, its log, how long it took."""
+
+    adapter_dir: Path
+    log: StageLog
+    wall_seconds: float
+    steps: int
+
+
+def run_sft(
+    base: LoadedModel,
+    rows: Sequence[dict[str, Any]],
+    config: TrainingConfig,
+    adapter_dir: Path,
+    progress: Progress | None = None,
+) -> StageResult:
+    """Train a LoRA adapter on ``rows`` (prompt -> ideal completion) and save it to ``adapter_dir``."""
+    from datasets import Dataset
+    from trl import SFTConfig, SFTTrainer
+
+    quiet_libraries()
+    seed_everything(config.seed, config.threads)
+    started = time.perf_counter()
+    records = trl_records(rows, base.prompt_style, with_target=True)
+    dataset = Dataset.from_list([{"prompt": r["prompt"], "completion": r["completion"]} for r in records])
+    log = StageLog()
+    with tempfile.TemporaryDirectory(prefix="stocker-sft-") as scratch:
+        args = SFTConfig(
+            output_dir=scratch,
+            num_train_epochs=config.sft_epochs,
+            max_steps=config.sft_max_steps,
+            per_device_train_batch_size=config.sft_batch_size,
+            learning_rate=config.sft_learning_rate,
+            lr_scheduler_type="linear",
+            logging_steps=config.logging_steps,
+            save_strategy="no",
+            report_to=[],
+            seed=config.seed,
+            data_seed=config.seed,
+            gradient_checkpointing=False,
+            completion_only_loss=True,
+            disable_tqdm=True,
+            dataloader_num_workers=0,
+            **trainer_precision(),
+        )
+        trainer = SFTTrainer(
+            model=base.model,
+            args=args,
+            train_dataset=dataset,
+            processing_class=base.tokenizer,
+            peft_config=lora_config(config),
+            callbacks=[stage_callback("sft", log, progress)],
+        )
+        trainer.train()
+        adapter_dir.mkdir(parents=True, exist_ok=True)
+        trainer.model.save_pretrained(adapter_dir)
+        steps = int(trainer.state.global_step)
+    return StageResult(adapter_dir, log, time.perf_counter() - started, steps)
