@@ -182,7 +182,8 @@ def curve_metrics(
 
 
 def format_metric(value: object, digits: int = 4) -> str:
-    """A table cell: "–" for None/NaN, integers as is, floats to ``digits`` significant digits."""
+    """A table cell: "–" for None/NaN, integers as is, floats to ``digits`` significant digits
+    (large ones as whole numbers with thousands separators)."""
     if value is None:
         return "–"
     if isinstance(value, bool | np.bool_):
@@ -195,4 +196,6 @@ def format_metric(value: object, digits: int = 4) -> str:
         return str(value)
     if not math.isfinite(number):
         return "–"
+    if abs(number) >= 10**digits:
+        return f"{number:,.0f}"
     return f"{number:.{digits}g}"
