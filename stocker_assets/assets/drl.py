@@ -10,7 +10,6 @@ from stocker_assets.assets.env import episodes
 from stocker_assets.assets.market import DUCKDB_POOL
 from stocker_assets.lineage import record_build
 from stocker_assets.resources import StockerResource
-from stocker_core.env.rewards import RewardParams
 from stocker_core.evaluation.drl_store import ALGOS
 from stocker_core.evaluation.drl_training import DrlConfig
 
@@ -53,18 +52,13 @@ class DrlAgentsConfig(dg.Config):
 def drl_agents(
     context: dg.AssetExecutionContext, config: DrlAgentsConfig, stocker: StockerResource
 ) -> dg.MaterializeResult:
-    from stocker_core.evaluation.drl_data import train_split_episodes
     from stocker_core.evaluation.drl_plots import reward_curves_png
-    from stocker_core.evaluation.drl_store import model_run_row, record_model_runs
-    from stocker_core.evaluation.drl_training import train_drl_agents
+    from stocker_core.evaluation.drl_training import train_from_warehouse
     from stocker_core.market.pipeline import MonthBuild
 
     settings, warehouse = stocker.settings(), stocker.warehouse()
-    training = train_split_episodes(settings, warehouse)
-    context.log.info(f"training {', '.join(config.algos)} on {len(training)} train-split episodes")
-    results = train_drl_agents(
-        training, settings.home, config.drl_config(), RewardParams.from_settings(settings)
-    )
+    context.log.info(f"training {', '.join(config.algos)} on the train split's stored episodes")
+    training, results = train_from_warehouse(settings, config.drl_config(), context.run.run_id)
 
     keys = [ep.key for ep in training]
     known = warehouse.latest_data_versions("episodes", keys)
@@ -73,7 +67,6 @@ def drl_agents(
     for result in results:
         build.rows[result.algo] = 1
         build.data_versions[result.algo] = result.sha256[:16]
-    record_model_runs(warehouse, [model_run_row(r, f"{context.run.run_id}:{r.algo}") for r in results])
     record_build(context, warehouse, build, {r.algo: upstream for r in results})
 
     png = reward_curves_png(results, f"training reward on {len(training)} train-split episodes")
@@ -83,7 +76,7 @@ def drl_agents(
                 "algo": r.algo,
                 "timesteps": r.timesteps,
                 "wall_s": r.wall_seconds,
-                "final_mean_reward": r.reward_curve[-1][1] if r.reward_curve else None,
+                "final_mean_reward": r.final_mean_reward,
                 "sha256": r.sha256[:12],
                 "path": r.model_path,
             }

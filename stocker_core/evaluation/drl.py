@@ -22,6 +22,7 @@ from stocker_core.evaluation.drl_store import (
     ALGOS,
     DrlTrainingResult,
     MissingModelError,
+    ModelMismatchError,
     check_algo,
     current_result,
     drl_model_dir,
@@ -34,6 +35,7 @@ __all__ = [
     "DrlPolicy",
     "DrlTrainingResult",
     "MissingModelError",
+    "ModelMismatchError",
     "drl_model_dir",
     "load_drl_agent",
     "make_drl_policy",
@@ -67,7 +69,7 @@ class DrlPolicy:
         self.adapter.env = env
         expected = self.adapter.observation_space.shape
         if model.observation_space.shape != expected:
-            raise MissingModelError(
+            raise ModelMismatchError(
                 f"the stored model expects observations of shape {model.observation_space.shape}, "
                 f"not {expected}: retrain it (materialize drl_agents)"
             )

@@ -27,6 +27,10 @@ class MissingModelError(StockerError, FileNotFoundError):
     """No trained model where the policy looks for one."""
 
 
+class ModelMismatchError(StockerError, ValueError):
+    """A stored model that does not fit the environment it is asked to play."""
+
+
 def check_algo(algo: str) -> Algo:
     """``algo`` if it is a known deep-RL algorithm, else InvalidNameError listing them."""
     if algo not in ALGOS:
@@ -55,6 +59,11 @@ class DrlTrainingResult:
     """(timesteps so far, mean training-episode reward over the bucket ending there)."""
     created_at: str = ""
     versions: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def final_mean_reward(self) -> float | None:
+        """Mean training-episode reward of the curve's last bucket (None without episodes)."""
+        return self.reward_curve[-1][1] if self.reward_curve else None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -97,7 +106,6 @@ def current_result(home: Path | str, algo: str) -> DrlTrainingResult:
 
 def model_run_row(result: DrlTrainingResult, run_id: str) -> dict[str, Any]:
     """One ``models.runs`` row for a trained deep-RL agent (``run_id`` unique per model)."""
-    final_reward = result.reward_curve[-1][1] if result.reward_curve else None
     return {
         "run_id": run_id,
         "model_name": result.algo,
@@ -110,7 +118,9 @@ def model_run_row(result: DrlTrainingResult, run_id: str) -> dict[str, Any]:
         "path": result.model_path,
         "sha256": result.sha256,
         "wall_seconds": result.wall_seconds,
-        "metrics": json.dumps({"timesteps": result.timesteps, "final_mean_episode_reward": final_reward}),
+        "metrics": json.dumps(
+            {"timesteps": result.timesteps, "final_mean_episode_reward": result.final_mean_reward}
+        ),
         "created_at": datetime.fromisoformat(result.created_at) if result.created_at else datetime.now(),
     }
 

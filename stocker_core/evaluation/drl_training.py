@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 import time
+import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from stocker_core.config import Settings
 from stocker_core.env.episode import Episode
 from stocker_core.env.gym_env import DEFAULT_FRACTIONS, StockerGymEnv
 from stocker_core.env.rewards import RewardParams
@@ -172,6 +173,19 @@ def train_drl_agents(
     return [train_drl_agent(algo, episodes, home, config, params) for algo in config.algos]
 
 
-def mean_final_reward(result: DrlTrainingResult) -> float:
-    """Mean training-episode reward over the last curve bucket (NaN without episodes)."""
-    return result.reward_curve[-1][1] if result.reward_curve else math.nan
+def train_from_warehouse(
+    settings: Settings, config: DrlConfig | None = None, run_id: str | None = None
+) -> tuple[list[Episode], list[DrlTrainingResult]]:
+    """Train ``config.algos`` on the stored train-split episodes under ``settings.home``
+    with its reward settings, and record one ``models.runs`` row per model (``run_id``
+    + ``:<algo>``; default a fresh id). Returns the episodes and the results."""
+    from stocker_core.evaluation.drl_data import train_split_episodes
+    from stocker_core.evaluation.drl_store import model_run_row, record_model_runs
+    from stocker_core.warehouse.db import Warehouse
+
+    warehouse = Warehouse(settings.warehouse_path)
+    episodes = train_split_episodes(settings, warehouse)
+    results = train_drl_agents(episodes, settings.home, config, RewardParams.from_settings(settings))
+    run_id = run_id or f"drl-{uuid.uuid4().hex[:12]}"
+    record_model_runs(warehouse, [model_run_row(r, f"{run_id}:{r.algo}") for r in results])
+    return episodes, results

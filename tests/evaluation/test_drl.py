@@ -17,7 +17,12 @@ from stocker_core.env.environment import TradingEnv
 from stocker_core.env.policies import make_policy, run_episode
 from stocker_core.errors import EmptyDataError, InvalidNameError
 from stocker_core.evaluation.drl import DrlPolicy, load_drl_agent, make_drl_policy
-from stocker_core.evaluation.drl_store import MissingModelError, current_result, drl_model_dir
+from stocker_core.evaluation.drl_store import (
+    MissingModelError,
+    ModelMismatchError,
+    current_result,
+    drl_model_dir,
+)
 from stocker_core.evaluation.drl_training import (
     DrlConfig,
     DrlConfigError,
@@ -174,3 +179,42 @@ def test_bad_input_raises_clear_errors(tmp_path, episodes):
         DrlConfig(algos=("a2c", "sac"))
     with pytest.raises(MissingModelError, match="no trained a2c model"):
         load_drl_agent("a2c", tmp_path)
+
+
+def test_a_model_of_another_shape_is_refused(episodes):
+    with pytest.raises(ModelMismatchError, match="retrain it"):
+        DrlPolicy(_EchoModel(), TradingEnv(episodes[0]), 5, (0.25, 0.5, 1.0))  # 10 features, not 15
+
+
+def _cli(home: Path, monkeypatch, *args: str):
+    import typer
+    from typer.testing import CliRunner
+
+    from stocker_core.evaluation.drl_cli import register
+
+    app = typer.Typer()
+    register(app)
+    monkeypatch.setenv("STOCKER_HOME", str(home))
+    get_settings(fresh=True)
+    try:
+        return CliRunner().invoke(app, list(args))
+    finally:
+        monkeypatch.undo()
+        get_settings(fresh=True)
+
+
+def test_cli_info_lists_the_current_models_or_says_what_is_missing(trained, tmp_path, monkeypatch):
+    home, results = trained
+    shown = _cli(home, monkeypatch, "drl", "info", "--json")
+    assert shown.exit_code == 0, shown.output
+    models = json.loads(shown.output)["models"]
+    assert [(m["algo"], m["sha256"]) for m in models] == [(a, results[a].sha256) for a in ("a2c", "ppo")]
+    empty = _cli(tmp_path, monkeypatch, "drl", "info")
+    assert empty.exit_code == 1 and "materialize drl_agents first" in empty.output
+
+
+def test_cli_train_reports_bad_input_with_exit_code_2(tmp_path, monkeypatch):
+    unknown = _cli(tmp_path, monkeypatch, "drl", "train", "--algos", "a2c,dqn")
+    assert unknown.exit_code == 2 and "unknown deep-RL algorithm 'dqn'" in unknown.output
+    no_data = _cli(tmp_path, monkeypatch, "drl", "train", "--timesteps", "64")
+    assert no_data.exit_code == 2 and "materialize splits first" in no_data.output
