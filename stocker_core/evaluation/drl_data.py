@@ -11,19 +11,10 @@ import pandas as pd
 from stocker_core.config import Settings
 from stocker_core.env.episode import Episode, episode_from_bars, window_bounds
 from stocker_core.errors import EmptyDataError
-from stocker_core.evaluation.splits import Splits
-from stocker_core.evaluation.store import read_eval
+from stocker_core.evaluation.splits import Splits, load_splits
 from stocker_core.market.bars import load_bars
 from stocker_core.market.validation import parse_partition_key
 from stocker_core.warehouse.db import Warehouse
-
-
-def stored_splits(warehouse: Warehouse) -> Splits:
-    """The split ranges in ``eval.splits``; EmptyDataError when none are stored."""
-    rows = read_eval(warehouse, "eval.splits")
-    if rows.empty:
-        raise EmptyDataError("no train/valid/test splits stored: materialize splits first")
-    return Splits.from_rows(rows.to_dict("records"))
 
 
 def stored_episode_spans(warehouse: Warehouse) -> dict[str, tuple[date, date]]:
@@ -66,7 +57,7 @@ def load_episodes(keys: Sequence[str], settings: Settings, warehouse: Warehouse)
 def train_split_episodes(settings: Settings, warehouse: Warehouse) -> list[Episode]:
     """Every stored episode wholly inside its ticker's train split, loaded; the splits'
     leak guard checks that no window day is a test-split day."""
-    splits = stored_splits(warehouse)
+    splits = load_splits(warehouse)
     keys = split_episode_keys(splits, stored_episode_spans(warehouse), "train")
     if not keys:
         raise EmptyDataError(

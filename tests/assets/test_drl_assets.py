@@ -13,11 +13,10 @@ from stocker_assets.assets.drl import DrlAgentsConfig, drl_agents
 from stocker_assets.resources import StockerResource
 from stocker_core.env.catalog import episode_row, solve_episode
 from stocker_core.env.episode import episode_from_bars
-from stocker_core.errors import EmptyDataError
 from stocker_core.evaluation.drl_store import current_result
 from stocker_core.evaluation.drl_training import file_sha256
-from stocker_core.evaluation.splits import splits_from_prices
-from stocker_core.evaluation.store import replace_rows
+from stocker_core.evaluation.pipeline import compute_and_store_splits
+from stocker_core.evaluation.splits import SplitError
 from stocker_core.warehouse import Warehouse
 
 TINY = DrlAgentsConfig(timesteps=128, ppo_n_steps=64, ppo_batch_size=32)
@@ -34,9 +33,7 @@ def _store_prices_and_episodes(resource: StockerResource, with_splits: bool = Tr
         con.execute("INSERT INTO market.prices BY NAME SELECT * FROM bars")
         con.unregister("bars")
     if with_splits:
-        splits = splits_from_prices(bars.assign(ticker="SYN"))
-        rows = pd.DataFrame(splits.rows()).rename(columns={"start": "start_date", "end": "end_date"})
-        replace_rows(warehouse, "eval.splits", rows, "TRUE", [])
+        compute_and_store_splits(warehouse)
     keys = [f"SYN|{m.date().isoformat()}" for m in pd.date_range("2019-01-01", "2020-12-01", freq="MS")]
     episodes = [episode_from_bars(key, bars, settings, "warehouse") for key in keys]
     frame = pd.DataFrame([episode_row(solve_episode(ep, settings.transaction_cost)) for ep in episodes])
@@ -88,7 +85,7 @@ def test_drl_agents_train_on_train_split_episodes_and_record_runs_and_lineage(tm
 def test_drl_agents_without_splits_says_what_to_materialize(tmp_path):
     resource = StockerResource(home=str(tmp_path / "home"))
     _store_prices_and_episodes(resource, with_splits=False)
-    with pytest.raises(EmptyDataError, match="materialize splits first"):
+    with pytest.raises(SplitError, match="materialize the `splits` asset"):
         dg.materialize(
             [drl_agents], resources={"stocker": resource}, run_config=dg.RunConfig({"drl_agents": TINY})
         )

@@ -217,4 +217,4 @@ def test_cli_train_reports_bad_input_with_exit_code_2(tmp_path, monkeypatch):
     unknown = _cli(tmp_path, monkeypatch, "drl", "train", "--algos", "a2c,dqn")
     assert unknown.exit_code == 2 and "unknown deep-RL algorithm 'dqn'" in unknown.output
     no_data = _cli(tmp_path, monkeypatch, "drl", "train", "--timesteps", "64")
-    assert no_data.exit_code == 2 and "materialize splits first" in no_data.output
+    assert no_data.exit_code == 2 and "materialize the `splits` asset" in no_data.output
