@@ -20,7 +20,9 @@ def register(app: typer.Typer) -> None:
     @drl_app.command("train")
     def train(
         algos: str = typer.Option("a2c,ppo", "--algos", help="Comma-separated: a2c, ppo"),
-        timesteps: int | None = typer.Option(None, "--timesteps", help="Per algorithm (default: DrlConfig.timesteps)"),
+        timesteps: int | None = typer.Option(
+            None, "--timesteps", help="Per algorithm (default: DrlConfig.timesteps)"
+        ),
         seed: int = typer.Option(0, "--seed"),
         as_json: bool = typer.Option(False, "--json", help="Print JSON"),
     ) -> None:
