@@ -1,8 +1,11 @@
 """DecisionContext: everything a specialist may see on day D, and nothing after it.
 
-``build_context`` is the only entrance: it takes full-history frames and applies
-``point_in_time`` to every one of them (bars, indicators, news, forum posts, macro
-events, peer and commodity closes). News is further limited to [D-7, D].
+``build_context`` is the only entrance: it takes full-history frames and cuts every
+one of them at the decision, which is taken at D's close: bars, indicators and peer,
+commodity and rate closes dated on or before D (``point_in_time``); news, forum posts
+and macro events published strictly before D's NYSE close (``published_before`` at
+``decision_cutoff(D)``: 16:00 New York, 13:00 on early-close days; a date-only event
+counts from the next session). News is further limited to the 7 days before the cut-off.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import pandas as pd
 from stocker_core.config import Settings
 from stocker_core.market.indicators import compute_indicators
 from stocker_core.text.events import TextEvents, empty_events
-from stocker_core.warehouse.point_in_time import point_in_time
+from stocker_core.warehouse.point_in_time import decision_cutoff, point_in_time, published_before
 
 NEWS_WINDOW_DAYS = 7
 RATE_SYMBOLS = ("^TNX", "^IRX", "^FVX", "^TYX")
@@ -91,7 +94,8 @@ def build_context(
     chart_path: Path | str | None = None,
     portfolio: PortfolioState | None = None,
 ) -> DecisionContext:
-    """The context of day ``as_of`` from full-history frames, every one cut at ``as_of``.
+    """The context of day ``as_of`` from full-history frames, every one cut at the
+    decision (D's close; see the module docstring).
 
     ``indicators`` (full history) are cut too; when omitted they are computed from the
     cut bars. ``context_closes`` is long (date, symbol|ticker, close).
@@ -103,13 +107,15 @@ def build_context(
     else:
         past_ind = point_in_time(indicators, day).reset_index(drop=True)
     text = text or TextEvents.empty()
-    news = point_in_time(text.news, day)
+    cutoff = decision_cutoff(day)
+    news = published_before(text.news, cutoff)
     news = news.loc[
-        (news["ticker"] == ticker) & (pd.to_datetime(news["date"]) >= day - timedelta(days=NEWS_WINDOW_DAYS))
+        (news["ticker"] == ticker)
+        & (pd.to_datetime(news["published_at"], utc=True) >= cutoff - timedelta(days=NEWS_WINDOW_DAYS))
     ]
-    forums = point_in_time(text.forums, day)
+    forums = published_before(text.forums, cutoff)
     forums = forums.loc[forums["ticker"] == ticker]
-    macro = point_in_time(text.macro, day)
+    macro = published_before(text.macro, cutoff)
     closes = point_in_time(_long_closes(context_closes), day)
     return DecisionContext(
         ticker=ticker,

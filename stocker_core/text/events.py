@@ -4,6 +4,13 @@ The ``files`` source reads ``news.jsonl`` / ``forums.jsonl`` / ``macro.jsonl`` (
 ``.csv`` with the same columns) from a drop folder. A malformed row raises
 ``DataSourceError`` naming the file, the line and the field. The optional yfinance
 news fetcher takes its download function as an argument so it is testable offline.
+
+Every event keeps its publication instant in ``published_at`` (UTC). A source states
+it with a ``published_at`` field or a ``date`` that carries a time (ISO 8601 with or
+without an offset — no offset means UTC — or epoch seconds); ``date`` is then the New
+York calendar day of that instant. An event with only a date counts as published at
+the end of that day, after its close (``time_stated`` is False): see
+``stocker_core.warehouse.point_in_time`` for the cut-off a decision applies.
 """
 
 from __future__ import annotations
@@ -11,33 +18,70 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, time
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from stocker_core.errors import DataSourceError
 from stocker_core.market.validation import validate_ticker
+from stocker_core.warehouse.point_in_time import NEW_YORK
 
 EventKind = Literal["news", "forums", "macro"]
+
+
+def _states_time(value: Any) -> bool:
+    """Whether a ``date`` value carries a time of day (not just a calendar date)."""
+    if isinstance(value, datetime):
+        return value.tzinfo is not None or value.time() != time(0)
+    if isinstance(value, str):
+        return len(value.strip()) > 10
+    return isinstance(value, int | float) and not isinstance(value, bool) and value > 10**8
+
+
+def _utc_instant(value: Any) -> datetime:
+    """A publication time as an aware UTC datetime (naive times are taken as UTC)."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return datetime.fromtimestamp(value, tz=UTC)
+    try:
+        stamp = pd.Timestamp(value)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"not a timestamp: {value!r}") from exc
+    if pd.isna(stamp):
+        raise ValueError(f"not a timestamp: {value!r}")
+    stamp = stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
+    return stamp.to_pydatetime()
 
 
 class _Event(BaseModel):
     model_config = ConfigDict(extra="ignore", str_strip_whitespace=True)
 
-    @field_validator("date", mode="before", check_fields=False)
+    published_at: datetime | None = None
+    """Publication instant (UTC) when the source states one; None for date-only events."""
+
+    @model_validator(mode="before")
     @classmethod
-    def _parse_date(cls, value: Any) -> Any:
-        if isinstance(value, datetime):
-            return value.date()
-        if isinstance(value, str) and len(value) > 10:
-            return pd.Timestamp(value).date()
-        if isinstance(value, int | float) and not isinstance(value, bool) and value > 10**8:
-            return datetime.fromtimestamp(value, tz=UTC).date()
-        return value
+    def _publication_time(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        raw_date = data.get("date")
+        stated = data.get("published_at")
+        if stated in (None, "") and _states_time(raw_date):
+            stated = raw_date
+        if stated in (None, ""):
+            data["published_at"] = None
+            if isinstance(raw_date, datetime):
+                data["date"] = raw_date.date()
+            return data
+        instant = _utc_instant(stated)
+        data["published_at"] = instant
+        if raw_date in (None, "") or _states_time(raw_date):
+            data["date"] = pd.Timestamp(instant).tz_convert(NEW_YORK).date()
+        return data
 
     @field_validator("ticker", mode="after", check_fields=False)
     @classmethod
@@ -91,15 +135,36 @@ POLICY_VALENCE: dict[str, float] = {
 
 
 SCHEMAS: dict[str, type[_Event]] = {"news": NewsItem, "forums": ForumPost, "macro": MacroEvent}
-COLUMNS: dict[str, list[str]] = {kind: list(model.model_fields) for kind, model in SCHEMAS.items()}
+TIME_COLUMNS = ["published_at", "time_stated"]
+COLUMNS: dict[str, list[str]] = {
+    kind: [name for name in model.model_fields if name not in TIME_COLUMNS] + TIME_COLUMNS
+    for kind, model in SCHEMAS.items()
+}
+
+
+def publication_times(dates: pd.Series, stated: pd.Series) -> pd.Series:
+    """``published_at`` (UTC) per event: the stated instant, else the end of its date in
+    New York (a date-only event counts as published after that day's close)."""
+    days = pd.to_datetime(dates).astype("datetime64[ns]")
+    end_of_day = (days + pd.Timedelta(days=1)).dt.tz_localize(NEW_YORK).dt.tz_convert("UTC")
+    given = pd.to_datetime(stated, utc=True).astype("datetime64[ns, UTC]")
+    return given.where(given.notna(), end_of_day).astype("datetime64[ns, UTC]")
 
 
 def events_frame(kind: EventKind, events: Iterable[_Event]) -> pd.DataFrame:
-    """A frame of validated events (``date`` as datetime64), sorted by date."""
+    """A frame of validated events (``date`` as datetime64, ``published_at`` UTC,
+    ``time_stated``), sorted by date then publication time."""
     rows = [e.model_dump() for e in events]
-    frame = pd.DataFrame(rows, columns=COLUMNS[kind])
+    frame = pd.DataFrame(rows, columns=[c for c in COLUMNS[kind] if c != "time_stated"])
     frame["date"] = pd.to_datetime(frame["date"]).astype("datetime64[ns]")
-    return frame.sort_values("date", kind="stable").reset_index(drop=True)
+    frame["time_stated"] = frame["published_at"].notna().astype(bool)
+    frame["published_at"] = publication_times(frame["date"], frame["published_at"])
+    return sort_events(frame[COLUMNS[kind]])
+
+
+def sort_events(frame: pd.DataFrame) -> pd.DataFrame:
+    """Events by date, then publication time (stable), with a fresh index."""
+    return frame.sort_values(["date", "published_at"], kind="stable").reset_index(drop=True)
 
 
 @lru_cache(maxsize=3)
@@ -186,8 +251,7 @@ def load_events(folder: Path | str, kind: EventKind) -> pd.DataFrame:
     frames = [f for f in frames if len(f)]
     if not frames:
         return empty_events(kind)
-    merged = pd.concat(frames, ignore_index=True).drop_duplicates()
-    return merged.sort_values("date", kind="stable").reset_index(drop=True)
+    return sort_events(pd.concat(frames, ignore_index=True).drop_duplicates())
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,10 @@
-"""Text event tables in the warehouse: text.news, text.forum_posts, text.macro_events."""
+"""Text event tables in the warehouse: text.news, text.forum_posts, text.macro_events.
+
+Each row keeps its publication instant (``published_at`` TIMESTAMPTZ, UTC) and whether
+the source stated it (``time_stated``); tables created before these columns existed are
+migrated on first use, their rows taking the date-only rule (published at the end of
+their day, New York time).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +12,7 @@ import pandas as pd
 
 from stocker_core.text.events import COLUMNS, EventKind, empty_events
 from stocker_core.warehouse.db import Warehouse
+from stocker_core.warehouse.point_in_time import NEW_YORK
 
 TEXT_TABLES: dict[str, str] = {
     "news": "text.news",
@@ -16,22 +23,37 @@ TEXT_TABLES: dict[str, str] = {
 TEXT_DDL: dict[str, str] = {
     "news": """CREATE TABLE IF NOT EXISTS text.news (
         ticker VARCHAR NOT NULL, date DATE NOT NULL, headline VARCHAR NOT NULL,
-        source VARCHAR, sentiment_label VARCHAR, url VARCHAR)""",
+        source VARCHAR, sentiment_label VARCHAR, url VARCHAR,
+        published_at TIMESTAMPTZ, time_stated BOOLEAN)""",
     "forums": """CREATE TABLE IF NOT EXISTS text.forum_posts (
         ticker VARCHAR NOT NULL, date DATE NOT NULL, subreddit VARCHAR, score BIGINT,
-        post_text VARCHAR NOT NULL)""",
+        post_text VARCHAR NOT NULL, published_at TIMESTAMPTZ, time_stated BOOLEAN)""",
     "macro": """CREATE TABLE IF NOT EXISTS text.macro_events (
         date DATE NOT NULL, country VARCHAR, headline VARCHAR NOT NULL,
-        policy_signal VARCHAR)""",
+        policy_signal VARCHAR, published_at TIMESTAMPTZ, time_stated BOOLEAN)""",
 }
+
+
+def _migrations(table: str) -> list[str]:
+    """Add the publication-time columns to an older table and fill them for its rows."""
+    return [
+        f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS published_at TIMESTAMPTZ",
+        f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS time_stated BOOLEAN",
+        f"""UPDATE {table}
+            SET published_at = (date + INTERVAL 1 DAY)::TIMESTAMP AT TIME ZONE '{NEW_YORK}',
+                time_stated = FALSE
+            WHERE published_at IS NULL""",
+    ]
 
 
 def ensure_text_tables(warehouse: Warehouse) -> None:
     """Create the text schema's tables if missing."""
     with warehouse.connect() as con:
         con.execute("CREATE SCHEMA IF NOT EXISTS text")
-        for ddl in TEXT_DDL.values():
+        for kind, ddl in TEXT_DDL.items():
             con.execute(ddl)
+            for migration in _migrations(TEXT_TABLES[kind]):
+                con.execute(migration)
 
 
 def replace_events(warehouse: Warehouse, kind: EventKind, frame: pd.DataFrame) -> int:
@@ -51,7 +73,8 @@ def replace_events(warehouse: Warehouse, kind: EventKind, frame: pd.DataFrame) -
 
 
 def read_events(warehouse: Warehouse, kind: EventKind, ticker: str | None = None) -> pd.DataFrame:
-    """Stored events of ``kind`` (of ``ticker`` for news/forums when given), by date."""
+    """Stored events of ``kind`` (of ``ticker`` for news/forums when given), by date then
+    publication time (``published_at`` as UTC)."""
     ensure_text_tables(warehouse)
     sql = f"SELECT * FROM {TEXT_TABLES[kind]}"
     params: list[object] = []
@@ -59,8 +82,10 @@ def read_events(warehouse: Warehouse, kind: EventKind, ticker: str | None = None
         sql += " WHERE ticker = ?"
         params.append(ticker)
     with warehouse.connect(read_only=True) as con:
-        frame = con.execute(sql + " ORDER BY date", params).df()
+        frame = con.execute(sql + " ORDER BY date, published_at", params).df()
     if frame.empty:
         return empty_events(kind)
     frame["date"] = pd.to_datetime(frame["date"]).astype("datetime64[ns]")
-    return frame[COLUMNS[kind]]
+    frame["published_at"] = pd.to_datetime(frame["published_at"], utc=True).astype("datetime64[ns, UTC]")
+    frame["time_stated"] = frame["time_stated"].fillna(False).astype(bool)
+    return frame[COLUMNS[kind]].reset_index(drop=True)

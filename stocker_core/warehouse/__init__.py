@@ -9,6 +9,10 @@ _EXPORTS = {
     "Warehouse": "db",
     "frame_version": "db",
     "point_in_time": "point_in_time",
+    "decision_cutoff": "point_in_time",
+    "date_only_published_at": "point_in_time",
+    "published_before": "point_in_time",
+    "visible_events": "point_in_time",
 }
 
 __all__ = sorted(_EXPORTS)

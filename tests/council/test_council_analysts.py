@@ -63,7 +63,7 @@ def _text(news=(), forums=(), macro=()) -> TextEvents:
 
 def test_news_sentiment_sign_and_window():
     bars = make_bars(np.linspace(100, 110, 80))
-    day = bars["date"].iloc[-1]
+    day = bars["date"].iloc[-1] - pd.Timedelta(days=1)  # date-only headlines count from the next session
     good = _text(
         news=[
             {
@@ -101,7 +101,7 @@ def test_news_sentiment_sign_and_window():
 
 def test_forum_sentiment_weights_score():
     bars = make_bars(np.linspace(100, 110, 80))
-    day = str(bars["date"].iloc[-1].date())
+    day = str((bars["date"].iloc[-1] - pd.Timedelta(days=1)).date())  # visible from the next session
     text = _text(
         forums=[
             {"ticker": "AAPL", "date": day, "score": 5000, "post_text": "Bullish, loaded calls, strong"},
@@ -127,7 +127,7 @@ def test_peer_relative_strength():
 
 def test_hawkish_macro_is_negative_dovish_positive():
     bars = make_bars(np.linspace(100, 110, 80))
-    day = str(bars["date"].iloc[-1].date())
+    day = str((bars["date"].iloc[-1] - pd.Timedelta(days=1)).date())  # visible from the next session
     hawk = _text(macro=[{"date": day, "headline": "Fed hikes 75bps", "policy_signal": "hawkish"}])
     dove = _text(macro=[{"date": day, "headline": "Fed cuts rates", "policy_signal": "dovish"}])
     assert analysts.geopolitics(_ctx(bars, text=hawk)).signal < -0.2
