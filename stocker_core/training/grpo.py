@@ -20,6 +20,8 @@ from stocker_core.training.rewards import RolloutReward
 from stocker_core.training.runtime import (
     Progress,
     StageLog,
+    drop_printer,
+    library_warnings_silenced,
     quiet_libraries,
     seed_everything,
     stage_callback,
@@ -72,7 +74,7 @@ def run_grpo(
             report_to=[],
             seed=config.seed,
             data_seed=config.seed,
-            gradient_checkpointing=False,
+            activation_checkpointing=False,
             disable_tqdm=True,
             dataloader_num_workers=0,
             log_completions=False,
@@ -86,7 +88,9 @@ def run_grpo(
             processing_class=policy.tokenizer,
             callbacks=[stage_callback("grpo", log, progress)],
         )
-        trainer.train()
+        drop_printer(trainer)
+        with library_warnings_silenced():
+            trainer.train()
         adapter_dir.mkdir(parents=True, exist_ok=True)
         trainer.model.save_pretrained(adapter_dir)
         steps = int(trainer.state.global_step)

@@ -26,7 +26,13 @@ from stocker_core.training.config import STAGES, TrainingConfig
 from stocker_core.training.dataset import EpisodeContext, build_rows, episode_context
 from stocker_core.training.heldout import REFERENCE_POLICIES, play_moderator, play_reference, summarize
 from stocker_core.training.models import create_base, load_base, load_with_adapter, save_base
-from stocker_core.training.runtime import Progress, quiet_libraries, seed_everything, weights_sha256
+from stocker_core.training.runtime import (
+    Progress,
+    library_warnings_silenced,
+    quiet_libraries,
+    seed_everything,
+    weights_sha256,
+)
 from stocker_core.training.selection import EpisodeSplits, select_episodes
 from stocker_core.training.votes import EpisodeVotes, episode_votes
 from stocker_core.warehouse.db import Warehouse
@@ -220,7 +226,8 @@ def run_sft_stage(
 
     started = time.perf_counter()
     base = load_base(model_dir(settings, "base"))
-    result = run_sft(base, data.rows, config, model_dir(settings, "sft"), progress)
+    with library_warnings_silenced():
+        result = run_sft(base, data.rows, config, model_dir(settings, "sft"), progress)
     report = _report("sft", config, data, result.adapter_dir, started, base.name)
     report.steps, report.curve_name, report.curve = result.steps, "loss", result.log.series("loss")
     report.extra = {"rows": len(data.rows), "train_seconds": result.wall_seconds}
@@ -235,9 +242,10 @@ def run_grpo_stage(
 
     started = time.perf_counter()
     policy = load_moderator(settings, "sft", trainable=True)
-    result, reward = run_grpo(
-        policy, data.rows, data.train_contexts, config, model_dir(settings, "grpo"), progress
-    )
+    with library_warnings_silenced():
+        result, reward = run_grpo(
+            policy, data.rows, data.train_contexts, config, model_dir(settings, "grpo"), progress
+        )
     report = _report("grpo", config, data, result.adapter_dir, started, policy.name)
     report.steps, report.curve_name, report.curve = result.steps, "reward", result.log.series("reward")
     report.extra = {

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -87,3 +89,20 @@ def trainer_precision() -> dict[str, Any]:
 
     cuda = torch.cuda.is_available()
     return {"bf16": cuda, "fp16": False, "use_cpu": not cuda}
+
+
+def drop_printer(trainer: Any) -> None:
+    """Remove the callback that prints every log dict when tqdm is off (our callback logs)."""
+    from transformers.trainer_callback import PrinterCallback
+
+    trainer.remove_callback(PrinterCallback)
+
+
+@contextmanager
+def library_warnings_silenced() -> Iterator[None]:
+    """Hide the deprecation chatter transformers/TRL emit on every training step."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=FutureWarning)
+        warnings.filterwarnings("ignore", category=DeprecationWarning)
+        warnings.filterwarnings("ignore", message=".*padding.*")
+        yield

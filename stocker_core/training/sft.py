@@ -16,6 +16,8 @@ from stocker_core.training.models import LoadedModel, lora_config
 from stocker_core.training.runtime import (
     Progress,
     StageLog,
+    drop_printer,
+    library_warnings_silenced,
     quiet_libraries,
     seed_everything,
     stage_callback,
@@ -63,7 +65,7 @@ def run_sft(
             report_to=[],
             seed=config.seed,
             data_seed=config.seed,
-            gradient_checkpointing=False,
+            activation_checkpointing=False,
             completion_only_loss=True,
             disable_tqdm=True,
             dataloader_num_workers=0,
@@ -77,7 +79,9 @@ def run_sft(
             peft_config=lora_config(config),
             callbacks=[stage_callback("sft", log, progress)],
         )
-        trainer.train()
+        drop_printer(trainer)
+        with library_warnings_silenced():
+            trainer.train()
         adapter_dir.mkdir(parents=True, exist_ok=True)
         trainer.model.save_pretrained(adapter_dir)
         steps = int(trainer.state.global_step)
