@@ -1,0 +1,40 @@
+"""The tool-using single agent (SPEC §2): point-in-time tools in four families, a ReAct loop
+with a call cap, the result + process reward, the scripted baseline, model policies and RL
+training.
+
+Public names are resolved lazily (PEP 562): importing the package imports nothing heavy.
+"""
+
+from stocker_core.lazy import lazy_exports
+
+_EXPORTS = {
+    "AgentConfig": "config",
+    "agent_config": "config",
+    "THETA_GRID": "config",
+    "AgentData": "data",
+    "load_agent_data": "data",
+    "AgentError": "errors",
+    "AgentNotTrainedError": "errors",
+    "AgentTools": "tools",
+    "ToolOutcome": "tools",
+    "TOOL_NAMES": "tools",
+    "tool_schemas": "tools",
+    "parse_turn": "parsing",
+    "ParsedTurn": "parsing",
+    "Trace": "trace",
+    "Turn": "trace",
+    "Scores": "trace",
+    "run_decision": "loop",
+    "run_decisions": "loop",
+    "TurnWriter": "loop",
+    "ScriptedWriter": "scripted",
+    "scripted_decision": "scripted",
+    "label_for": "rewards",
+    "result_score": "rewards",
+    "format_parts": "rewards",
+    "tool_parts": "rewards",
+    "score_trace": "rewards",
+}
+
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -1,0 +1,84 @@
+"""AgentConfig: every knob of the tool-using agent (loop, reward, model, training budget)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field, ValidationError, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from stocker_core.agent.errors import AgentError
+
+DEFAULT_THETA = 0.015
+THETA_GRID = (0.010, 0.015, 0.020)
+
+
+class AgentConfig(BaseSettings):
+    """Settings of the agent; each field can be set as ``STOCKER_AGENT_<FIELD>``.
+
+    Loop: ``max_tool_calls`` per decision, ``max_turns`` (tool turns plus the answer).
+    Reward: ``theta`` and ``horizon`` of the result score, ``w_format`` / ``w_tool`` of the
+    process score, the reasoning length range. Model and training: ``model`` (``tiny``,
+    ``smollm2``, a Hub id or folder), the warm start and RL budgets.
+    """
+
+    model_config = SettingsConfigDict(env_prefix="STOCKER_AGENT_", extra="forbid")
+
+    # loop
+    max_tool_calls: int = Field(default=4, ge=1, le=8)
+    max_turns: int = Field(default=6, ge=2, le=12)
+    # reward
+    theta: float = Field(default=DEFAULT_THETA, gt=0, lt=0.5, description="result score band")
+    horizon: int = Field(default=5, ge=1, le=60, description="forward return horizon, trading days")
+    w_result: float = Field(default=1.0, ge=0)
+    w_format: float = Field(default=0.5, ge=0)
+    w_tool: float = Field(default=0.5, ge=0)
+    min_reasoning_words: int = Field(default=2, ge=0)
+    max_reasoning_words: int = Field(default=120, ge=1)
+    # model
+    model: str = Field(default="tiny", description="tiny | smollm2 | a Hugging Face id or folder")
+    seed: int = 0
+    threads: int = Field(default=1, ge=1)
+    tiny_hidden_size: int = 96
+    tiny_intermediate_size: int = 192
+    tiny_layers: int = 2
+    tiny_heads: int = 4
+    max_new_tokens: int = Field(default=40, ge=4, description="tokens per turn")
+    # supervised warm start on scripted traces
+    sft_steps: int = Field(default=150, ge=0)
+    sft_batch_size: int = Field(default=16, ge=1)
+    sft_learning_rate: float = Field(default=3e-3, gt=0)
+    # RL (group-relative policy gradient with LoRA)
+    rl_steps: int = Field(default=30, ge=0)
+    rl_prompts_per_step: int = Field(default=8, ge=1)
+    num_generations: int = Field(default=4, ge=2)
+    rl_learning_rate: float = Field(default=1e-3, gt=0)
+    temperature: float = Field(default=1.0, gt=0)
+    lora_r: int = Field(default=8, ge=1)
+    lora_alpha: int = Field(default=16, ge=1)
+    eval_every: int = Field(default=10, ge=1, description="RL steps between validation points")
+    max_train_pairs: int = Field(default=400, ge=1, description="(ticker, date) pairs sampled for training")
+    max_valid_pairs: int = Field(default=60, ge=1, description="held-out pairs for the curves")
+    tickers: list[str] | None = Field(default=None, description="default: the settings' tickers")
+
+    @model_validator(mode="after")
+    def _ranges(self) -> AgentConfig:
+        if self.max_turns < 2:
+            raise ValueError("max_turns must leave room for a tool turn and the answer")
+        if self.min_reasoning_words > self.max_reasoning_words:
+            raise ValueError("min_reasoning_words must not exceed max_reasoning_words")
+        return self
+
+    def public(self) -> dict[str, Any]:
+        """JSON-ready values (for metadata and ``models.runs``)."""
+        return self.model_dump(mode="json")
+
+
+def agent_config(**overrides: Any) -> AgentConfig:
+    """Defaults, then ``STOCKER_AGENT_*``, then ``overrides`` (None values ignored);
+    AgentError naming each bad field."""
+    try:
+        return AgentConfig(**{k: v for k, v in overrides.items() if v is not None})
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'config'}: {e['msg']}" for e in exc.errors())
+        raise AgentError(f"bad agent config: {problems}") from None
