@@ -25,7 +25,7 @@ _EXPORTS = {
     "SplitConfig": "splits",
     "Splits": "splits",
     "SplitRange": "splits",
-    "TestSplitLeakError": "splits",
+    "SplitLeakError": "splits",
     "compute_splits": "splits",
     "load_splits": "splits",
     "training_days": "splits",

@@ -4,7 +4,7 @@ Convention: the equity curve is ``V_0`` = the starting cash before day 1, then t
 portfolio value after each day's close, so a T-day episode has T + 1 values;
 ``r_t = V_t / V_(t-1) - 1`` for t = 1..T.
 
-Undefined values are ``None`` (shown as "–"), never NaN or inf: the Sharpe ratio and
+Undefined values are ``None`` (shown as "–"), never NaN or inf: Sharpe, Sortino and
 the volatility need two returns; Sharpe needs a non-zero standard deviation; Sortino
 needs a losing day; Calmar needs a drawdown; the win rate needs a day the value moved.
 """
@@ -112,10 +112,10 @@ def sharpe_daily(returns: np.ndarray) -> float | None:
 
 
 def sortino_daily(returns: np.ndarray) -> float | None:
-    """mean / downside deviation of daily returns; None without a losing day."""
+    """mean / downside deviation of daily returns; None with fewer than 2 days or no losing day."""
     import empyrical
 
-    if not np.any(returns < 0):
+    if len(returns) < 2 or not np.any(returns < 0):
         return None
     return _finite_or_none(empyrical.sortino_ratio(returns, annualization=1))
 

@@ -24,7 +24,7 @@ class SplitError(StockerError, ValueError):
     """Split settings or data that cannot give three non-empty chronological sets."""
 
 
-class TestSplitLeakError(StockerError, ValueError):
+class SplitLeakError(StockerError, ValueError):
     """Training or model selection asked for a day of the test split."""
 
 
@@ -150,13 +150,13 @@ class Splits:
         ]
 
     def assert_not_test(self, ticker: str, days: Iterable[date | pd.Timestamp]) -> None:
-        """Raise TestSplitLeakError if any of ``days`` is in ``ticker``'s test split (or later).
+        """Raise SplitLeakError if any of ``days`` is in ``ticker``'s test split (or later).
 
         Call it wherever training or model selection reads data."""
         test = self.range_of(ticker, "test")
         leaked = sorted({pd.Timestamp(d).date() for d in days if pd.Timestamp(d).date() >= test.start})
         if leaked:
-            raise TestSplitLeakError(
+            raise SplitLeakError(
                 f"{ticker}: {len(leaked)} day(s) from {leaked[0]} on belong to the test split "
                 f"({test.start} … {test.end}); training and model selection may use train/valid only"
             )
@@ -168,10 +168,10 @@ class Splits:
 def training_days(splits: Splits, ticker: str, days: Iterable[date | pd.Timestamp], split: str) -> list[date]:
     """The days a dataset builder may use for ``split`` (``train`` or ``valid``).
 
-    Asking for ``test`` raises TestSplitLeakError: the test split is only for the final
+    Asking for ``test`` raises SplitLeakError: the test split is only for the final
     backtest and the rolling evaluation."""
     if split == "test":
-        raise TestSplitLeakError("the test split is reserved for evaluation; build datasets from train/valid")
+        raise SplitLeakError("the test split is reserved for evaluation; build datasets from train/valid")
     chosen = splits.dates_in_split(ticker, split, days)
     splits.assert_not_test(ticker, chosen)
     return chosen

@@ -1,0 +1,72 @@
+"""Bootstrap CI, sign test and the timing test on inputs with known answers."""
+
+import numpy as np
+import pytest
+
+from stocker_core.evaluation.stats import StatsError, bootstrap_ci, sign_test, timing_test
+
+
+def test_bootstrap_of_a_constant_is_that_constant():
+    ci = bootstrap_ci([2.5] * 10, seed=1)
+    assert (ci.mean, ci.low, ci.high, ci.n) == (2.5, 2.5, 2.5, 10)
+
+
+def test_bootstrap_of_two_values_spans_both():
+    # resampled means are 0, 0.5, 1 with probabilities 1/4, 1/2, 1/4
+    ci = bootstrap_ci([0.0, 1.0], resamples=20_000, seed=0)
+    assert ci.mean == 0.5 and ci.low == 0.0 and ci.high == 1.0
+
+
+def test_block_as_long_as_the_series_resamples_the_series_itself():
+    ci = bootstrap_ci([1.0, 2.0, 6.0], block=3, seed=0)
+    assert ci.low == ci.high == pytest.approx(3.0)
+
+
+def test_bootstrap_matches_the_normal_interval_and_is_seeded():
+    data = np.random.default_rng(7).normal(0.0, 1.0, 400)
+    ci = bootstrap_ci(data, resamples=4000, seed=3)
+    half = 1.96 * data.std(ddof=1) / np.sqrt(len(data))
+    assert ci.low == pytest.approx(data.mean() - half, abs=0.02)
+    assert ci.high == pytest.approx(data.mean() + half, abs=0.02)
+    assert bootstrap_ci(data, resamples=4000, seed=3) == ci
+
+
+def test_bootstrap_edge_cases():
+    assert bootstrap_ci([]).mean is None
+    one = bootstrap_ci([4.0, float("nan")])
+    assert one.mean == 4.0 and one.low is None and one.n == 1
+    with pytest.raises(StatsError):
+        bootstrap_ci([1.0, 2.0], confidence=1.5)
+
+
+def test_sign_test_known_p_values():
+    half = sign_test([1.0] * 15 + [0.0] * 15, [0.5] * 30)
+    assert (half.wins, half.losses, half.p_value) == (15, 15, 1.0)
+    # 7 wins of 30: p = 2 * sum_{k<=7} C(30, k) / 2^30 = 2 * 2,804,012 / 1,073,741,824
+    low = sign_test([1.0] * 7 + [0.0] * 23, [0.5] * 30)
+    assert low.p_value == pytest.approx(2 * 2_804_012 / 2**30)
+    assert low.p_value == pytest.approx(0.0052228, rel=1e-4)
+
+
+def test_sign_test_drops_ties():
+    result = sign_test([1.0, 1.0, 2.0], [1.0, 0.0, 3.0])
+    assert (result.wins, result.losses, result.ties, result.n, result.p_value) == (1, 1, 1, 2, 1.0)
+    assert sign_test([1.0, 2.0], [1.0, 2.0]).p_value is None
+    with pytest.raises(StatsError):
+        sign_test([1.0], [1.0, 2.0])
+
+
+def test_timing_test_perfect_timing_beats_all_other_orders():
+    # 7 days with a next-day move (3 up, 3 down, 1 flat; the last day earns nothing); in
+    # the market exactly on the 3 up days: of the C(7, 3) = 35 orders of three 1s only the
+    # policy's own is as good, so it beats 34/35 of the shuffles
+    closes = [100, 110, 99, 108.9, 98.01, 107.811, 97.0299, 97.0299]
+    exposure = [1, 0, 1, 0, 1, 0, 0, 0]
+    result = timing_test(exposure, closes, shuffles=4000, seed=0)
+    assert result.actual_return == pytest.approx(1.1**3 - 1)
+    assert result.share_beaten == pytest.approx(34 / 35, abs=0.01)
+
+
+def test_timing_test_constant_exposure_has_nothing_to_shuffle():
+    assert timing_test([1.0, 1.0, 1.0], [10.0, 11.0, 12.0]).share_beaten is None
+    assert timing_test([1.0], [10.0]).share_beaten is None
