@@ -188,9 +188,15 @@ class TransformersClient:
                 self.tokenizer = getattr(self.processor, "tokenizer", self.processor)
                 self.model = tf.AutoModelForImageTextToText.from_pretrained(model, **kwargs)
             else:
+                from stocker_core.training.models import load_named_causal_lm
+
                 self.processor = None
-                self.tokenizer = tf.AutoTokenizer.from_pretrained(model)
-                self.model = tf.AutoModelForCausalLM.from_pretrained(model, **kwargs)
+                named = load_named_causal_lm(model)  # e.g. smollm2: the moderator's own loader
+                if named is not None:
+                    self.model, self.tokenizer = named
+                else:
+                    self.tokenizer = tf.AutoTokenizer.from_pretrained(model)
+                    self.model = tf.AutoModelForCausalLM.from_pretrained(model, **kwargs)
         except (OSError, ValueError) as exc:
             raise LLMError(
                 f"cannot load model {model!r}: {exc}. Set STOCKER_HF_MODEL to a "

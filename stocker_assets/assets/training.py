@@ -1,0 +1,163 @@
+"""Training group: the moderator's base model, SFT warm start and GRPO adapter.
+
+Each asset calls one stage of ``stocker_core.training.pipeline`` and shows what trained
+it (base model, config, seed, episode partitions, vote-cache version), the wall time, the
+loss / reward curve and a held-out (valid split) table; the same facts go to
+``meta.lineage`` and ``models.runs``.
+"""
+
+import base64
+import json
+
+import dagster as dg
+
+from stocker_assets.assets.council import specialist_votes
+from stocker_assets.assets.env import episodes, ideal_trajectories
+from stocker_assets.assets.market import DUCKDB_POOL
+from stocker_assets.resources import StockerResource
+from stocker_core.training.config import TrainingConfig, load_config
+from stocker_core.training.pipeline import (
+    CURVE_FILE,
+    StageReport,
+    finish_stage,
+    prepare_data,
+    run_base,
+    run_grpo_stage,
+    run_sft_stage,
+)
+from stocker_core.warehouse.db import Warehouse
+
+TRAINING = "training"
+
+
+class TrainingRunConfig(dg.Config):
+    """Optional run config: a TrainingConfig YAML file and JSON overrides of its fields
+    (otherwise defaults and ``STOCKER_MODERATOR_*`` variables)."""
+
+    config_path: str | None = None
+    overrides_json: str = "{}"
+
+
+def _training_config(run: TrainingRunConfig) -> TrainingConfig:
+    return load_config(run.config_path, **json.loads(run.overrides_json or "{}"))
+
+
+def _metadata(report: StageReport) -> dict[str, object]:
+    png = (report.path / CURVE_FILE).read_bytes()
+    metadata: dict[str, object] = {
+        "path": dg.MetadataValue.path(str(report.path)),
+        "sha256": report.sha256,
+        "base_model": report.base_model,
+        "seed": report.seed,
+        "config": dg.MetadataValue.json(report.config),
+        "episode_partitions": dg.MetadataValue.json(report.episode_keys),
+        "vote_cache_version": report.vote_cache_version,
+        "votes_data_version": report.votes_data_version,
+        "wall_seconds": round(report.wall_seconds, 2),
+        "steps": report.steps,
+        "curve": dg.MetadataValue.md(
+            f"![{report.curve_name or 'curve'}](data:image/png;base64,{base64.b64encode(png).decode()})"
+        ),
+        **{k: v for k, v in report.extra.items() if isinstance(v, int | float | str)},
+    }
+    if not report.heldout.empty:
+        metadata["heldout_valid"] = dg.MetadataValue.md(
+            report.heldout.to_markdown(index=False, floatfmt=".3f")
+        )
+    return metadata
+
+
+def _record(context: dg.AssetExecutionContext, warehouse: Warehouse, report: StageReport) -> None:
+    code_version = context.assets_def.code_versions_by_key.get(context.asset_key) or ""
+    upstream = {"council.votes": report.votes_data_version, "vote_cache": report.vote_cache_version}
+    upstream.update({f"episodes@{key}": "" for key in report.episode_keys})
+    warehouse.record_lineage(
+        [
+            {
+                "asset": context.asset_key.to_user_string(),
+                "partition": None,
+                "run_id": context.run.run_id,
+                "code_version": code_version,
+                "data_version": report.sha256[:16],
+                "upstream": upstream,
+                "row_count": report.steps,
+            }
+        ]
+    )
+
+
+def _materialize(
+    context: dg.AssetExecutionContext, stocker: StockerResource, run: TrainingRunConfig, stage: str
+) -> dg.MaterializeResult:
+    settings, warehouse = stocker.settings(), stocker.warehouse()
+    config = _training_config(run)
+    data = prepare_data(config, settings, warehouse)
+    context.log.info(
+        f"{len(data.splits.train)} train episodes ({len(data.rows)} steps), "
+        f"{len(data.valid_contexts)} held-out episodes, votes {data.votes.cache_version}"
+    )
+
+    def progress(name: str, done: int, total: int) -> None:
+        if done == total or done % max(1, total // 10) == 0:
+            context.log.info(f"{name}: step {done}/{total}")
+
+    if stage == "base":
+        report = run_base(config, settings)
+    elif stage == "sft":
+        report = run_sft_stage(config, settings, data, progress)
+    else:
+        report = run_grpo_stage(config, settings, data, progress)
+    report = finish_stage(report, settings, data, config, context.run.run_id)
+    _record(context, warehouse, report)
+    return dg.MaterializeResult(metadata=_metadata(report), data_version=dg.DataVersion(report.sha256[:16]))
+
+
+@dg.asset(
+    group_name=TRAINING,
+    code_version="1",
+    pool=DUCKDB_POOL,
+    deps=[episodes, specialist_votes],
+    kinds={"pytorch", "duckdb"},
+    description=(
+        "The moderator's base model and tokenizer ($STOCKER_HOME/models/moderator_base): the offline "
+        "tiny Llama built here, smollm2, or any HF id (STOCKER_MODERATOR_MODEL)."
+    ),
+)
+def moderator_base(
+    context: dg.AssetExecutionContext, stocker: StockerResource, config: TrainingRunConfig
+) -> dg.MaterializeResult:
+    return _materialize(context, stocker, config, "base")
+
+
+@dg.asset(
+    group_name=TRAINING,
+    code_version="1",
+    pool=DUCKDB_POOL,
+    deps=[moderator_base, specialist_votes, ideal_trajectories],
+    kinds={"pytorch", "duckdb"},
+    description=(
+        "LoRA adapter after the SFT warm start toward the hindsight-ideal action of each train-split "
+        "step ($STOCKER_HOME/models/moderator_sft)."
+    ),
+)
+def moderator_sft(
+    context: dg.AssetExecutionContext, stocker: StockerResource, config: TrainingRunConfig
+) -> dg.MaterializeResult:
+    return _materialize(context, stocker, config, "sft")
+
+
+@dg.asset(
+    group_name=TRAINING,
+    code_version="1",
+    pool=DUCKDB_POOL,
+    deps=[moderator_sft],
+    kinds={"pytorch", "duckdb"},
+    description=(
+        "LoRA adapter after GRPO on the environment's reward (action from the step's snapshot plus a "
+        "K-step rollout) ($STOCKER_HOME/models/moderator_grpo)."
+    ),
+)
+def moderator_grpo(
+    context: dg.AssetExecutionContext, stocker: StockerResource, config: TrainingRunConfig
+) -> dg.MaterializeResult:
+    return _materialize(context, stocker, config, "grpo")
