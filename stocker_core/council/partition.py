@@ -29,7 +29,8 @@ def ticker_votes(
     """Every role's vote on every stored trading day of ``ticker`` in ``months``.
 
     The inputs (bars with history, peers, text, chart paths) are loaded once for the
-    whole range; cached votes are read first and only misses computed. Text events come
+    whole range; cached votes are read first and only misses computed, outside any open
+    warehouse connection (see ``run_votes`` for how they are written). Text events come
     from the warehouse's text tables, else the text folder. None when there are no bars.
     """
     months = sorted(months)
@@ -52,16 +53,11 @@ def ticker_votes(
     charts = warehouse.read_table("market.charts", ticker, start, end)
     if len(charts):
         inputs.charts = {pd.Timestamp(d): p for d, p in zip(charts["date"], charts["path"], strict=True)}
-    with warehouse.session():
-        return run_votes(
-            ticker,
-            days,
-            inputs.context,
-            backend,
-            VoteCache(warehouse),
-            max_workers=workers,
-            progress=progress,
-        )
+    # no session around the loop: votes are computed with no connection open and
+    # written in short transactions, so other processes can read and write meanwhile
+    return run_votes(
+        ticker, days, inputs.context, backend, VoteCache(warehouse), max_workers=workers, progress=progress
+    )
 
 
 def split_by_month(votes: pd.DataFrame) -> dict[date, pd.DataFrame]:

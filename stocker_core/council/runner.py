@@ -4,6 +4,7 @@ moderation, and the ``council_policy`` the episode loop plugs in."""
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -31,6 +32,37 @@ class CouncilRun:
     stats: dict[str, int] = field(default_factory=dict)
 
 
+WRITE_EVERY_SECONDS = 2.0
+"""Computed votes are written at most this long after the previous write (and at the end)."""
+WRITE_MAX_VOTES = 500
+"""... or as soon as this many are waiting."""
+
+
+class _VoteWriter:
+    """Buffers computed votes and writes them to the cache in short transactions, so no
+    connection (and no DuckDB write lock) is held while the backend computes."""
+
+    def __init__(
+        self, cache: VoteCache | None, ticker: str, backend: Backend, every_seconds: float, max_votes: int
+    ) -> None:
+        self.cache, self.ticker, self.backend = cache, ticker, backend
+        self.every_seconds, self.max_votes = every_seconds, max_votes
+        self.pending: list[tuple[pd.Timestamp, SpecialistVote, str]] = []
+        self.last_write = time.monotonic()
+
+    def add(self, day: pd.Timestamp, vote: SpecialistVote, prompt_version: str) -> None:
+        self.pending.append((day, vote, prompt_version))
+        due = time.monotonic() - self.last_write >= self.every_seconds
+        if len(self.pending) >= self.max_votes or due:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.cache is not None and self.pending:
+            self.cache.store(self.ticker, self.backend.name, self.backend.model_id, self.pending)
+        self.pending = []
+        self.last_write = time.monotonic()
+
+
 def run_votes(
     ticker: str,
     dates: Sequence[date | pd.Timestamp | str],
@@ -40,9 +72,13 @@ def run_votes(
     roles: Sequence[str] = ROLE_NAMES,
     max_workers: int = 4,
     progress: Progress | None = None,
+    write_every_seconds: float = WRITE_EVERY_SECONDS,
+    write_max_votes: int = WRITE_MAX_VOTES,
 ) -> CouncilRun:
     """Votes of ``roles`` on ``dates``: cached ones read first, only misses computed
-    (threads across roles x days), cacheable results written back.
+    (threads across roles x days), cacheable results written back as they come, in short
+    transactions (every ``write_every_seconds`` or ``write_max_votes`` votes): no warehouse
+    connection is open while the backend works, and a killed run keeps what it wrote.
 
     ``stats``: hits, misses, parse_failures (among all returned votes), uncached (failed
     calls not written to the cache).
@@ -66,20 +102,17 @@ def run_votes(
 
     if not getattr(backend, "io_bound", True):
         max_workers = 1
+    writer = _VoteWriter(cache, ticker, backend, write_every_seconds, write_max_votes)
     if todo:
         with ThreadPoolExecutor(max_workers=max(1, max_workers)) as pool:
             for key, result in pool.map(work, todo):
                 results[key] = result
+                if result.cacheable:
+                    writer.add(key[1], result.vote, versions[key[0]])
                 done += 1
                 if progress:
                     progress(done, len(todo))
-    if cache is not None:
-        cache.store(
-            ticker,
-            backend.name,
-            backend.model_id,
-            [(day, r.vote, versions[role]) for (role, day), r in results.items() if r.cacheable],
-        )
+    writer.flush()
     rows = []
     for day in days:
         for role in roles:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import date, datetime
@@ -11,10 +12,19 @@ from pathlib import Path
 
 import duckdb
 import pandas as pd
-from tenacity import retry, retry_if_exception, stop_after_delay, wait_random_exponential
+from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_random_exponential
 
-from stocker_core.errors import EmptyDataError
+from stocker_core.errors import EmptyDataError, StockerError
 from stocker_core.warehouse.schema import MIGRATIONS, SCHEMAS, TABLES
+
+LOCK_WAIT_SECONDS = 30.0
+"""How long opening the file waits for another process's write lock before giving up.
+Writers hold the lock only for one short transaction, so a wait this long means the
+other process is stuck or holds a connection open for a long computation."""
+
+
+class WarehouseBusyError(StockerError, RuntimeError):
+    """Another process held the warehouse file's lock for longer than the wait allows."""
 
 
 def _is_lock_error(exc: BaseException) -> bool:
@@ -31,27 +41,46 @@ def frame_version(frame: pd.DataFrame) -> str:
 
 class Warehouse:
     """One DuckDB file. Connections are opened per operation and closed at once,
-    so several processes can take turns as the single writer."""
+    so several processes can take turns as the single writer. Opening waits up to
+    ``lock_wait`` seconds (default ``LOCK_WAIT_SECONDS``) for another process's lock,
+    then raises WarehouseBusyError."""
 
-    def __init__(self, path: Path | str) -> None:
+    def __init__(self, path: Path | str, lock_wait: float | None = None) -> None:
         self.path = Path(path)
+        self.lock_wait = LOCK_WAIT_SECONDS if lock_wait is None else lock_wait
         self._ready = False
         self._session: duckdb.DuckDBPyConnection | None = None
 
-    @retry(
-        retry=retry_if_exception(_is_lock_error),
-        wait=wait_random_exponential(multiplier=0.05, max=2.0),
-        stop=stop_after_delay(120),
-        reraise=True,
-    )
     def _open(self, read_only: bool) -> duckdb.DuckDBPyConnection:
-        return duckdb.connect(str(self.path), read_only=read_only)
+        """Open the file, retrying briefly while another process holds its lock; after
+        ``lock_wait`` seconds raise WarehouseBusyError (never DuckDB's IOException)."""
+        retrying = Retrying(
+            retry=retry_if_exception(_is_lock_error),
+            wait=wait_random_exponential(multiplier=0.05, max=1.0),
+            stop=stop_after_delay(self.lock_wait),
+            reraise=True,
+        )
+        try:
+            for attempt in retrying:
+                with attempt:
+                    return duckdb.connect(str(self.path), read_only=read_only)
+        except duckdb.IOException as exc:
+            if not _is_lock_error(exc):
+                raise
+            holder = re.search(r"Conflicting lock is held in (.+?) \(PID (\d+)\)", str(exc))
+            by = f" ({holder.group(1)}, PID {holder.group(2)})" if holder else ""
+            raise WarehouseBusyError(
+                f"the warehouse {self.path} is locked by another process{by}; waited "
+                f"{self.lock_wait:.0f} s. Let that command finish (or stop it), then retry."
+            ) from None
+        raise AssertionError("unreachable")  # pragma: no cover - Retrying either returns or raises
 
     @contextmanager
     def session(self) -> Iterator[Warehouse]:
-        """Hold one connection for a block of many small reads/writes (a council run, a
-        training loop): ``connect()`` inside it hands out cheap cursors (~4 ms per lookup
-        instead of ~40 ms to open and close the file). Other processes wait for the block."""
+        """Hold one connection for a block of many small reads/writes: ``connect()`` inside
+        it hands out cheap cursors (~4 ms per lookup instead of ~40 ms to open and close the
+        file). Other processes wait for the whole block, so never hold a session around slow
+        work (model calls, solving, rendering): compute first, then write in short blocks."""
         if self._session is not None:
             yield self
             return
