@@ -1,4 +1,4 @@
-"""Synthetic episodes with history for the evaluation tests."""
+"""Synthetic episodes and stored prices shared by the evaluation tests (import as evaluation_testing)."""
 
 from __future__ import annotations
 
@@ -36,3 +36,14 @@ def synthetic_prices(ticker: str = "SYN", days: int = 400, seed: int = 3) -> pd.
     """Long ``market.prices``-shaped bars of one ticker over business days from 2015."""
     bars = make_bars(random_walk(days, seed), start="2015-01-01")
     return bars.assign(ticker=ticker)
+
+
+RULE_POLICIES = ["buy_and_hold", "hold", "random", "macd", "zmr", "ideal"]
+
+
+def store_prices(warehouse, frame: pd.DataFrame) -> None:
+    """Insert bars straight into ``market.prices`` (what the prices asset would store)."""
+    with warehouse.connect() as con:
+        con.register("incoming_prices", frame)
+        con.execute("INSERT INTO market.prices BY NAME SELECT * FROM incoming_prices")
+        con.unregister("incoming_prices")

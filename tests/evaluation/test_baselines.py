@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from conftest import episode_with_history, random_walk
+from evaluation_testing import episode_with_history, random_walk
 
 from stocker_core.env.episode import episode_from_closes
 from stocker_core.env.rewards import RewardParams
@@ -34,7 +34,9 @@ def test_zmr_positions_by_hand():
 def test_macd_positions_by_hand():
     # 40 flat days, 10 rising days, 10 falling days: the fast EMA leads the slow one up
     # (line above its signal while rising) and down (below while falling).
-    closes = np.array([100.0] * 40 + [100 + 2 * i for i in range(1, 11)] + [120 - 3 * i for i in range(1, 11)])
+    closes = np.array(
+        [100.0] * 40 + [100 + 2 * i for i in range(1, 11)] + [120 - 3 * i for i in range(1, 11)]
+    )
     long = macd_long(closes)
     assert not long[: MACD_MIN_CLOSES - 1].any()  # no MACD before 34 closes
     assert not long[MACD_MIN_CLOSES - 1 : 40].any()  # flat prices: line = signal = 0, not above
@@ -81,4 +83,6 @@ def test_a_future_price_spike_does_not_change_earlier_decisions(vectorised):
     after = backtest(episode_with_history(spiked, 60), ["macd", "zmr"], vectorised=vectorised)
     for name in ("macd", "zmr"):
         a, b = before.run_of(name), after.run_of(name)
-        assert np.array_equal(a.sides[:40], b.sides[:40]) and np.array_equal(a.quantities[:40], b.quantities[:40])
+        assert np.array_equal(a.sides[:40], b.sides[:40]) and np.array_equal(
+            a.quantities[:40], b.quantities[:40]
+        )

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from conftest import episode_with_history, random_walk
+from evaluation_testing import episode_with_history, random_walk
 
 from stocker_core.env.actions import Action
 from stocker_core.env.policies import POLICIES, register_policy

@@ -6,8 +6,8 @@ import pytest
 from stocker_core.evaluation.splits import (
     SplitConfig,
     SplitError,
-    Splits,
     SplitLeakError,
+    Splits,
     compute_splits,
     load_splits,
     save_splits,

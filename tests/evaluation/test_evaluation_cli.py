@@ -1,0 +1,90 @@
+"""``stocker backtest | splits | report`` through a throwaway Typer app."""
+
+import json
+
+import pytest
+import typer
+from evaluation_testing import RULE_POLICIES, store_prices, synthetic_prices
+from typer.testing import CliRunner
+
+from stocker_core.config import get_settings
+from stocker_core.evaluation.cli import register
+from stocker_core.evaluation.pipeline import backtest_partitions, compute_and_store_splits, rolling_evaluation
+from stocker_core.evaluation.rolling import RollingConfig
+from stocker_core.warehouse.db import Warehouse
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def app() -> typer.Typer:
+    app = typer.Typer()
+    register(app)
+    return app
+
+
+def test_backtest_json_has_one_row_per_policy_with_every_metric(app, files_env):
+    result = runner.invoke(
+        app, ["backtest", "--task", "task_easy", "--json", "--policies", ",".join(RULE_POLICIES)]
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["episode"]["trading_days"] == 43
+    rows = {r["policy"]: r for r in data["rows"]}
+    assert list(rows) == RULE_POLICIES
+    for column in (
+        "total_reward",
+        "final_value",
+        "total_return",
+        "arr",
+        "sharpe",
+        "sharpe_annual",
+        "sortino",
+        "volatility",
+        "mdd",
+        "calmar",
+        "win_rate",
+        "trades",
+        "turnover",
+        "exposure",
+    ):
+        assert column in rows["buy_and_hold"]
+    assert rows["ideal"]["label"] == "ideal (hindsight upper bound)"
+    assert rows["hold"]["final_value"] == 10_000 and rows["hold"]["sharpe"] is None
+    assert rows["ideal"]["final_value"] >= rows["buy_and_hold"]["final_value"]
+
+
+def test_backtest_table_and_errors(app, files_env):
+    table = runner.invoke(app, ["backtest", "--task", "task_easy", "--policies", "macd,ideal"])
+    assert table.exit_code == 0 and "ideal (hindsight upper bound)" in table.stdout
+    unknown = runner.invoke(app, ["backtest", "--task", "task_easy", "--policies", "macd,nope"])
+    assert unknown.exit_code == 2 and "unknown policy 'nope'" in unknown.output and "zmr" in unknown.output
+    both = runner.invoke(app, ["backtest", "--task", "task_easy", "--episode", "AAPL|2023-08-01"])
+    assert both.exit_code == 2
+
+
+def test_splits_and_report(app, tmp_path, monkeypatch):
+    monkeypatch.setenv("STOCKER_HOME", str(tmp_path / "home"))
+    settings = get_settings(fresh=True)
+    missing = runner.invoke(app, ["splits", "--json"])
+    assert missing.exit_code == 2 and "stocker materialize" in missing.output
+    warehouse = Warehouse(settings.warehouse_path)
+    store_prices(warehouse, synthetic_prices(days=400))
+    computed = json.loads(runner.invoke(app, ["splits", "--json"]).stdout)
+    assert computed["stored"] is False and [s["split"] for s in computed["splits"]] == [
+        "train",
+        "valid",
+        "test",
+    ]
+    no_rows = runner.invoke(app, ["report"])
+    assert no_rows.exit_code == 2 and "materialize the evaluation group" in no_rows.output
+    compute_and_store_splits(warehouse)
+    assert json.loads(runner.invoke(app, ["splits", "--json"]).stdout)["stored"] is True
+    backtest_partitions(settings, warehouse, ["SYN|2015-03-01"], RULE_POLICIES)
+    rolling_evaluation(
+        settings, warehouse, RULE_POLICIES, RollingConfig(window_days=20, step_days=5, resamples=100)
+    )
+    report = runner.invoke(app, ["report", "--name", "cli"])
+    assert report.exit_code == 0
+    assert report.stdout.strip() == str(settings.home / "reports" / "cli" / "report.html")
+    get_settings(fresh=True)

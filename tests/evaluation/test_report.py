@@ -1,0 +1,108 @@
+"""A tiny evaluation run end to end: splits, partition backtests, rolling windows, the report."""
+
+from html.parser import HTMLParser
+
+import pytest
+from evaluation_testing import RULE_POLICIES, store_prices, synthetic_prices
+
+from stocker_core.config import Settings
+from stocker_core.errors import EmptyDataError, InvalidNameError
+from stocker_core.evaluation.pipeline import backtest_partitions, compute_and_store_splits, rolling_evaluation
+from stocker_core.evaluation.report import build_report
+from stocker_core.evaluation.report_templates import SECTIONS
+from stocker_core.evaluation.rolling import RollingConfig
+from stocker_core.evaluation.store import read_eval
+from stocker_core.warehouse.db import Warehouse
+
+CONFIG = RollingConfig(window_days=20, step_days=5, resamples=200)
+
+
+@pytest.fixture(scope="module")
+def evaluated(tmp_path_factory):
+    settings = Settings(home=tmp_path_factory.mktemp("eval") / "home")
+    warehouse = Warehouse(settings.warehouse_path)
+    store_prices(warehouse, synthetic_prices(days=400))
+    splits = compute_and_store_splits(warehouse)
+    keys = ["SYN|2015-03-01", "SYN|2016-05-01"]
+    backtest_partitions(settings, warehouse, keys, RULE_POLICIES)
+    backtest_partitions(settings, warehouse, keys, RULE_POLICIES)  # replaces its rows
+    outcome = rolling_evaluation(settings, warehouse, RULE_POLICIES, CONFIG)
+    return settings, warehouse, splits, outcome
+
+
+def test_tables_hold_one_row_per_episode_policy_and_window(evaluated):
+    settings, warehouse, splits, outcome = evaluated
+    test = splits.range_of("SYN", "test")
+    assert test.trading_days == 68 and outcome.windows == 10  # (68 - 20) / 5 + 1
+    backtests = read_eval(warehouse, "eval.backtests")
+    assert len(backtests) == 2 * 6 + 6  # two partitions and the whole test period
+    curves = read_eval(warehouse, "eval.equity_curves", "key = ? AND policy = 'hold'", ["SYN|2015-03-01"])
+    assert curves["value"].tolist() == [10_000.0] * len(curves) and curves["step"].min() == 0
+    assert len(read_eval(warehouse, "eval.rolling")) == 10 * 6
+    comparisons = read_eval(warehouse, "eval.rolling_comparisons")
+    ideal = comparisons.loc[(comparisons["policy"] == "ideal") & (comparisons["baseline"] == "random")].iloc[
+        0
+    ]
+    assert ideal["wins"] == 10 and ideal["p_value"] == pytest.approx(2 / 2**10)
+    summary = read_eval(warehouse, "eval.rolling_summary")
+    hold = summary.loc[(summary["policy"] == "hold") & (summary["metric"] == "total_return")].iloc[0]
+    assert (hold["mean"], hold["ci_low"], hold["ci_high"]) == (0.0, 0.0, 0.0)
+
+
+class _Links(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.urls: list[str] = []
+        self.ids: set[str] = set()
+
+    def handle_starttag(self, tag, attrs):
+        for name, value in attrs:
+            if name in ("src", "href", "action", "data") and value:
+                self.urls.append(value)
+            if name == "id":
+                self.ids.add(value)
+
+
+def test_report_is_self_contained_and_has_every_section(evaluated):
+    settings, warehouse, _, _ = evaluated
+    files = build_report(warehouse, settings.home, "tiny")
+    assert files.html == settings.home / "reports" / "tiny" / "report.html"
+    html = files.html.read_text()
+    parser = _Links()
+    parser.feed(html)
+    assert parser.ids >= {section for section, _ in SECTIONS}
+    assert parser.urls and all(u.startswith(("#", "data:image/png;base64,")) for u in parser.urls)
+    assert "http://" not in html and "https://" not in html and "<link" not in html and "<script" not in html
+    assert "ideal (hindsight upper bound)" in html
+    assert "random beats buy_and_hold in" in html or "buy_and_hold beats random in" in html
+    markdown = files.markdown.read_text()
+    for _, title in SECTIONS:
+        assert f"## {title}" in markdown
+    assert all(p.exists() for p in files.images) and len(files.images) == 4
+    stored = read_eval(warehouse, "eval.reports")
+    assert stored["name"].tolist() == ["tiny"] and len(stored["sha256"].iloc[0]) == 64
+
+
+def test_report_numbers_come_from_the_tables(evaluated):
+    settings, warehouse, _, _ = evaluated
+    where = "WHERE policy = 'macd' AND baseline = 'random'"
+    before = warehouse.query(f"SELECT wins, n FROM eval.rolling_comparisons {where}").iloc[0]
+    with warehouse.connect() as con:  # change a stored number: the report must show it
+        con.execute(f"UPDATE eval.rolling_comparisons SET wins = 7, n = 9 {where}")
+    try:
+        html = build_report(warehouse, settings.home, "tiny").html.read_text()
+    finally:
+        with warehouse.connect() as con:
+            con.execute(
+                f"UPDATE eval.rolling_comparisons SET wins = ?, n = ? {where}",
+                [int(before.wins), int(before.n)],
+            )
+    assert "macd beats random in 7/9 windows" in html
+
+
+def test_report_errors(tmp_path):
+    warehouse = Warehouse(tmp_path / "w.duckdb")
+    with pytest.raises(EmptyDataError, match="materialize the evaluation group"):
+        build_report(warehouse, tmp_path, "x")
+    with pytest.raises(InvalidNameError):
+        build_report(warehouse, tmp_path, "../escape")
