@@ -50,9 +50,7 @@ def test_prompt_words_bucket_every_number():
     # value 5000 + 25*100 = 7500: exposure 2500/7500 = 1/3 -> e1 (quarters); pnl -25% -> g-5 (clipped)
     # move -3.1% -> d-3; step 7 of 40 -> t1
     words = prompt_words(_state())
-    assert words == (
-        "chart_pattern p4 c7 news m2 c5 move d-3 exposure e1 pnl g-5 step t1 action"
-    )
+    assert words == ("chart_pattern p4 c7 news m2 c5 move d-3 exposure e1 pnl g-5 step t1 action")
     tokenizer = build_word_tokenizer()
     assert tokenizer.unk_token_id not in tokenizer(words)["input_ids"]
 

@@ -23,7 +23,9 @@ def _replayed_env(context, snapshot: dict) -> TradingEnv:
 def _env_reward(context, snapshot: dict, completion: str, k: int) -> float:
     env = _replayed_env(context, snapshot)
     obs = env.observation()
-    action = parse_completion(completion, obs.cash, obs.position, obs.close, env.params.transaction_cost).action
+    action = parse_completion(
+        completion, obs.cash, obs.position, obs.close, env.params.transaction_cost
+    ).action
     total = env.step(action).reward
     for _ in range(k):
         if env.done:

@@ -1,0 +1,104 @@
+"""SFT and GRPO on the seed tasks at tiny sizes: valid outputs, adapters that reload exactly,
+reproducible runs, the moderators as registry policies."""
+
+import json
+
+import pytest
+from conftest import VALID, tiny_config
+
+from stocker_core.env.environment import TradingEnv
+from stocker_core.env.policies import make_policy, policy_names, run_episode
+from stocker_core.training.generation import generate
+from stocker_core.training.models import ModelLoadError, build_tiny, load_with_adapter
+from stocker_core.training.pipeline import load_episodes, model_dir
+from stocker_core.training.prompts import parse_completion
+from stocker_core.training.runtime import weights_sha256
+from stocker_core.training.sft import run_sft
+from stocker_core.warehouse.db import Warehouse
+
+
+def test_after_sft_over_95_percent_of_held_out_outputs_parse(trained):
+    from stocker_core.training.pipeline import prepare_data
+
+    data = prepare_data(trained.config, trained.settings, Warehouse(trained.settings.warehouse_path))
+    sft = load_with_adapter(model_dir(trained.settings, "base"), model_dir(trained.settings, "sft"))
+    prompts = [r for ctx in data.valid_contexts for r in _rows(ctx)]
+    outputs = generate(sft, prompts)
+    parsed = [parse_completion(o, 10_000.0, 10, 100.0).parsed for o in outputs]
+    assert len(prompts) == 43 and sum(parsed) / len(parsed) > 0.95
+
+
+def _rows(ctx):
+    from stocker_core.training.dataset import episode_rows
+
+    return [row["prompt_words"] for row in episode_rows(ctx)]
+
+
+def test_grpo_writes_an_adapter_that_reloads_to_the_same_greedy_actions(trained, seed_data):
+    grpo_dir = model_dir(trained.settings, "grpo")
+    assert (grpo_dir / "adapter_config.json").is_file() and (grpo_dir / "curve.png").is_file()
+    report = json.loads((grpo_dir / "training.json").read_text())
+    assert report["steps"] == 3 and report["sha256"] == weights_sha256(grpo_dir)
+    assert report["extra"]["reward_calls"] == 3 * 8
+    first = load_with_adapter(model_dir(trained.settings, "base"), grpo_dir)
+    second = load_with_adapter(model_dir(trained.settings, "base"), grpo_dir)
+    prompts = [r["prompt_words"] for r in seed_data.rows]
+    assert generate(first, prompts) == generate(second, prompts)
+    sft = load_with_adapter(model_dir(trained.settings, "base"), model_dir(trained.settings, "sft"))
+    assert weights_sha256(grpo_dir) != weights_sha256(model_dir(trained.settings, "sft"))
+    assert len(generate(sft, prompts[:5])) == 5
+
+
+def test_models_runs_and_held_out_table(trained):
+    runs = Warehouse(trained.settings.warehouse_path).query(
+        "SELECT model_name, kind, base_model, seed, episode_keys, vote_cache_version, sha256 "
+        "FROM models.runs ORDER BY created_at"
+    )
+    assert list(runs["model_name"]) == ["moderator_base", "moderator_sft", "moderator_grpo"]
+    assert set(runs["base_model"]) == {"tiny"} and set(runs["seed"]) == {0}
+    assert json.loads(runs["episode_keys"].iloc[2]) == ["META|2022-09-01", "INTC|2024-01-01"]
+    assert runs["vote_cache_version"].iloc[2].startswith("rule:")
+    table = trained.reports[-1].heldout
+    assert list(table["policy"]) == [
+        "moderator_base",
+        "moderator_sft",
+        "moderator_grpo",
+        "rule_council",
+        "buy_and_hold",
+        "random",
+    ]
+    assert set(table["episodes"]) == {1}
+
+
+def test_sft_is_reproducible_with_a_fixed_seed(seed_data, tmp_path):
+    config = tiny_config(sft_epochs=2.0)
+    digests = []
+    for name in ("a", "b"):
+        result = run_sft(build_tiny(config), seed_data.rows, config, tmp_path / name)
+        digests.append(weights_sha256(result.adapter_dir))
+    assert digests[0] == digests[1]
+
+
+def test_moderators_are_registry_policies(trained, monkeypatch):
+    monkeypatch.setenv("STOCKER_HOME", str(trained.settings.home))
+    monkeypatch.setenv("STOCKER_SOURCE", "files")
+    monkeypatch.setenv("STOCKER_FILES_DIR", str(trained.settings.files_dir))
+    from stocker_core.config import get_settings
+
+    settings = get_settings(fresh=True)
+    assert {"moderator_base", "moderator_sft", "moderator_grpo"} <= set(policy_names())
+    (episode,) = load_episodes(VALID, settings, Warehouse(settings.warehouse_path))
+    env = TradingEnv(episode, settings)
+    policy = make_policy("moderator_sft", env)
+    trajectory = run_episode(env, policy)
+    assert len(trajectory["actions"]) == 43 and policy.unparsable <= 2
+    get_settings(fresh=True)
+
+
+def test_missing_adapter_tells_the_user_to_materialize(tmp_path, seed_data):
+    from stocker_core.config import Settings
+    from stocker_core.training.policy import ModeratorPolicy
+
+    env = next(iter(seed_data.train_contexts.values())).env
+    with pytest.raises(ModelLoadError, match="materialize the training group first"):
+        ModeratorPolicy(env, "grpo", Settings(home=tmp_path))
