@@ -1,74 +1,165 @@
-"""Bars from a folder of CSV/Parquet files, long (a ticker/symbol column) or per symbol."""
+"""Bars from a folder of CSV/Parquet files, long (a ticker/symbol column) or per symbol.
+
+Each file is read on its own: a bad file (0 bytes, header only, no close column,
+unparsable) is reported by name with the reason (``file_problems``) and the symbols of
+the other files stay available. Asking for a symbol that only a bad file would have
+provided raises an error naming that file.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
-from stocker_core.errors import DataSourceError
-from stocker_core.market.frames import canonical_column, normalize_bars
+from stocker_core.errors import DataSourceError, UnknownTickerError
+from stocker_core.market.frames import PRICE_COLUMNS, BarIssue, canonical_column, normalize_bars_checked
 from stocker_core.market.table_source import TableSource
 from stocker_core.market.validation import TICKER_PATTERN
 
 BAR_SUFFIXES = {".csv", ".parquet", ".pq"}
 
 
+class UnreadableSymbolError(UnknownTickerError, DataSourceError):
+    """A symbol is missing and some bar files could not be read (they are named)."""
+
+
+class BadBarFile(Exception):
+    """Internal: why one file cannot be used (its message names the reason)."""
+
+
 def _read_table(path: Path) -> pd.DataFrame:
+    if path.stat().st_size == 0:
+        raise BadBarFile("empty file (0 bytes)")
     try:
-        if path.suffix == ".csv":
+        if path.suffix.lower() == ".csv":
             return pd.read_csv(path)
         return pd.read_parquet(path)
-    except Exception as exc:  # malformed file: say which one
-        raise DataSourceError(f"cannot read bars from {path}: {exc}") from exc
+    except Exception as exc:  # any parser failure: the file is reported, never a traceback
+        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise BadBarFile(f"cannot parse ({first_line[:120]})") from None
 
 
-def _is_bar_table(frame: pd.DataFrame) -> bool:
-    cols = {canonical_column(c) for c in frame.columns}
-    return "close" in cols and "date" in cols
+def _bar_columns(table: pd.DataFrame) -> list[str]:
+    return [canonical_column(c) for c in table.columns]
+
+
+def _check_bar_table(path: Path, table: pd.DataFrame) -> bool:
+    """True for a usable bar table, False for another kind of table (ignored);
+    BadBarFile for a bar table that cannot be used."""
+    columns = _bar_columns(table)
+    looks_like_bars = any(c in PRICE_COLUMNS for c in columns)
+    if not looks_like_bars:
+        if len(table):
+            return False  # e.g. a task list: not bars
+        raise BadBarFile(f"no date/close columns and no rows (columns: {', '.join(columns) or 'none'})")
+    if len(table) == 0:
+        raise BadBarFile("header only, no rows")
+    for needed in ("date", "close"):
+        if needed not in columns:
+            raise BadBarFile(f"no {needed} column (columns: {', '.join(columns)})")
+    if "ticker" not in columns and not TICKER_PATTERN.fullmatch(path.stem):
+        raise BadBarFile(f"no ticker/symbol column and the file name {path.stem!r} is not a ticker")
+    return True
+
+
+@dataclass
+class BarFolder:
+    """Every symbol's parts, their raw-data issues, and the files that could not be used."""
+
+    parts: dict[str, list[pd.DataFrame]] = field(default_factory=dict)
+    issues: dict[str, list[BarIssue]] = field(default_factory=dict)
+    problems: dict[str, str] = field(default_factory=dict)
+
+    def add(self, ticker: str, path: Path, table: pd.DataFrame) -> None:
+        checked = normalize_bars_checked(table)
+        self.parts.setdefault(ticker, []).append(checked.frame)
+        self.issues.setdefault(ticker, []).extend(
+            BarIssue(i.date, i.column, f"{path.name}: {i.problem}" if i.date is None else i.problem)
+            for i in checked.issues
+        )
+
+
+def _add_file(folder: BarFolder, path: Path) -> None:
+    table = _read_table(path)
+    if not _check_bar_table(path, table):
+        return
+    table.columns = _bar_columns(table)
+    table = table.loc[:, ~pd.Index(table.columns).duplicated()]
+    if "ticker" not in table.columns:
+        folder.add(path.stem, path, table)
+        return
+    symbols = table["ticker"].astype(str).str.strip()
+    bad = sorted({s for s in symbols.unique() if not TICKER_PATTERN.fullmatch(s)})
+    if bad:
+        shown = ", ".join(repr(s) for s in bad[:5])
+        folder.problems[path.name] = f"rows with invalid ticker(s) {shown} skipped"
+    for ticker, group in table.groupby(symbols, sort=True):
+        if ticker not in bad:
+            folder.add(str(ticker), path, group.drop(columns="ticker"))
+
+
+def read_bar_folder(folder: Path) -> BarFolder:
+    """Read every CSV/Parquet file of ``folder`` independently."""
+    if not folder.is_dir():
+        raise DataSourceError(f"STOCKER_FILES_DIR {folder} is not a folder")
+    found = BarFolder()
+    for path in sorted(folder.iterdir()):
+        if path.suffix.lower() not in BAR_SUFFIXES or not path.is_file():
+            continue
+        try:
+            _add_file(found, path)
+        except BadBarFile as exc:
+            found.problems[path.name] = str(exc)
+        except DataSourceError as exc:
+            found.problems[path.name] = str(exc)
+    return found
 
 
 def load_bar_folder(folder: Path) -> dict[str, pd.DataFrame]:
-    """Every symbol's normalized frame from the bar files in ``folder``.
+    """Every symbol's normalized frame from the bar files in ``folder`` (see ``FilesSource``)."""
+    return FilesSource(folder)._frames
 
-    A file with a ``ticker``/``symbol`` column is long format; otherwise the file
-    stem is the symbol (``AAPL.csv``). Files without date and close columns (e.g.
-    news JSONL, task lists) are ignored. When a symbol appears in several files,
-    the richer rows (with OHLC) win over close-only rows for the same date.
-    """
-    if not folder.is_dir():
-        raise DataSourceError(f"STOCKER_FILES_DIR {folder} is not a folder")
-    parts: dict[str, list[pd.DataFrame]] = {}
-    for path in sorted(folder.iterdir()):
-        if path.suffix.lower() not in BAR_SUFFIXES:
-            continue
-        table = _read_table(path)
-        if not _is_bar_table(table):
-            continue
-        table.columns = [canonical_column(c) for c in table.columns]
-        if "ticker" in table.columns:
-            for ticker, group in table.groupby("ticker", sort=True):
-                parts.setdefault(str(ticker), []).append(group.drop(columns="ticker"))
-        else:
-            parts.setdefault(path.stem, []).append(table)
-    frames: dict[str, pd.DataFrame] = {}
-    for ticker, tables in parts.items():
-        if not TICKER_PATTERN.fullmatch(ticker):
-            continue
-        normalized = [normalize_bars(t) for t in tables]
-        # richer (more non-null OHLC) tables last so their rows win on duplicate dates
-        normalized.sort(key=lambda f: f["open"].notna().sum())
-        frames[ticker] = normalize_bars(pd.concat(normalized, ignore_index=True))
-    if not frames:
-        raise DataSourceError(f"no CSV/Parquet bar files with date and close columns in {folder}")
-    return frames
+
+def _merge(tables: list[pd.DataFrame]) -> pd.DataFrame:
+    """One frame per symbol: richer (more OHLC) tables last, so their rows win on shared dates."""
+    ordered = sorted(tables, key=lambda f: int(f["open"].notna().sum()))
+    return normalize_bars_checked(pd.concat(ordered, ignore_index=True)).frame
 
 
 class FilesSource(TableSource):
-    """The ``files`` source: ``STOCKER_FILES_DIR`` holds the bars."""
+    """The ``files`` source: ``STOCKER_FILES_DIR`` holds the bars.
+
+    A file with a ``ticker``/``symbol`` column is long format; otherwise the file stem is
+    the symbol (``AAPL.csv``). Tables without price columns (task lists) are ignored.
+    """
 
     name = "files"
 
     def __init__(self, folder: Path) -> None:
         self.folder = Path(folder)
-        super().__init__(load_bar_folder(self.folder))
+        read = read_bar_folder(self.folder)
+        self._problems = read.problems
+        frames = {t: _merge(parts) for t, parts in read.parts.items()}
+        if not frames:
+            detail = "; ".join(f"{n}: {p}" for n, p in sorted(read.problems.items()))
+            raise DataSourceError(
+                f"no usable CSV/Parquet bar files with date and close columns in {self.folder}"
+                + (f" ({detail})" if detail else "")
+            )
+        super().__init__(frames, read.issues)
+
+    def file_problems(self) -> dict[str, str]:
+        """File name -> why it could not be used (empty when every bar file was read)."""
+        return dict(self._problems)
+
+    def _unknown(self, ticker: str) -> UnknownTickerError:
+        if not self._problems:
+            return super()._unknown(ticker)
+        bad = "; ".join(f"{n}: {p}" for n, p in sorted(self._problems.items()))
+        known = ", ".join(sorted(self._frames)[:30])
+        return UnreadableSymbolError(
+            f"the files source has no symbol {ticker!r}; unreadable file(s) in {self.folder}: {bad}; "
+            f"it has: {known}"
+        )

@@ -1,6 +1,8 @@
-"""The normalized daily-bar frame every source returns."""
+"""The normalized daily-bar frame every source returns, and what normalizing found wrong."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -9,6 +11,7 @@ from stocker_core.errors import DataSourceError
 
 PRICE_COLUMNS = ["open", "high", "low", "close", "adj_close", "volume"]
 FRAME_COLUMNS = ["date", *PRICE_COLUMNS]
+OHL_COLUMNS = ["open", "high", "low"]
 
 _ALIASES = {
     "adj close": "adj_close",
@@ -18,6 +21,27 @@ _ALIASES = {
     "timestamp": "date",
     "datetime": "date",
 }
+
+
+@dataclass(frozen=True)
+class BarIssue:
+    """A problem seen in the raw rows, before normalizing could hide it.
+
+    ``date`` is None when the problem concerns the whole table (a missing column,
+    a row whose date cannot be read): then every month of the symbol fails.
+    """
+
+    date: pd.Timestamp | None
+    column: str | None
+    problem: str
+
+
+@dataclass
+class CheckedBars:
+    """A normalized frame plus the raw-data issues found while normalizing it."""
+
+    frame: pd.DataFrame
+    issues: list[BarIssue] = field(default_factory=list)
 
 
 def canonical_column(name: object) -> str:
@@ -33,36 +57,86 @@ def empty_frame() -> pd.DataFrame:
     return frame
 
 
-def normalize_bars(raw: pd.DataFrame) -> pd.DataFrame:
-    """Normalize daily bars: tz-naive ``date`` column, float prices, sorted, unique dates.
+def _day(stamp: pd.Timestamp) -> str:
+    return stamp.strftime("%Y-%m-%d")
 
-    Missing ``open/high/low/volume`` stay NaN (close-only data is never invented);
-    missing ``adj_close`` equals ``close``. Rows without a close are dropped.
-    """
-    if raw is None or len(raw) == 0:
-        return empty_frame()
+
+def _numeric(values: pd.Series, column: str, dates: pd.Series, issues: list[BarIssue]) -> pd.Series:
+    """``values`` as float64; text that is not a number is named in ``issues``."""
+    numbers = pd.to_numeric(values, errors="coerce").astype("float64")
+    text = values.notna() & numbers.isna() & dates.notna()
+    for raw, day in zip(values[text], dates[text], strict=True):
+        shown = str(raw)[:20]
+        issues.append(BarIssue(day, column, f"non-numeric {column} {shown!r} on {_day(day)}"))
+    return numbers
+
+
+def _prepare(raw: pd.DataFrame) -> pd.DataFrame:
     frame = raw.copy()
     if "date" not in [canonical_column(c) for c in frame.columns]:
         frame = frame.reset_index()
     frame.columns = [canonical_column(c) for c in frame.columns]
+    frame = frame.loc[:, ~pd.Index(frame.columns).duplicated()]
     if "date" not in frame.columns or "close" not in frame.columns:
         raise DataSourceError(f"bars need a date and a close column; got columns {list(frame.columns)}")
-    dates = pd.to_datetime(frame["date"], errors="coerce", utc=False)
+    return frame
+
+
+def _dates(frame: pd.DataFrame, issues: list[BarIssue]) -> pd.Series:
+    dates = pd.to_datetime(frame["date"], errors="coerce", utc=False, format="mixed")
     if getattr(dates.dt, "tz", None) is not None:
         dates = dates.dt.tz_localize(None)  # keep the exchange's wall-clock date
-    out = pd.DataFrame({"date": dates.dt.normalize().astype("datetime64[ns]")})
+    unreadable = dates.isna() & frame["date"].notna()
+    for position in np.flatnonzero(unreadable.to_numpy())[:5]:
+        shown = str(frame["date"].iloc[position])[:20]
+        issues.append(BarIssue(None, "date", f"row {position + 1}: unreadable date {shown!r}"))
+    return dates.dt.normalize().astype("datetime64[ns]")
+
+
+def normalize_bars_checked(raw: pd.DataFrame | None) -> CheckedBars:
+    """Normalize daily bars and report what was wrong in the raw rows.
+
+    The frame: tz-naive ``date``, float prices, sorted, one row per date (the last
+    duplicate). Missing ``open/high/low/volume`` stay NaN (close-only data is never
+    invented); missing ``adj_close`` equals ``close``; rows without a close are dropped.
+    The issues name what those steps would otherwise hide: duplicate dates, closes
+    that are NaN, text in a number column, unreadable dates, and an OHLC table
+    missing one of open/high/low.
+    """
+    if raw is None or len(raw) == 0:
+        return CheckedBars(empty_frame())
+    frame = _prepare(raw)
+    issues: list[BarIssue] = []
+    present = [c for c in OHL_COLUMNS if c in frame.columns]
+    if present and len(present) < len(OHL_COLUMNS):
+        missing = [c for c in OHL_COLUMNS if c not in present]
+        for column in missing:
+            issues.append(BarIssue(None, column, f"missing column {column} ({', '.join(present)} present)"))
+    dates = _dates(frame, issues)
+    out = pd.DataFrame({"date": dates})
     for col in PRICE_COLUMNS:
         if col in frame.columns:
-            out[col] = pd.to_numeric(frame[col], errors="coerce").astype("float64")
+            out[col] = _numeric(frame[col], col, dates, issues)
         else:
             out[col] = np.nan
     if out["adj_close"].isna().all():
         out["adj_close"] = out["close"]
+    blank_close = out["date"].notna() & out["close"].isna() & frame["close"].isna().to_numpy()
+    for day in out.loc[blank_close, "date"]:
+        issues.append(BarIssue(day, "close", f"NaN close on {_day(day)}"))
     out = out.dropna(subset=["date", "close"])
+    counts = out["date"].value_counts()
+    for day, n in counts[counts > 1].sort_index().items():
+        issues.append(BarIssue(day, None, f"duplicate date {_day(day)} ({n} rows)"))
     out = out.drop_duplicates(subset="date", keep="last").sort_values("date")
-    return out.reset_index(drop=True)[FRAME_COLUMNS]
+    return CheckedBars(out.reset_index(drop=True)[FRAME_COLUMNS], issues)
+
+
+def normalize_bars(raw: pd.DataFrame | None) -> pd.DataFrame:
+    """The normalized frame of ``normalize_bars_checked`` (issues not needed)."""
+    return normalize_bars_checked(raw).frame
 
 
 def is_close_only(frame: pd.DataFrame) -> bool:
     """True when the frame has closes but no open/high/low at all."""
-    return len(frame) > 0 and frame[["open", "high", "low"]].isna().all().all()
+    return len(frame) > 0 and frame[OHL_COLUMNS].isna().all().all()

@@ -9,7 +9,7 @@ from typing import Protocol
 import pandas as pd
 
 from stocker_core.config import Settings
-from stocker_core.errors import InvalidNameError
+from stocker_core.errors import InvalidNameError, UnknownTickerError
 
 
 @dataclass(frozen=True)
@@ -61,8 +61,36 @@ def info_from_frame(ticker: str, frame: pd.DataFrame) -> SymbolInfo:
     )
 
 
+def check_symbols(source: MarketDataSource, tickers: list[str]) -> list[str]:
+    """``tickers`` if the source has every one; UnknownTickerError naming the others.
+
+    Sources that cannot list their symbols (yfinance) accept any valid name here; their
+    first ingest checks it.
+    """
+    known = source.symbols()
+    unknown = [t for t in tickers if known and t not in known]
+    if not unknown:
+        return list(tickers)
+    import difflib
+
+    parts = []
+    for ticker in unknown:
+        close = difflib.get_close_matches(ticker, known, n=1, cutoff=0.6)
+        parts.append(f"no symbol {ticker!r}" + (f" (did you mean {close[0]}?)" if close else ""))
+    shown = ", ".join(known[:30]) + (" …" if len(known) > 30 else "")
+    raise UnknownTickerError(f"the {source.name} source has {'; '.join(parts)}; it has: {shown}")
+
+
 def get_source(settings: Settings) -> MarketDataSource:
-    """The source named by ``settings.source`` (``sample`` | ``files`` | ``yfinance``)."""
+    """The source named by ``settings.source`` (``sample`` | ``files`` | ``yfinance``), behind
+    the quality gate (``gate.QualityGatedSource``) with ``$STOCKER_HOME/corrections.csv``."""
+    from stocker_core.market.corrections import load_corrections
+    from stocker_core.market.gate import QualityGatedSource
+
+    return QualityGatedSource(_raw_source(settings), load_corrections(settings.home / "corrections.csv"))
+
+
+def _raw_source(settings: Settings) -> MarketDataSource:
     if settings.source == "sample":
         from stocker_core.market.sample_source import SampleSource
 
