@@ -1,0 +1,163 @@
+"""The agent's language model: the tiny word-level Llama over the agent vocabulary, or a
+chat model through the moderator's loader (``smollm2``, a Hub id or folder), and a
+``ModelWriter`` that writes the next turn of many traces at once.
+
+Reused from ``stocker_core.training``: the word tokenizer builder, device placement, the
+SmolLM2 / Hub loaders, ``save_base`` / ``load_base`` / ``load_with_adapter``. Separate
+here: the tiny agent model itself (its own vocabulary and a longer context than the
+moderator's, since a trace holds several turns).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from stocker_core.agent.config import AgentConfig
+from stocker_core.agent.render import chat_messages, render_words, vocabulary
+from stocker_core.agent.trace import Trace
+from stocker_core.training.models import SMOLLM2, TINY, LoadedModel
+
+TINY_CONTEXT = 512
+STOP_TAGS = ("</tool>", "</answer>")
+
+
+def build_tiny_agent(config: AgentConfig) -> LoadedModel:
+    """A small Llama over the agent vocabulary (sizes from ``config``), seeded."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from stocker_core.training.models import device_and_dtype
+    from stocker_core.training.tokenizer import build_word_tokenizer
+
+    tokenizer = build_word_tokenizer(vocabulary())
+    tokenizer.model_max_length = TINY_CONTEXT
+    llama = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=config.tiny_hidden_size,
+        intermediate_size=config.tiny_intermediate_size,
+        num_hidden_layers=config.tiny_layers,
+        num_attention_heads=config.tiny_heads,
+        num_key_value_heads=config.tiny_heads,
+        max_position_embeddings=TINY_CONTEXT,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+        tie_word_embeddings=False,
+    )
+    torch.manual_seed(config.seed)
+    model = LlamaForCausalLM(llama)
+    generation = model.generation_config
+    generation.eos_token_id = tokenizer.eos_token_id
+    generation.pad_token_id = tokenizer.pad_token_id
+    generation.bos_token_id = tokenizer.bos_token_id
+    device, _ = device_and_dtype()
+    return LoadedModel(model.to(device), tokenizer, TINY, "words", device)
+
+
+def create_agent_base(config: AgentConfig) -> LoadedModel:
+    """The untrained base named by ``config.model``: tiny (built), smollm2 or a Hub id/folder."""
+    from stocker_core.training.models import load_pretrained, load_smollm2
+
+    if config.model == TINY:
+        return build_tiny_agent(config)
+    if config.model == SMOLLM2:
+        return load_smollm2()
+    return load_pretrained(config.model, load_in_4bit=True)
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A piece of a rendered trace; ``trainable`` for text the model wrote."""
+
+    text: str
+    trainable: bool
+
+
+def trace_segments(
+    loaded: LoadedModel, trace: Trace, tools: list[dict[str, Any]], max_calls: int
+) -> list[Segment]:
+    """``trace`` rendered for ``loaded`` as segments (context vs the model's own turns)."""
+    if loaded.prompt_style == "words":
+        context = Trace(trace.ticker, trace.date, trace.policy, trace.turns[:1])
+        segments = [Segment(render_words(context), False)]
+        for i in range(1, len(trace.turns)):
+            partial = Trace(trace.ticker, trace.date, trace.policy, trace.turns[: i + 1])
+            before = Trace(trace.ticker, trace.date, trace.policy, trace.turns[:i])
+            text = render_words(partial)[len(render_words(before)) :]
+            segments.append(Segment(text, trace.turns[i].role == "assistant"))
+        return segments
+    messages = chat_messages(trace, tools, max_calls)
+    segments, previous = [], ""
+    for k in range(1, len(messages) + 1):
+        rendered = loaded.tokenizer.apply_chat_template(messages[:k], tokenize=False)
+        segments.append(Segment(rendered[len(previous) :], messages[k - 1]["role"] == "assistant"))
+        previous = rendered
+    return segments
+
+
+def prompt_text(loaded: LoadedModel, trace: Trace, tools: list[dict[str, Any]], max_calls: int) -> str:
+    """What the model reads before writing its next turn."""
+    if loaded.prompt_style == "words":
+        return render_words(trace)
+    messages = chat_messages(trace, tools, max_calls)
+    return loaded.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+
+
+def cut_at_stop(text: str) -> str:
+    """``text`` up to and including the first closing ``</tool>`` or ``</answer>``."""
+    ends = [text.find(tag) + len(tag) for tag in STOP_TAGS if tag in text]
+    return text[: min(ends)] if ends else text
+
+
+class ModelWriter:
+    """Writes the next turn of each trace with a causal LM (a TurnWriter).
+
+    Greedy by default (evaluation, policies); ``sample=True`` draws with ``temperature``
+    (RL rollouts). Turns stop at ``</tool>`` or ``</answer>``.
+    """
+
+    def __init__(self, loaded: LoadedModel, config: AgentConfig, sample: bool = False, batch_size: int = 64):
+        from stocker_core.agent.tools import tool_schemas
+
+        self.loaded, self.config, self.sample, self.batch_size = loaded, config, sample, batch_size
+        self.tools = [] if loaded.prompt_style == "words" else tool_schemas()
+        tokenizer = loaded.tokenizer
+        self._stop_ids = None
+        if loaded.prompt_style == "words":
+            self._stop_ids = [tokenizer.eos_token_id, *tokenizer.convert_tokens_to_ids(list(STOP_TAGS))]
+
+    def write(self, traces: Sequence[Trace]) -> list[str]:
+        prompts = [prompt_text(self.loaded, t, self.tools, self.config.max_tool_calls) for t in traces]
+        out: list[str] = []
+        for start in range(0, len(prompts), self.batch_size):
+            out += self._generate(prompts[start : start + self.batch_size])
+        return out
+
+    def _generate(self, prompts: list[str]) -> list[str]:
+        import torch
+
+        tokenizer, model = self.loaded.tokenizer, self.loaded.model
+        tokenizer.padding_side = "left"
+        words = self.loaded.prompt_style == "words"
+        encoded = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=words)
+        encoded.pop("token_type_ids", None)
+        encoded = {k: v.to(self.loaded.device) for k, v in encoded.items()}
+        kwargs: dict[str, Any] = {
+            "max_new_tokens": self.config.max_new_tokens,
+            "do_sample": self.sample,
+            "pad_token_id": tokenizer.pad_token_id,
+        }
+        if self.sample:
+            kwargs.update(temperature=self.config.temperature, top_k=0, top_p=1.0)
+        if self._stop_ids is not None:
+            kwargs["eos_token_id"] = self._stop_ids
+        else:
+            kwargs.update(stop_strings=list(STOP_TAGS), tokenizer=tokenizer)
+        model.eval()
+        with torch.no_grad():
+            generated = model.generate(**encoded, **kwargs)
+        new = generated[:, encoded["input_ids"].shape[1] :]
+        texts = tokenizer.batch_decode(new, skip_special_tokens=True)
+        return [cut_at_stop(t).strip() for t in texts]

@@ -1,0 +1,53 @@
+"""Where the trained agent lives: ``$STOCKER_HOME/models/agent_rl/``.
+
+Each training writes ``<run>/base`` (the warm-started model, ``save_base``),
+``<run>/adapter`` (the RL LoRA adapter), ``<run>/agent.json`` (what produced it, the
+validation curves) and ``<run>/curves.png``, then points ``current.json`` at it; older
+runs stay so every ``models.runs`` row keeps a valid path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from stocker_core.agent.errors import AgentNotTrainedError
+
+CURRENT = "current.json"
+MANIFEST = "agent.json"
+HINT = "no trained agent: materialize agent_policy first (stocker materialize --groups training)"
+
+
+def agent_model_dir(home: Path | str) -> Path:
+    """``$STOCKER_HOME/models/agent_rl``."""
+    return Path(home) / "models" / "agent_rl"
+
+
+def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True, default=str))
+    os.replace(tmp, path)
+
+
+def publish_run(run_dir: Path, manifest: dict[str, Any]) -> None:
+    """Write the run's manifest and make it the current agent."""
+    write_json_atomic(run_dir / MANIFEST, manifest)
+    write_json_atomic(run_dir.parent / CURRENT, {"run_dir": str(run_dir), **manifest})
+
+
+def current_run(home: Path | str) -> dict[str, Any]:
+    """The current run's manifest (with ``run_dir``); AgentNotTrainedError when none."""
+    pointer = agent_model_dir(home) / CURRENT
+    if not pointer.is_file():
+        raise AgentNotTrainedError(f"{HINT}; looked in {pointer.parent}")
+    try:
+        manifest = json.loads(pointer.read_text())
+    except ValueError as exc:
+        raise AgentNotTrainedError(f"{HINT}; {pointer} is unreadable ({exc})") from None
+    run_dir = Path(manifest.get("run_dir", ""))
+    if not (run_dir / "adapter" / "adapter_config.json").is_file() or not (run_dir / "base").is_dir():
+        raise AgentNotTrainedError(f"{HINT}; the files of {run_dir} are missing")
+    return manifest

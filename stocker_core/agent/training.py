@@ -1,0 +1,166 @@
+"""train_agent: the whole training of the tool-using agent, from data to a saved adapter.
+
+1. Data: each ticker's AgentData; train / valid pairs from the splits (``pairs``).
+2. Base: the model named by ``config.model`` (the tiny word-level Llama by default).
+3. Warm start: supervised on the scripted agent's traces of the train pairs.
+4. RL: our rollout loop + GRPO-style update on a LoRA adapter (``grpo``), with held-out
+   greedy validation (result / format / tool) at step 0 and every ``eval_every`` steps.
+5. Save: ``models/agent_rl/<run>/{base,adapter,agent.json,curves.png}`` and ``current.json``.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from stocker_core.agent.config import AgentConfig
+from stocker_core.agent.data import AgentData, load_agent_data
+from stocker_core.agent.pairs import agent_splits, split_pairs
+from stocker_core.agent.scoring import run_scored, summarise
+from stocker_core.config import Settings
+from stocker_core.warehouse.db import Warehouse
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class AgentTrainingResult:
+    """What a training produced, from what, and how it did on the valid split."""
+
+    run_id: str
+    run_dir: str
+    sha256: str
+    base_model: str
+    wall_seconds: float
+    warm_start_seconds: float
+    rl_seconds: float
+    train_pairs: int
+    valid_pairs: int
+    train_span: tuple[str, str]
+    valid_span: tuple[str, str]
+    splits_origin: str
+    tickers: list[str]
+    config: dict[str, Any]
+    curves: list[dict[str, Any]] = field(default_factory=list)
+    """Validation points: step, result, format, tool, total, answered, action shares."""
+    warm_start_losses: list[tuple[int, float]] = field(default_factory=list)
+    rl_log: list[dict[str, Any]] = field(default_factory=list)
+    created_at: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @property
+    def curves_path(self) -> Path:
+        return Path(self.run_dir) / "curves.png"
+
+
+def training_data(
+    settings: Settings, warehouse: Warehouse | None, config: AgentConfig
+) -> dict[str, AgentData]:
+    """AgentData of every ticker to train on (``config.tickers``, else the settings')."""
+    tickers = config.tickers or list(settings.default_tickers)
+    return {t: load_agent_data(t, settings, warehouse) for t in tickers}
+
+
+def _span(pairs: list) -> tuple[str, str]:
+    days = sorted(d for _, d in pairs)
+    return days[0].date().isoformat(), days[-1].date().isoformat()
+
+
+def train_agent(
+    config: AgentConfig,
+    settings: Settings,
+    warehouse: Warehouse | None = None,
+    data: dict[str, AgentData] | None = None,
+    progress: Progress | None = None,
+) -> AgentTrainingResult:
+    """Warm-start and RL-train the agent on the train split; save it as the current agent."""
+    from stocker_core.agent.grpo import train_rl
+    from stocker_core.agent.model import ModelWriter, create_agent_base
+    from stocker_core.agent.plots import curves_png
+    from stocker_core.agent.scripted import ScriptedWriter
+    from stocker_core.agent.store import agent_model_dir, publish_run
+    from stocker_core.agent.tools import tool_schemas
+    from stocker_core.agent.warm_start import warm_start
+    from stocker_core.training.models import save_base
+    from stocker_core.training.runtime import quiet_libraries, seed_everything, weights_sha256
+
+    say = progress or (lambda message: None)
+    started = time.perf_counter()
+    quiet_libraries()
+    seed_everything(config.seed, config.threads)
+    data = data or training_data(settings, warehouse, config)
+    source = agent_splits(warehouse, data)
+    train = split_pairs(data, source.splits, "train", config.horizon, config.max_train_pairs, config.seed)
+    valid = split_pairs(data, source.splits, "valid", config.horizon, config.max_valid_pairs, config.seed)
+    say(
+        f"{len(train)} train pairs {_span(train)}, {len(valid)} valid pairs {_span(valid)} "
+        f"({source.origin} splits)"
+    )
+
+    loaded = create_agent_base(config)
+    tools = [] if loaded.prompt_style == "words" else tool_schemas()
+    scripted = run_scored(ScriptedWriter(config), train, data, config, "agent_scripted")
+    warm = warm_start(loaded, scripted, config, tools)
+    say(
+        f"warm start: {warm.steps} steps in {warm.wall_seconds:.1f}s, "
+        f"last loss {warm.losses[-1][1] if warm.losses else 0.0:.3f}"
+    )
+
+    run_id = f"agent_rl-{datetime.now():%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:6]}"
+    run_dir = agent_model_dir(settings.home) / run_id
+    save_base(loaded, run_dir / "base")
+    curves: list[dict[str, Any]] = []
+
+    def evaluate(step: int) -> None:
+        traces = run_scored(ModelWriter(loaded, config), valid, data, config, "agent_rl")
+        point = {"step": step, **summarise(traces).as_dict()}
+        curves.append(point)
+        say(
+            f"valid @ step {step}: result {point['result']:.3f} "
+            f"format {point['format']:.3f} tool {point['tool']:.3f}"
+        )
+
+    evaluate(0)
+    rl_started = time.perf_counter()
+    log = train_rl(loaded, train, data, config, on_eval=evaluate) if config.rl_steps else None
+    rl_seconds = time.perf_counter() - rl_started
+    adapter_dir = run_dir / "adapter"
+    if log is None:  # no RL steps: save an untouched adapter so the layout stays the same
+        from peft import get_peft_model
+
+        from stocker_core.agent.grpo import agent_lora_config
+
+        loaded.model = get_peft_model(loaded.model, agent_lora_config(config))
+    loaded.model.save_pretrained(adapter_dir)
+    result = AgentTrainingResult(
+        run_id=run_id,
+        run_dir=str(run_dir),
+        sha256=weights_sha256(adapter_dir),
+        base_model=config.model,
+        wall_seconds=time.perf_counter() - started,
+        warm_start_seconds=warm.wall_seconds,
+        rl_seconds=rl_seconds,
+        train_pairs=len(train),
+        valid_pairs=len(valid),
+        train_span=_span(train),
+        valid_span=_span(valid),
+        splits_origin=source.origin,
+        tickers=sorted(data),
+        config=config.public(),
+        curves=curves,
+        warm_start_losses=warm.losses,
+        rl_log=[asdict(s) for s in (log.steps if log else [])],
+        created_at=datetime.now().isoformat(timespec="seconds"),
+    )
+    (run_dir / "curves.png").write_bytes(
+        curves_png(curves, f"agent ({config.model}): held-out scores, {len(valid)} valid decisions")
+    )
+    publish_run(run_dir, result.to_dict())
+    return result
