@@ -14,7 +14,7 @@ import pandas as pd
 
 from stocker_core.agent.data import AgentData
 from stocker_core.errors import StockerError
-from stocker_core.evaluation.splits import Splits, SplitLeakError, splits_from_prices
+from stocker_core.evaluation.splits import SplitLeakError, Splits, splits_from_prices
 from stocker_core.warehouse.db import Warehouse
 
 Pair = tuple[str, pd.Timestamp]

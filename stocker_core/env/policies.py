@@ -101,6 +101,9 @@ PLUGIN_MODULES = {
     "moderator_base": "stocker_core.training.policy",
     "moderator_sft": "stocker_core.training.policy",
     "moderator_grpo": "stocker_core.training.policy",
+    "agent_scripted": "stocker_core.agent.policy",
+    "agent_base": "stocker_core.agent.policy",
+    "agent_rl": "stocker_core.agent.policy",
 }
 
 UPPER_BOUNDS = {"ideal"}
