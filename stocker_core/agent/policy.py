@@ -45,7 +45,9 @@ def _loaded_model(kind: str, run_dir: str, threads: int) -> Any:
     import torch
 
     from stocker_core.training.models import load_base, load_with_adapter
+    from stocker_core.training.runtime import quiet_libraries
 
+    quiet_libraries()
     torch.set_num_threads(threads)
     base = Path(run_dir) / "base"
     return load_base(base) if kind == "base" else load_with_adapter(base, Path(run_dir) / "adapter")
