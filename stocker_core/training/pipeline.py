@@ -140,7 +140,13 @@ def prepare_data(config: TrainingConfig, settings: Settings, warehouse: Warehous
     """Splits, votes (cache first), training rows along the configured trajectory, and the
     held-out environments (valid split, capped by ``eval_max_episodes``)."""
     available = stored_episode_keys(warehouse)
-    splits = select_episodes(settings, config.train_episodes, config.valid_episodes, available)
+
+    def days_of(keys: Sequence[str]) -> dict[str, Sequence[Any]]:
+        return {ep.key: list(ep.dates) for ep in load_episodes(keys, settings, warehouse)}
+
+    splits = select_episodes(
+        settings, config.train_episodes, config.valid_episodes, available, warehouse, days_of
+    )
     if not splits.train:
         raise EmptyDataError(
             "no train-split episodes: materialize the env group (episodes) first, or list "

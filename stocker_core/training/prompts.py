@@ -138,7 +138,9 @@ def prompt_words(state: ModeratorState) -> str:
 
 def prompt_text(state: ModeratorState) -> str:
     """The same content in plain English, for a chat model's user message."""
-    votes = "; ".join(f"{role} {signal + 0.0:+.1f} (confidence {conf:.1f})" for role, signal, conf in state.votes)
+    votes = "; ".join(
+        f"{role} {signal + 0.0:+.1f} (confidence {conf:.1f})" for role, signal, conf in state.votes
+    )
     return (
         f"Votes: {votes}. Price {state.price:.2f}, {state.price_move * 100:+.1f}% over "
         f"{MOVE_LOOKBACK} sessions. Invested {state.exposure * 100:.0f}% of the portfolio, "

@@ -40,3 +40,50 @@ def test_chronological_split_keeps_gaps_and_the_guard_refuses_held_out_windows()
     with pytest.raises(SplitLeakError, match="test split"):
         splits.guard.check(episode_from_closes([10.0] * 20, "ABC", test_start))
     splits.guard.check(episode_from_closes([10.0] * 20, "ABC", date(2020, 1, 2)))
+
+
+def _store_splits(settings):
+    from stocker_core.evaluation.splits import SplitRange, Splits, save_splits
+
+    ranges = []
+    for ticker, train_end, test_start in (
+        ("AAPL", "2023-05-31", "2023-08-01"),
+        ("META", "2022-12-31", "2023-03-01"),
+        ("INTC", "2024-03-31", "2024-06-01"),
+    ):
+        t_end, s_start = date.fromisoformat(train_end), date.fromisoformat(test_start)
+        ranges += [
+            SplitRange(ticker, "train", date(2020, 1, 2), t_end, 100, 0),
+            SplitRange(
+                ticker,
+                "valid",
+                date.fromordinal(t_end.toordinal() + 20),
+                date.fromordinal(s_start.toordinal() - 20),
+                20,
+                30,
+            ),
+            SplitRange(ticker, "test", s_start, date(2024, 12, 31), 100, 30),
+        ]
+    warehouse = Warehouse(settings.warehouse_path)
+    save_splits(warehouse, Splits(tuple(ranges)))
+    return warehouse
+
+
+def test_stored_evaluation_splits_choose_episodes_and_refuse_test_days(tmp_path):
+    from stocker_core.training.pipeline import load_episodes
+    from stocker_core.training.selection import select_episodes
+
+    settings = seed_settings(tmp_path)
+    warehouse = _store_splits(settings)
+    keys = [*TRAIN, *VALID]
+
+    def days_of(chosen):
+        return {ep.key: list(ep.dates) for ep in load_episodes(chosen, settings, warehouse)}
+
+    splits = select_episodes(settings, available=keys, warehouse=warehouse, days_of=days_of)
+    assert splits.train == TRAIN and splits.valid == [] and splits.test == VALID
+    (aapl,) = load_episodes(VALID, settings, warehouse)
+    with pytest.raises(SplitLeakError, match="test split"):
+        splits.guard.check(aapl)
+    with pytest.raises(SplitLeakError, match="AAPL"):
+        prepare_data(tiny_config(train_episodes=[*TRAIN, *VALID], valid_episodes=[]), settings, warehouse)

