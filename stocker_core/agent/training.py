@@ -50,6 +50,12 @@ class AgentTrainingResult:
     """Validation points: step, result, format, tool, total, answered, action shares."""
     warm_start_losses: list[tuple[int, float]] = field(default_factory=list)
     rl_log: list[dict[str, Any]] = field(default_factory=list)
+    valid_keys: list[str] = field(default_factory=list)
+    """``TICKER|YYYY-MM-DD`` of each held-out decision, in order."""
+    valid_decisions: list[str] = field(default_factory=list)
+    """The final model's greedy decisions on the valid pairs (a reload must repeat them)."""
+    valid_fingerprint: str = ""
+    """sha256 of the final model's greedy turns on the valid pairs."""
     created_at: str = ""
 
     def to_dict(self) -> dict[str, Any]:
@@ -66,6 +72,18 @@ def training_data(
     """AgentData of every ticker to train on (``config.tickers``, else the settings')."""
     tickers = config.tickers or list(settings.default_tickers)
     return {t: load_agent_data(t, settings, warehouse) for t in tickers}
+
+
+def traces_fingerprint(traces: list) -> str:
+    """sha256 over every assistant turn of ``traces`` (identical models write identical turns)."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for trace in traces:
+        for turn in trace.assistant_turns():
+            digest.update(turn.text.encode())
+            digest.update(b"\x00")
+    return digest.hexdigest()
 
 
 def _span(pairs: list) -> tuple[str, str]:
@@ -117,9 +135,11 @@ def train_agent(
     run_dir = agent_model_dir(settings.home) / run_id
     save_base(loaded, run_dir / "base")
     curves: list[dict[str, Any]] = []
+    last: list = []
 
     def evaluate(step: int) -> None:
         traces = run_scored(ModelWriter(loaded, config), valid, data, config, "agent_rl")
+        last[:] = traces
         point = {"step": step, **summarise(traces).as_dict()}
         curves.append(point)
         say(
@@ -157,6 +177,9 @@ def train_agent(
         curves=curves,
         warm_start_losses=warm.losses,
         rl_log=[asdict(s) for s in (log.steps if log else [])],
+        valid_keys=[f"{t}|{d.date().isoformat()}" for t, d in valid],
+        valid_decisions=[t.action for t in last],
+        valid_fingerprint=traces_fingerprint(last),
         created_at=datetime.now().isoformat(timespec="seconds"),
     )
     (run_dir / "curves.png").write_bytes(
