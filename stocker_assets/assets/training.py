@@ -13,6 +13,7 @@ import dagster as dg
 
 from stocker_assets.assets.council import specialist_votes
 from stocker_assets.assets.env import episodes, ideal_trajectories
+from stocker_assets.assets.evaluation import splits
 from stocker_assets.assets.market import DUCKDB_POOL
 from stocker_assets.resources import StockerResource
 from stocker_core.training.config import TrainingConfig, load_config
@@ -116,7 +117,7 @@ def _materialize(
     group_name=TRAINING,
     code_version="1",
     pool=DUCKDB_POOL,
-    deps=[episodes, specialist_votes],
+    deps=[episodes, specialist_votes, splits],
     kinds={"pytorch", "duckdb"},
     description=(
         "The moderator's base model and tokenizer ($STOCKER_HOME/models/moderator_base): the offline "
