@@ -13,6 +13,7 @@ from stocker_core.env.tasks import resolve_episode_key
 from stocker_core.errors import EmptyDataError
 from stocker_core.market.bars import load_bars
 from stocker_core.market.calendar import month_end
+from stocker_core.market.gaps import SessionGap, session_gaps
 from stocker_core.market.validation import parse_partition_key
 from stocker_core.warehouse.db import Warehouse
 from stocker_core.warehouse.point_in_time import point_in_time
@@ -38,6 +39,9 @@ class Episode:
     starting_cash: float
     task_id: str | None = None
     source: str = ""
+    """Where history and window both came from: ``warehouse`` or the source's name."""
+    gaps: tuple[SessionGap, ...] = ()
+    """Holes of more than ``MAX_MISSING_SESSIONS`` NYSE sessions in history or window."""
     closes: np.ndarray = field(init=False, repr=False)
     dates: pd.DatetimeIndex = field(init=False, repr=False)
     _all_bars: pd.DataFrame = field(init=False, repr=False)
@@ -87,6 +91,8 @@ class Episode:
             "end": self.end.isoformat(),
             "trading_days": self.trading_days,
             "starting_cash": self.starting_cash,
+            "source": self.source,
+            "gaps": [str(gap) for gap in self.gaps],
         }
 
 
@@ -105,17 +111,18 @@ def load_episode(
 ) -> Episode:
     """The episode of a task alias (``task_easy``) or a partition key (``AAPL|2023-08-01``).
 
-    Bars come from the warehouse when it has rows for the window, otherwise from
-    the configured source (``STOCKER_SOURCE``). Raises InvalidNameError for an
-    unknown task or a malformed key, EmptyDataError when there are no bars.
+    History and window are read in one call, so they come from one place: the
+    warehouse when it covers them with bars from the configured source
+    (``STOCKER_SOURCE``), otherwise that source; ``Episode.source`` says which, and
+    ``Episode.gaps`` lists holes of more than ``MAX_MISSING_SESSIONS`` sessions.
+    Raises InvalidNameError for an unknown task or a malformed key, EmptyDataError
+    when there are no bars.
     """
     settings = settings or get_settings()
     key, task_id = resolve_episode_key(name_or_key)
     ticker, month = parse_partition_key(key)
-    start, end = window_bounds(month, settings.episode_months)
-    window, source = load_bars(settings, ticker, start, end, warehouse)
-    history, _ = load_bars(settings, ticker, None, start, warehouse)
-    bars = pd.concat([history, window], ignore_index=True) if len(history) else window
+    _, end = window_bounds(month, settings.episode_months)
+    bars, source = load_bars(settings, ticker, None, end, warehouse)
     return episode_from_bars(key, bars, settings, source, task_id)
 
 
@@ -136,6 +143,7 @@ def episode_from_bars(
         )
     cols = ["date", "open", "high", "low", "close", "adj_close", "volume"]
     return Episode(
+        gaps=tuple(session_gaps(bars["date"].iloc[:hi])),
         key=key,
         ticker=ticker,
         window_start=start,

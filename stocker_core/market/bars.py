@@ -1,4 +1,5 @@
-"""The one way to read bars for a consumer: the warehouse first, else the configured source."""
+"""The one way to read bars for a consumer: the warehouse when it covers the range with
+bars from the configured source, else that source — one place for the whole range."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from stocker_core.config import Settings
+from stocker_core.errors import UnknownTickerError
 from stocker_core.market.sources import MarketDataSource, get_source
 from stocker_core.warehouse.db import Warehouse
 
@@ -35,6 +37,31 @@ def configured_source(settings: Settings) -> MarketDataSource:
     return get_source(settings)
 
 
+def warehouse_covers(
+    warehouse: Warehouse, settings: Settings, ticker: str, start: date | None, end: date
+) -> bool:
+    """Whether the warehouse alone can answer ``[start, end)`` for ``ticker``: every bar
+    stored in the range came from the configured source, and every calendar month the
+    source has data for (``market.symbols``: first/last date, from ``STOCKER_START_MONTH``
+    on) holds stored bars. Bars stored before sources were recorded count as unknown."""
+    info = warehouse.symbol_row(ticker)
+    if info is None or info.get("source") != settings.source:
+        return False
+    first = max(
+        pd.Timestamp(start or date.min),
+        pd.Timestamp(info["first_date"]),
+        pd.Timestamp(settings.start_month),
+    )
+    last = min(pd.Timestamp(end) - pd.Timedelta(days=1), pd.Timestamp(info["last_date"]))
+    if first > last:
+        return False
+    months = warehouse.price_months(ticker, start, end)
+    if any(list(sources) != [settings.source] for sources in months["sources"]):
+        return False
+    stored = {pd.Timestamp(m).to_period("M") for m in months["month"]}
+    return all(p in stored for p in pd.period_range(first, last, freq="M"))
+
+
 def load_bars(
     settings: Settings,
     ticker: str,
@@ -44,15 +71,28 @@ def load_bars(
 ) -> tuple[pd.DataFrame, str]:
     """Bars of ``ticker`` with ``start <= date < end`` and where they came from.
 
-    The warehouse (``settings.warehouse_path`` unless given) wins when it has rows in
-    the range; otherwise the configured source answers (it raises UnknownTickerError
-    for a symbol it does not know). A missing warehouse file is never created.
+    One place answers the whole range, never a mix: the warehouse
+    (``settings.warehouse_path`` unless given) when it covers the range with bars from
+    the configured source (``warehouse_covers``), otherwise the configured source
+    (which raises UnknownTickerError for a symbol it does not know, unless the warehouse
+    holds bars of that symbol: then all of them come from there). Callers that need
+    history and window together read them in one call. A missing warehouse file is
+    never created.
     """
     if warehouse is None and settings.warehouse_path.exists():
         warehouse = Warehouse(settings.warehouse_path)
-    if warehouse is not None and warehouse.path.exists():
-        stored = warehouse.read_prices(ticker, start, end)
-        if len(stored):
-            return stored, "warehouse"
+    if (
+        warehouse is not None
+        and warehouse.path.exists()
+        and warehouse_covers(warehouse, settings, ticker, start, end)
+    ):
+        return warehouse.read_prices(ticker, start, end), "warehouse"
     source = configured_source(settings)
-    return source.fetch(ticker, start or date(1900, 1, 1), end), source.name
+    try:
+        return source.fetch(ticker, start or date(1900, 1, 1), end), source.name
+    except UnknownTickerError:
+        # a symbol only the warehouse knows (stored by hand, synthetic): all from there
+        stored = warehouse.read_prices(ticker, start, end) if warehouse and warehouse.path.exists() else None
+        if stored is not None and len(stored):
+            return stored, "warehouse"
+        raise

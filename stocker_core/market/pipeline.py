@@ -71,7 +71,7 @@ def build_prices(
     frame = source.fetch(ticker, months[0], month_end(months[-1]))
     info = source.symbol_info(ticker)
     warehouse.upsert_symbol(source.name, info)
-    build = _write_months(warehouse, "market.prices", ticker, months, frame)
+    build = _write_months(warehouse, "market.prices", ticker, months, frame.assign(source=source.name))
     if build.empty:
         build.notes.append(
             f"{len(build.empty)} month(s) without sessions for {ticker} "

@@ -209,9 +209,24 @@ class Warehouse:
         return frame
 
     def read_prices(self, ticker: str, start: date | None = None, end: date | None = None):
-        """Normalized bars of ``ticker`` (without the ticker column)."""
+        """Normalized bars of ``ticker`` (without the ticker and source columns)."""
         frame = self.read_table("market.prices", ticker, start, end)
-        return frame.drop(columns=["ticker"], errors="ignore")
+        return frame.drop(columns=["ticker", "source"], errors="ignore")
+
+    def price_months(self, ticker: str, start: date | None, end: date) -> pd.DataFrame:
+        """Per calendar month of ``ticker``'s stored bars with ``start <= date < end``:
+        ``month`` (first day), ``rows`` and ``sources`` (the distinct sources, NULL as '')."""
+        sql = """SELECT date_trunc('month', date)::DATE AS month, count(*) AS rows,
+                        list(DISTINCT coalesce(source, '') ORDER BY coalesce(source, '')) AS sources
+                 FROM market.prices WHERE ticker = ? AND date < ?"""
+        params: list[object] = [ticker, end]
+        if start is not None:
+            sql += " AND date >= ?"
+            params.append(start)
+        with self.connect(read_only=True) as con:
+            if not self._table_exists(con, "market.prices"):
+                return pd.DataFrame(columns=["month", "rows", "sources"])
+            return con.execute(sql + " GROUP BY 1 ORDER BY 1", params).df()
 
     def read_point_in_time(self, table: str, ticker: str, as_of: date) -> pd.DataFrame:
         """Every row of ``ticker`` dated on or before ``as_of`` — never a later one."""

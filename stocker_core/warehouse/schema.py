@@ -7,7 +7,7 @@ TABLES: dict[str, str] = {
         CREATE TABLE IF NOT EXISTS market.prices (
             ticker VARCHAR NOT NULL, date DATE NOT NULL,
             open DOUBLE, high DOUBLE, low DOUBLE, close DOUBLE NOT NULL,
-            adj_close DOUBLE, volume DOUBLE,
+            adj_close DOUBLE, volume DOUBLE, source VARCHAR,
             PRIMARY KEY (ticker, date))""",
     "market.indicators": """
         CREATE TABLE IF NOT EXISTS market.indicators (
@@ -20,6 +20,11 @@ TABLES: dict[str, str] = {
         CREATE TABLE IF NOT EXISTS market.symbols (
             ticker VARCHAR PRIMARY KEY, source VARCHAR, first_date DATE, last_date DATE,
             close_only BOOLEAN, updated_at TIMESTAMP)""",
+    "market.quality": """
+        CREATE TABLE IF NOT EXISTS market.quality (
+            ticker VARCHAR NOT NULL, month DATE NOT NULL, status VARCHAR NOT NULL,
+            problems JSON, accepted JSON, source VARCHAR, checked_at TIMESTAMP,
+            PRIMARY KEY (ticker, month))""",
     "market.charts": """
         CREATE TABLE IF NOT EXISTS market.charts (
             ticker VARCHAR NOT NULL, date DATE NOT NULL, path VARCHAR NOT NULL,
@@ -55,4 +60,6 @@ TABLES: dict[str, str] = {
 # Columns added after a table first shipped: applied to existing warehouses on connect.
 MIGRATIONS: list[str] = [
     "ALTER TABLE market.charts ADD COLUMN IF NOT EXISTS input_hash VARCHAR",
+    # which source each stored bar came from (NULL for bars stored before: unknown)
+    "ALTER TABLE market.prices ADD COLUMN IF NOT EXISTS source VARCHAR",
 ]

@@ -38,19 +38,21 @@ def test_episode_and_ideal_trajectory_assets(tmp_path, seed_dir, key, days):
 
 
 def test_env_assets_read_the_warehouse_when_prices_are_materialized(tmp_path, seed_dir):
+    """The warehouse answers only when it holds history and window (one source per
+    episode): with the window months alone the episode comes from the files source."""
     resource = StockerResource(home=str(tmp_path / "home"), source="files", files_dir=str(seed_dir))
+    warehouse = Warehouse(resource.settings().warehouse_path)
+    window = ["AAPL|2023-08-01", "AAPL|2023-09-01"]
+    history = [f"AAPL|2023-{m:02d}-01" for m in range(1, 8)]  # the fixture starts 2023-01-13
     with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions(ticker_partitions.name, ["AAPL"])
-        for key in ("AAPL|2023-08-01", "AAPL|2023-09-01"):
+        for keys, expected in ((window, "files"), (history, "warehouse")):
+            for key in keys:
+                assert dg.materialize(
+                    [prices], instance=instance, resources={"stocker": resource}, partition_key=key
+                ).success
             assert dg.materialize(
-                [prices], instance=instance, resources={"stocker": resource}, partition_key=key
+                [episodes], instance=instance, resources={"stocker": resource}, partition_key=window[0]
             ).success
-        assert dg.materialize(
-            [episodes], instance=instance, resources={"stocker": resource}, partition_key="AAPL|2023-08-01"
-        ).success
-    row = (
-        Warehouse(resource.settings().warehouse_path)
-        .query("SELECT source, trading_days FROM env.episodes")
-        .iloc[0]
-    )
-    assert row["source"] == "warehouse" and row["trading_days"] == 43
+            row = warehouse.query("SELECT source, trading_days FROM env.episodes").iloc[0]
+            assert (row["source"], row["trading_days"]) == (expected, 43)

@@ -201,7 +201,7 @@ def test_cli_bad_input_exits_cleanly(cli_env: Path, args: list[str], message: st
     assert not (cli_env / "x.png").exists()
 
 
-def test_cli_prefers_the_warehouse(cli_env: Path, aapl: pd.DataFrame) -> None:
+def test_cli_prefers_the_warehouse(cli_env: Path, aapl: pd.DataFrame, source: FilesSource) -> None:
     from stocker_core.cli import app
     from stocker_core.config import Settings
     from stocker_core.warehouse.db import Warehouse
@@ -209,7 +209,10 @@ def test_cli_prefers_the_warehouse(cli_env: Path, aapl: pd.DataFrame) -> None:
     scaled = aapl.copy()
     scaled[["open", "high", "low", "close", "adj_close"]] *= 2  # differs from the files source
     months = sorted({d.date().replace(day=1) for d in scaled["date"]})
-    Warehouse(Settings().warehouse_path).replace_months("market.prices", "AAPL", months, scaled)
+    warehouse = Warehouse(Settings().warehouse_path)
+    # stored as if ingested from the configured source, so the warehouse covers the range
+    warehouse.upsert_symbol("files", source.symbol_info("AAPL"))
+    warehouse.replace_months("market.prices", "AAPL", months, scaled.assign(source="files"))
 
     out = cli_env / "wh.png"
     result = CliRunner().invoke(app, ["chart", "AAPL", "2023-08-15", "-o", str(out)])
