@@ -51,3 +51,27 @@ def current_run(home: Path | str) -> dict[str, Any]:
     if not (run_dir / "adapter" / "adapter_config.json").is_file() or not (run_dir / "base").is_dir():
         raise AgentNotTrainedError(f"{HINT}; the files of {run_dir} are missing")
     return manifest
+
+
+def model_run_row(result: Any, run_id: str) -> dict[str, Any]:
+    """One ``models.runs`` row for a trained agent (an ``AgentTrainingResult``)."""
+    from datetime import datetime
+
+    final = result.curves[-1] if result.curves else {}
+    return {
+        "run_id": run_id,
+        "model_name": "agent_rl",
+        "kind": "agent_rl",
+        "base_model": result.base_model,
+        "config": json.dumps(result.config, sort_keys=True),
+        "seed": int(result.config.get("seed", 0)),
+        "episode_keys": json.dumps(
+            {"tickers": result.tickers, "train_span": result.train_span, "valid_span": result.valid_span}
+        ),
+        "vote_cache_version": None,
+        "path": result.run_dir,
+        "sha256": result.sha256,
+        "wall_seconds": result.wall_seconds,
+        "metrics": json.dumps({"valid_final": final, "train_pairs": result.train_pairs}, default=str),
+        "created_at": datetime.fromisoformat(result.created_at) if result.created_at else datetime.now(),
+    }
