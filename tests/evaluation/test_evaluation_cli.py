@@ -63,6 +63,18 @@ def test_backtest_table_and_errors(app, files_env):
     assert both.exit_code == 2
 
 
+def test_a_named_policy_that_fails_is_a_failed_run(app, files_env, monkeypatch):
+    from stocker_core.env.policies import POLICIES
+
+    class Broken:
+        def act(self, observation):
+            raise RuntimeError("no model file")
+
+    monkeypatch.setitem(POLICIES, "broken", lambda env, seed: Broken())
+    result = runner.invoke(app, ["backtest", "--task", "task_easy", "--policies", "hold,broken"])
+    assert result.exit_code == 1 and "broken failed: RuntimeError: no model file" in result.output
+
+
 def test_splits_and_report(app, tmp_path, monkeypatch):
     monkeypatch.setenv("STOCKER_HOME", str(tmp_path / "home"))
     settings = get_settings(fresh=True)
