@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
-from stocker_core.cli_support import EXIT_FAILED, fail
+from stocker_core.cli_support import EXIT_FAILED, EXIT_USAGE, fail
 from stocker_core.errors import StockerError
+
+if TYPE_CHECKING:
+    from stocker_core.training.config import TrainingConfig
+    from stocker_core.training.pipeline import StageReport
 
 
 def register(app: typer.Typer) -> None:
@@ -37,14 +42,15 @@ def register(app: typer.Typer) -> None:
         try:
             reports = _run(config, chosen, quiet=as_json)
         except StockerError as exc:
-            fail(exc, EXIT_FAILED if not isinstance(exc, ValueError) else 2)
+            fail(exc, EXIT_USAGE if isinstance(exc, ValueError) else EXIT_FAILED)
         if as_json:
             typer.echo(json.dumps([r.to_json() for r in reports], indent=2, default=str))
             return
         _print_reports(reports)
 
 
-def _run(config, stages: list[str], quiet: bool):  # noqa: ANN001, ANN202
+def _run(config: TrainingConfig, stages: list[str], quiet: bool) -> list[StageReport]:
+    """Run the stages with a rich progress bar (one bar per stage)."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from stocker_core.config import get_settings
@@ -68,7 +74,8 @@ def _run(config, stages: list[str], quiet: bool):  # noqa: ANN001, ANN202
         return train(config, settings, stages, progress=progress)
 
 
-def _print_reports(reports) -> None:  # noqa: ANN001
+def _print_reports(reports: list[StageReport]) -> None:
+    """Where each stage saved what, then the last stage's held-out table."""
     from rich.console import Console
     from rich.table import Table
 

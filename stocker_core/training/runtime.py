@@ -61,12 +61,12 @@ def stage_callback(stage: str, log: StageLog, progress: Progress | None) -> Any:
     from transformers import TrainerCallback
 
     class _StageCallback(TrainerCallback):
-        def on_log(self, args, state, control, logs=None, **kwargs):  # noqa: ANN001
+        def on_log(self, args, state, control, logs=None, **kwargs):
             numbers = {k: float(v) for k, v in (logs or {}).items() if isinstance(v, int | float)}
             if numbers:
                 log.points.append(CurvePoint(int(state.global_step), numbers))
 
-        def on_step_end(self, args, state, control, **kwargs):  # noqa: ANN001
+        def on_step_end(self, args, state, control, **kwargs):
             if progress is not None:
                 progress(stage, int(state.global_step), int(state.max_steps))
 
