@@ -34,6 +34,17 @@ _EXPORTS = {
     "format_parts": "rewards",
     "tool_parts": "rewards",
     "score_trace": "rewards",
+    "ModelWriter": "model",
+    "build_tiny_agent": "model",
+    "AGENT_POLICIES": "policy",
+    "AgentPolicy": "policy",
+    "make_agent_policy": "policy",
+    "decision_action": "policy",
+    "train_agent": "training",
+    "AgentTrainingResult": "training",
+    "evaluate_split": "evaluation",
+    "theta_table": "evaluation",
+    "current_run": "store",
 }
 
 __all__ = sorted(_EXPORTS)
