@@ -4,6 +4,7 @@ import sys
 from pathlib import Path
 
 import dagster as dg
+import pytest
 
 from stocker_assets.assets.evaluation import backtests, evaluation_report, rolling_evaluation, splits
 from stocker_assets.partitions import ticker_partitions
@@ -20,6 +21,7 @@ def _run_config(*names: str) -> dict:
     return {"ops": {name: {"config": CONFIG} for name in names}}
 
 
+@pytest.mark.slow
 def test_evaluation_assets_write_tables_lineage_and_the_report(tmp_path):
     resource = StockerResource(home=str(tmp_path / "home"))
     warehouse = Warehouse(resource.settings().warehouse_path)

@@ -62,6 +62,7 @@ def test_random_is_seeded():
     assert np.array_equal(a.sides, b.sides) and not np.array_equal(a.sides, c.sides)
 
 
+@pytest.mark.slow
 def test_cached_council_equals_the_registered_council(files_env):
     from stocker_core.env.episode import load_episode
     from stocker_core.evaluation.council_votes import load_vote_book
