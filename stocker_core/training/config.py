@@ -39,6 +39,11 @@ class TrainingConfig(BaseSettings):
         default="council", description="whose trajectory the dataset's states follow"
     )
     vote_backend: str = Field(default="rule", description="council backend whose cached votes are read")
+    sft_target_cost: float | None = Field(
+        default=None,
+        ge=0,
+        description="cost rate of the SFT teacher's ideal path (None: the environment's)",
+    )
     # tiny model
     tiny_hidden_size: int = 128
     tiny_intermediate_size: int = 256

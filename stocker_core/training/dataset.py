@@ -14,12 +14,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from stocker_core.council.context import PortfolioState
 from stocker_core.council.models import SpecialistVote
 from stocker_core.council.moderator import RuleModerator, RuleModeratorConfig
 from stocker_core.env.actions import Action
 from stocker_core.env.environment import Observation, TradingEnv
 from stocker_core.env.episode import Episode
+from stocker_core.env.ideal import ideal_trajectory
 from stocker_core.env.portfolio import max_affordable
 from stocker_core.env.rewards import RewardParams
 from stocker_core.errors import EmptyDataError
@@ -68,10 +71,19 @@ def rule_action(moderator: RuleModerator, votes: VoteTuple, observation: Observa
     return moderator.decide(ballots, portfolio, observation.close)[0]
 
 
-def ideal_completion(env: TradingEnv, observation: Observation) -> str:
-    """The hindsight-ideal move from this state: all in where the ideal path is long,
-    all out where it is flat, hold when already there (or nothing is feasible)."""
-    want_long = bool(env.ideal.long[observation.step])
+def target_path(env: TradingEnv, target_cost: float | None = None) -> np.ndarray:
+    """Where the SFT teacher is long: the environment's ideal path, or the exact optimum
+    under a higher ``target_cost`` (it skips short swings: a teacher that does not churn)."""
+    if target_cost is None or target_cost == env.params.transaction_cost:
+        return env.ideal.long
+    return ideal_trajectory(env.closes, target_cost, env.params.starting_cash).long
+
+
+def ideal_completion(env: TradingEnv, observation: Observation, long: np.ndarray | None = None) -> str:
+    """The hindsight-ideal move from this state: all in where the ideal path (``long``,
+    default the environment's) is long, all out where it is flat, hold when already there
+    (or nothing is feasible)."""
+    want_long = bool((env.ideal.long if long is None else long)[observation.step])
     cost = env.params.transaction_cost
     if want_long and max_affordable(observation.cash, observation.close, cost) > 0:
         return completion_for("buy", 4)
@@ -95,12 +107,16 @@ def episode_context(episode: Episode, votes: EpisodeVotes, params: RewardParams)
     return EpisodeContext(env, [votes.for_day(episode.ticker, day) for day in days])
 
 
-def episode_rows(context: EpisodeContext, state_path: str = "council") -> list[dict[str, Any]]:
-    """One row per step along the rule council's (or the ideal's) trajectory."""
+def episode_rows(
+    context: EpisodeContext, state_path: str = "council", target_cost: float | None = None
+) -> list[dict[str, Any]]:
+    """One row per step along the rule council's (or the ideal's) trajectory; targets from
+    ``target_path(env, target_cost)``."""
     env = context.env
     observation = env.reset()
     moderator = rule_moderator(env.params)
     ideal = env.ideal.long
+    teacher = target_path(env, target_cost)
     rows = []
     while not env.done:
         votes = context.votes[observation.step]
@@ -112,7 +128,7 @@ def episode_rows(context: EpisodeContext, state_path: str = "council") -> list[d
                 "date": observation.date,
                 "prompt_words": prompt_words(state),
                 "prompt_text": prompt_text(state),
-                "target": ideal_completion(env, observation),
+                "target": ideal_completion(env, observation, teacher),
                 "snapshot": json.dumps(env.snapshot()),
             }
         )
@@ -138,6 +154,7 @@ def build_rows(
     params: RewardParams,
     guard: SplitGuard,
     state_path: str = "council",
+    target_cost: float | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, EpisodeContext]]:
     """Rows of every episode (each checked by ``guard`` first: a valid- or test-split
     episode raises SplitLeakError) and the episode contexts keyed by episode key."""
@@ -148,7 +165,7 @@ def build_rows(
     for episode in episodes:
         guard.check(episode)
     contexts = {ep.key: episode_context(ep, votes, params) for ep in episodes}
-    rows = [row for ctx in contexts.values() for row in episode_rows(ctx, state_path)]
+    rows = [row for ctx in contexts.values() for row in episode_rows(ctx, state_path, target_cost)]
     return rows, contexts
 
 

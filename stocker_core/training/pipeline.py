@@ -160,7 +160,9 @@ def prepare_data(config: TrainingConfig, settings: Settings, warehouse: Warehous
     backend = get_backend(settings, config.vote_backend)
     votes = episode_votes([*train_eps, *valid_eps], settings, warehouse, backend)
     params = RewardParams.from_settings(settings)
-    rows, contexts = build_rows(train_eps, votes, params, splits.guard, config.state_path)
+    rows, contexts = build_rows(
+        train_eps, votes, params, splits.guard, config.state_path, config.sft_target_cost
+    )
     valid = [episode_context(ep, votes, params) for ep in valid_eps]
     return TrainingData(splits, rows, contexts, valid, votes)
 

@@ -22,6 +22,7 @@ from stocker_core.training.generation import generate, render_prompt
 from stocker_core.training.models import LoadedModel, ModelLoadError
 from stocker_core.training.pipeline import REPORT_FILE, load_moderator, model_dir
 from stocker_core.training.prompts import parse_completion, prompt_text, prompt_words
+from stocker_core.training.runtime import quiet_libraries
 from stocker_core.training.votes import episode_votes
 from stocker_core.warehouse.db import Warehouse
 
@@ -43,6 +44,7 @@ def cached_moderator(settings: Settings, stage: str) -> LoadedModel:
         )
     key = (str(folder), _stamp(folder))
     if key not in _MODELS:
+        quiet_libraries()
         _MODELS[key] = load_moderator(settings, stage)
     return _MODELS[key]
 
