@@ -13,7 +13,7 @@ from pathlib import Path
 import dagster as dg
 from pydantic import Field
 
-from stocker_core.config import Settings
+from stocker_core.config import Settings, activate_settings, deactivate_settings
 from stocker_core.market.sources import MarketDataSource, get_source
 from stocker_core.warehouse import Warehouse
 
@@ -61,6 +61,14 @@ class StockerResource(dg.ConfigurableResource):
         settings = settings or Settings()
         values = {name: getattr(settings, name) for name in RUN_FIELDS}
         return cls(**{k: str(v) if isinstance(v, Path) else v for k, v in values.items()})
+
+    def setup_for_execution(self, context: dg.InitResourceContext) -> None:
+        # Library code that asks for get_settings() during this step (policy factories,
+        # model loaders) sees the run's configuration, not only the environment's.
+        activate_settings(self.settings())
+
+    def teardown_after_execution(self, context: dg.InitResourceContext) -> None:
+        deactivate_settings()
 
     def settings(self) -> Settings:
         """Settings with this resource's fields applied over the environment's."""

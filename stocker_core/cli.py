@@ -13,6 +13,8 @@ import typer
 
 from stocker_core.council import cli as council_cli
 from stocker_core.env import cli as env_cli
+from stocker_core.evaluation import cli as evaluation_cli
+from stocker_core.evaluation import drl_cli
 from stocker_core.market import chart_cli
 
 Registrar = Callable[[typer.Typer], None]
@@ -21,6 +23,8 @@ CORE_AREAS: tuple[Registrar, ...] = (
     env_cli.register,
     chart_cli.register,
     council_cli.register,
+    evaluation_cli.register,
+    drl_cli.register,
 )
 """Core command areas, in the order their commands are listed."""
 

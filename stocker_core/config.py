@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
@@ -111,8 +113,37 @@ def _cached_settings() -> Settings:
     return Settings()
 
 
+_active: list[Settings] = []
+"""Settings put in force by ``use_settings`` (innermost last)."""
+
+
 def get_settings(fresh: bool = False) -> Settings:
-    """The process-wide settings; ``fresh=True`` re-reads the environment."""
+    """The settings in force: those of an enclosing ``use_settings`` block, else the
+    process-wide ones read from the environment (``fresh=True`` re-reads it)."""
+    if _active:
+        return _active[-1]
     if fresh:
         _cached_settings.cache_clear()
     return _cached_settings()
+
+
+def activate_settings(settings: Settings) -> None:
+    """Put ``settings`` in force for ``get_settings()`` until ``deactivate_settings()``."""
+    _active.append(settings)
+
+
+def deactivate_settings() -> None:
+    """Undo the innermost ``activate_settings``."""
+    if _active:
+        _active.pop()
+
+
+@contextmanager
+def use_settings(settings: Settings) -> Iterator[Settings]:
+    """Within the block, code that calls ``get_settings()`` (policy factories, loaders)
+    sees ``settings``, e.g. a Dagster run's resource configuration."""
+    activate_settings(settings)
+    try:
+        yield settings
+    finally:
+        deactivate_settings()

@@ -35,3 +35,19 @@ def test_text_assets_read_the_resource_text_dir(tmp_path, seed_dir):
     result = dg.materialize([news], resources={"stocker": resource})
     meta = result.asset_materializations_for_node("news")[0].metadata
     assert meta["rows_written"].value == 25 and meta["folder"].value == str(seed_dir)
+
+
+def test_library_code_sees_the_run_settings_during_a_step(tmp_path, monkeypatch):
+    """Policy factories and loaders call get_settings(): inside a run it is the resource's."""
+    from stocker_core.config import get_settings
+
+    monkeypatch.setenv("STOCKER_HOME", str(tmp_path / "env_home"))
+    seen = {}
+
+    @dg.asset
+    def probe(stocker: StockerResource) -> None:
+        seen["home"] = get_settings().home
+
+    assert dg.materialize([probe], resources={"stocker": StockerResource(home=str(tmp_path / "run"))}).success
+    assert seen["home"] == tmp_path / "run"
+    assert get_settings(fresh=True).home == tmp_path / "env_home"  # restored after the step
