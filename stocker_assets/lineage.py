@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
+from datetime import date
 
 import dagster as dg
+import pandas as pd
 
+from stocker_core.market.calendar import month_end
 from stocker_core.market.pipeline import MonthBuild
+from stocker_core.market.sources import slice_dates
+from stocker_core.market.validation import partition_key
 from stocker_core.warehouse import Warehouse
+from stocker_core.warehouse.db import frame_version
 
 
 def record_build(
@@ -44,3 +51,35 @@ def combined_version(build: MonthBuild) -> dg.DataVersion | None:
         return None
     joined = "|".join(f"{k}={v}" for k, v in sorted(build.data_versions.items()))
     return dg.DataVersion(hashlib.sha256(joined.encode()).hexdigest()[:16])
+
+
+def recorded_versions(
+    warehouse: Warehouse, assets: Sequence[str], keys: Sequence[str]
+) -> dict[str, dict[str, str]]:
+    """{key: {``asset@key``: latest data version}} for each of ``assets`` that has a
+    lineage row for that partition key (unrecorded ones are left out)."""
+    found: dict[str, dict[str, str]] = {key: {} for key in keys}
+    for asset in assets:
+        for key, version in warehouse.latest_data_versions(asset, list(keys)).items():
+            if version:
+                found[key][f"{asset}@{key}"] = version
+    return found
+
+
+def bar_versions(
+    warehouse: Warehouse, ticker: str, months: Sequence[date], bars: pd.DataFrame, origin: str
+) -> dict[str, str]:
+    """Versions of the price bars a build read for ``months``: the ``prices`` partitions'
+    recorded data versions when the bars came from the warehouse, otherwise (or where no
+    lineage exists) a content hash of each month's bars under ``<origin>@<partition>``."""
+    keys = [partition_key(ticker, month) for month in months]
+    recorded = recorded_versions(warehouse, ["prices"], keys) if origin == "warehouse" else {}
+    versions: dict[str, str] = {}
+    for month, key in zip(months, keys, strict=True):
+        if recorded.get(key):
+            versions.update(recorded[key])
+            continue
+        part = slice_dates(bars, month, month_end(month))
+        if len(part):
+            versions[f"{origin}@{key}"] = frame_version(part.reset_index(drop=True))
+    return versions

@@ -4,17 +4,21 @@ import dagster as dg
 import pandas as pd
 
 from stocker_assets.assets.market import DUCKDB_POOL, charts, indicators, prices
-from stocker_assets.lineage import combined_version, record_build
+from stocker_assets.lineage import bar_versions, combined_version, record_build, recorded_versions
 from stocker_assets.partitions import month_window_mapping, months_by_ticker, ticker_month_partitions
 from stocker_assets.resources import StockerResource
+from stocker_core.config import Settings
 from stocker_core.council.backends import get_backend
 from stocker_core.council.partition import role_summary, split_by_month, ticker_votes, vote_stats
+from stocker_core.council.policy import warehouse_text
+from stocker_core.market.bars import load_bars
+from stocker_core.market.calendar import month_end
 from stocker_core.market.indicators import LOOKBACK_MONTHS
 from stocker_core.market.pipeline import MonthBuild
-from stocker_core.market.validation import partition_key
+from stocker_core.market.validation import parse_partition_key, partition_key
 from stocker_core.text.events import EventKind, fetch_yfinance_news, load_events
 from stocker_core.text.store import replace_events
-from stocker_core.warehouse.db import frame_version
+from stocker_core.warehouse.db import Warehouse, frame_version
 
 TEXT = "text"
 COUNCIL = "council"
@@ -74,6 +78,26 @@ def _progress_logger(context: dg.AssetExecutionContext, ticker: str):
     return report
 
 
+def _vote_inputs(settings: Settings, warehouse: Warehouse, keys: list[str]) -> dict[str, dict[str, str]]:
+    """Upstream data versions of each votes partition: its prices, indicators and charts
+    partitions (recorded lineage; a month whose prices have none gets a hash of the bars
+    read) and the stored text tables the analysts read."""
+    upstream = recorded_versions(warehouse, ["prices", "indicators", "charts"], keys)
+    text = warehouse_text(warehouse)
+    text_versions = {}
+    if text is not None:
+        for name, frame in (("news", text.news), ("forum_posts", text.forums), ("macro_events", text.macro)):
+            if len(frame):
+                text_versions[name] = frame_version(frame)
+    for key in keys:
+        if f"prices@{key}" not in upstream[key]:
+            ticker, month = parse_partition_key(key)
+            bars, origin = load_bars(settings, ticker, month, month_end(month), warehouse)
+            upstream[key].update(bar_versions(warehouse, ticker, [month], bars, origin))
+        upstream[key].update(text_versions)
+    return upstream
+
+
 @dg.asset(
     partitions_def=ticker_month_partitions,
     group_name=COUNCIL,
@@ -126,7 +150,7 @@ def specialist_votes(context: dg.AssetExecutionContext, stocker: StockerResource
             build.rows[key] = len(part)
             build.data_versions[key] = frame_version(part[["date", "role", "signal", "confidence"]])
         frames.append(run.votes)
-    record_build(context, warehouse, build)
+    record_build(context, warehouse, build, _vote_inputs(settings, warehouse, list(build.rows)))
     metadata: dict[str, object] = {
         "backend": backend.name,
         "model_id": backend.model_id,

@@ -6,7 +6,7 @@ import dagster as dg
 import pandas as pd
 
 from stocker_assets.assets.market import DUCKDB_POOL, prices
-from stocker_assets.lineage import combined_version, record_build
+from stocker_assets.lineage import bar_versions, combined_version, record_build
 from stocker_assets.partitions import month_window_mapping, months_by_ticker, ticker_month_partitions
 from stocker_assets.resources import StockerResource
 from stocker_core.config import Settings, get_settings
@@ -24,13 +24,9 @@ WINDOW = month_window_mapping(0, get_settings().episode_months - 1)
 
 
 def _solve_partitions(context: dg.AssetExecutionContext, settings: Settings, warehouse: Warehouse):
-    """Yield (key, solution or None without bars) for every partition of the run,
-    reading each ticker's bars once; the warehouse stays open for the caller's writes."""
-    with warehouse.session():
-        yield from _solutions(context, settings, warehouse)
-
-
-def _solutions(context: dg.AssetExecutionContext, settings: Settings, warehouse: Warehouse):
+    """Yield (key, solution or None without bars, upstream versions) for every partition
+    of the run, reading each ticker's bars once. No connection stays open while solving:
+    reads and the caller's writes are each a short transaction."""
     for ticker, months in months_by_ticker(context.partition_keys).items():
         last_end = window_bounds(months[-1], settings.episode_months)[1]
         bars, origin = load_bars(settings, ticker, None, last_end, warehouse)
@@ -39,9 +35,17 @@ def _solutions(context: dg.AssetExecutionContext, settings: Settings, warehouse:
             try:
                 episode = episode_from_bars(key, bars, settings, origin)
             except EmptyDataError:
-                yield key, None
+                yield key, None, {}
                 continue
-            yield key, solve_episode(episode, settings.transaction_cost)
+            start, end = window_bounds(month, settings.episode_months)
+            window_months = [m.date() for m in pd.date_range(start, end, freq="MS", inclusive="left")]
+            upstream = bar_versions(warehouse, ticker, window_months, episode.bars, origin)
+            yield key, solve_episode(episode, settings.transaction_cost), upstream
+
+
+def episode_version(row: dict[str, object]) -> str:
+    """Data version of one ``env.episodes`` row."""
+    return frame_version(pd.DataFrame([row]))
 
 
 def _replace_by_ticker(warehouse: Warehouse, table: str, rows: pd.DataFrame) -> None:
@@ -65,17 +69,19 @@ def episodes(context: dg.AssetExecutionContext, stocker: StockerResource) -> dg.
     settings, warehouse = stocker.settings(), stocker.warehouse()
     build = MonthBuild()
     rows = []
-    for key, solution in _solve_partitions(context, settings, warehouse):
+    upstream: dict[str, dict[str, str]] = {}
+    for key, solution, inputs in _solve_partitions(context, settings, warehouse):
         if solution is None:
             build.empty.append(key)
             continue
         row = episode_row(solution)
         build.rows[key] = 1
-        build.data_versions[key] = frame_version(pd.DataFrame([row]))
+        build.data_versions[key] = episode_version(row)
+        upstream[key] = inputs
         rows.append(row)
     table = pd.DataFrame(rows)
     _replace_by_ticker(warehouse, "env.episodes", table)
-    record_build(context, warehouse, build)
+    record_build(context, warehouse, build, upstream)
     metadata = {"episodes": len(rows), "without_data": dg.MetadataValue.json(build.empty[:50])}
     if rows:
         shown = table[["key", "trading_days", "buy_and_hold_final", "ideal_total", "greedy_total"]]
@@ -102,19 +108,22 @@ def ideal_trajectories(context: dg.AssetExecutionContext, stocker: StockerResour
     settings, warehouse = stocker.settings(), stocker.warehouse()
     build = MonthBuild()
     frames: list[pd.DataFrame] = []
+    upstream: dict[str, dict[str, str]] = {}
     last = None
-    for key, solution in _solve_partitions(context, settings, warehouse):
+    for key, solution, inputs in _solve_partitions(context, settings, warehouse):
         if solution is None:
             build.empty.append(key)
             continue
         frame = trajectory_rows(solution)
         build.rows[key] = len(frame)
         build.data_versions[key] = frame_version(frame)
+        # the episode it solves: the same version the episodes asset records for it
+        upstream[key] = {f"episodes@{key}": episode_version(episode_row(solution)), **inputs}
         frames.append(frame.assign(ticker=solution.episode.ticker))
         last = solution
     if frames:
         _replace_by_ticker(warehouse, "env.ideal_trajectories", pd.concat(frames, ignore_index=True))
-    record_build(context, warehouse, build)
+    record_build(context, warehouse, build, upstream)
     metadata: dict[str, object] = {"episodes": len(build.rows)}
     if last is not None:
         ep = last.episode

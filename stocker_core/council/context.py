@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from stocker_core.config import Settings
-from stocker_core.market.indicators import compute_indicators
+from stocker_core.market.indicators import indicators_by_month
 from stocker_core.text.events import TextEvents, empty_events
 from stocker_core.warehouse.point_in_time import decision_cutoff, point_in_time, published_before
 
@@ -103,7 +103,7 @@ def build_context(
     day = pd.Timestamp(as_of).normalize()
     past_bars = point_in_time(bars, day).reset_index(drop=True)
     if indicators is None:
-        past_ind = compute_indicators(past_bars)
+        past_ind = indicators_by_month(past_bars)
     else:
         past_ind = point_in_time(indicators, day).reset_index(drop=True)
     text = text or TextEvents.empty()
@@ -148,7 +148,7 @@ class CouncilInputs:
     def __post_init__(self) -> None:
         self.text = self.text.for_ticker(self.ticker)
         self.context_closes = _long_closes(self.context_closes)
-        self._indicators = compute_indicators(self.bars) if len(self.bars) else None
+        self._indicators = indicators_by_month(self.bars) if len(self.bars) else None
 
     def context(
         self, as_of: date | pd.Timestamp | str, portfolio: PortfolioState | None = None

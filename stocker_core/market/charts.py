@@ -35,7 +35,7 @@ from stocker_core.market.chart_render import (
     TemplateCache,
 )
 from stocker_core.market.frames import is_close_only
-from stocker_core.market.indicators import compute_indicators
+from stocker_core.market.indicators import trailing_mean
 from stocker_core.market.validation import validate_ticker
 
 CHART_COLUMNS = [
@@ -76,16 +76,14 @@ class RenderedChart:
         return hashlib.sha256(self.png).hexdigest()
 
 
-RENDER_VERSION = "1"  # bump when the look changes: every chart is then redrawn
+RENDER_VERSION = "2"  # bump when the look changes: every chart is then redrawn (2: exact SMAs)
 
 
 def window_digest(window: ChartWindow) -> str:
     """What a chart depends on, hashed: equal digests draw identical PNGs."""
     digest = hashlib.sha256(f"{RENDER_VERSION}|{window.kind}|{window.title}".encode())
     values = window.bars[["open", "high", "low", "close", "volume"]].to_numpy(dtype="float64")
-    # SMAs as float32: TA-Lib's running sums differ in the last bits with the start
-    # offset, and decimal rounding would split values that sit on a .5 boundary
-    smas = np.concatenate([window.sma20, window.sma50]).astype(np.float32)
+    smas = np.concatenate([window.sma20, window.sma50])
     for array in (window.bars["date"].to_numpy(dtype="datetime64[ns]"), values, smas):
         digest.update(np.ascontiguousarray(array).tobytes())
     return digest.hexdigest()[:32]
@@ -124,7 +122,7 @@ def _title(ticker: str, day: pd.Timestamp, n: int, close_only: bool) -> str:
 
 
 def _windows(bars: pd.DataFrame, ticker: str, days: list[pd.Timestamp]) -> list[ChartWindow]:
-    """The chart windows of ``days``; SMAs from the full (past-only) history."""
+    """The chart windows of ``days``; each SMA value from the 20/50 closes up to its bar."""
     bars = bars.sort_values("date").reset_index(drop=True)
     for day in days:
         _check_day(bars, ticker, day)
@@ -133,7 +131,10 @@ def _windows(bars: pd.DataFrame, ticker: str, days: list[pd.Timestamp]) -> list[
     first_needed = int(np.searchsorted(bars["date"].to_numpy(), np.datetime64(min(days))))
     start = max(0, first_needed - (WINDOW_BARS - 1) - SMA_LOOKBACK)
     bars = bars.iloc[start:].reset_index(drop=True)
-    indicators = compute_indicators(bars)  # backward-looking: row i uses rows <= i only
+    # each SMA value from its own 20/50 closes only: identical whatever batch of days
+    # (and so whatever ``start``) a chart is drawn in
+    closes = bars["close"].to_numpy(dtype=np.float64)
+    sma20, sma50 = trailing_mean(closes, 20), trailing_mean(closes, 50)
     positions = np.searchsorted(bars["date"].to_numpy(), np.array(days, dtype="datetime64[ns]"))
     windows = []
     for day, pos in zip(days, positions, strict=True):
@@ -145,13 +146,21 @@ def _windows(bars: pd.DataFrame, ticker: str, days: list[pd.Timestamp]) -> list[
                 ticker=ticker,
                 day=day,
                 bars=window,
-                sma20=indicators["sma20"].to_numpy()[lo : pos + 1],
-                sma50=indicators["sma50"].to_numpy()[lo : pos + 1],
+                sma20=sma20[lo : pos + 1],
+                sma50=sma50[lo : pos + 1],
                 title=_title(ticker, day, len(window), close_only),
                 kind="line" if close_only else "candle",
             )
         )
     return windows
+
+
+def chart_windows(
+    bars: pd.DataFrame, ticker: str, days: list[date] | list[pd.Timestamp]
+) -> list[ChartWindow]:
+    """The data the charts of ``days`` show, computed as one batch (as ``render_months`` does)."""
+    validate_ticker(ticker)
+    return _windows(bars, ticker, [pd.Timestamp(d).normalize() for d in days])
 
 
 def chart_window(bars: pd.DataFrame, ticker: str, day: date | str | pd.Timestamp) -> ChartWindow:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from datetime import date
+
 import numpy as np
 import pandas as pd
 import talib
@@ -20,9 +23,7 @@ INDICATOR_COLUMNS = [
     "atr14",
 ]
 
-# Sessions of history after which every indicator has a value (SMA200 is the longest);
-# the recursive ones (RSI/MACD/ATR, Wilder/EMA smoothing) converge to full-history
-# values within ~1e-8 after LOOKBACK_SESSIONS.
+# Sessions of history after which every indicator has a value (SMA200 is the longest).
 MIN_HISTORY = {
     "rsi14": 15,
     "macd": 34,
@@ -37,6 +38,8 @@ MIN_HISTORY = {
     "atr14": 15,
 }
 LOOKBACK_MONTHS = 12
+"""Each month's indicators are computed over the bars from this many months before the
+month's first day (see ``indicators_by_month``)."""
 
 
 def compute_indicators(bars: pd.DataFrame) -> pd.DataFrame:
@@ -65,4 +68,50 @@ def compute_indicators(bars: pd.DataFrame) -> pd.DataFrame:
         out["atr14"] = np.nan
     else:
         out["atr14"] = talib.ATR(high, low, close, timeperiod=14)
+    return out
+
+
+def indicators_by_month(
+    bars: pd.DataFrame, months: Iterable[date] | None = None, lookback_months: int = LOOKBACK_MONTHS
+) -> pd.DataFrame:
+    """Indicators of each calendar month of ``bars`` (or of ``months``), each month computed
+    over its own fixed window: the bars from ``lookback_months`` before the month's first
+    day through the month.
+
+    TA-Lib's recursive indicators (RSI, MACD, ATR: EMA/Wilder smoothing) depend on where
+    their input starts, so computing a batch of months as one series would make a day's
+    values depend on the batch. Here they depend only on the month's window: a day gets
+    identical values (bit for bit) whatever other months were computed with it, and,
+    the indicators being causal, whichever day of its month the bars end on. ``bars``
+    must be sorted by date.
+    """
+    dates = pd.to_datetime(bars["date"]).to_numpy()
+    periods = pd.DatetimeIndex(dates).to_period("M")
+    wanted = sorted(set(periods)) if months is None else sorted({pd.Period(m, "M") for m in months})
+    parts = []
+    for period in wanted:
+        first = period.start_time
+        lo, start, hi = np.searchsorted(
+            dates,
+            np.array(
+                [first - pd.DateOffset(months=lookback_months), first, (period + 1).start_time],
+                dtype="datetime64[ns]",
+            ),
+        )
+        if start < hi:
+            parts.append(compute_indicators(bars.iloc[lo:hi]).iloc[start - lo :])
+    if not parts:
+        return compute_indicators(bars.iloc[:0])
+    return pd.concat(parts, ignore_index=True)
+
+
+def trailing_mean(values: np.ndarray, period: int) -> np.ndarray:
+    """Mean of the ``period`` values ending at each position (NaN before), each computed
+    from its own window alone, so it does not depend on where ``values`` starts (TA-Lib's
+    running-sum SMA differs in the last bits with the start)."""
+    values = np.asarray(values, dtype=np.float64)
+    out = np.full(len(values), np.nan)
+    if len(values) >= period:
+        windows = np.lib.stride_tricks.sliding_window_view(values, period)
+        out[period - 1 :] = [float(np.add.reduce(np.ascontiguousarray(w))) / period for w in windows]
     return out

@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from stocker_core.market.calendar import month_end
-from stocker_core.market.indicators import LOOKBACK_MONTHS, compute_indicators
+from stocker_core.market.indicators import LOOKBACK_MONTHS, indicators_by_month
 from stocker_core.market.sources import MarketDataSource, slice_dates
 from stocker_core.market.validation import partition_key
 from stocker_core.warehouse.db import Warehouse, frame_version
@@ -121,9 +121,10 @@ def bars_with_lookback(
 def build_indicators(
     source: MarketDataSource, warehouse: Warehouse, ticker: str, months: Sequence[date]
 ) -> MonthBuild:
-    """Compute indicators over the lookback history and store the requested months."""
+    """Compute each requested month's indicators over its own fixed lookback window (see
+    ``indicators_by_month``: batch-independent values) and store them."""
     history, notes = bars_with_lookback(source, warehouse, ticker, months)
-    values = compute_indicators(history)
+    values = indicators_by_month(history, months)
     build = _write_months(warehouse, "market.indicators", ticker, sorted(months), values)
     build.notes.extend(notes)
     return build
