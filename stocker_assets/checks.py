@@ -1,4 +1,13 @@
-"""Asset checks: data quality per ticker × month partition."""
+"""Asset checks: data quality per ticker × month partition.
+
+``prices_are_valid`` is blocking: when a partition fails it with ERROR severity, Dagster
+does not run the downstream assets of that run. The explicit override is the run tag
+``stocker/allow_failed_checks=true`` (``stocker materialize --allow-failed-checks``): the
+check still fails, with WARN severity, and downstream assets run for the clean months
+only (failed months are quarantined and skipped, see ``stocker_core.market.gate``).
+"""
+
+import json
 
 import dagster as dg
 import pandas as pd
@@ -8,48 +17,111 @@ from stocker_assets.partitions import months_by_ticker, ticker_month_partitions
 from stocker_assets.resources import StockerResource
 from stocker_core.market.calendar import month_end, sessions_since
 from stocker_core.market.charts import verify_chart
-from stocker_core.market.quality import indicator_problems, price_problems
+from stocker_core.market.gate import quality_rows
+from stocker_core.market.quality import indicator_problems, missing_sessions, price_problems
 from stocker_core.market.validation import partition_key
+
+ALLOW_FAILED_CHECKS_TAG = "stocker/allow_failed_checks"
+"""Run tag: ``true`` turns a failing blocking check into a warning (downstream still skips
+the failed partitions)."""
+
+
+def _lines(problems: dict[str, list[str]]) -> str:
+    lines = [f"- **{key}**: {'; '.join(p)}" for key, p in sorted(problems.items())]
+    return "\n".join(lines[:100]) or "none"
 
 
 def _result(problems: dict[str, list[str]], checked: int) -> dg.AssetCheckResult:
-    lines = [f"- **{key}**: {'; '.join(p)}" for key, p in sorted(problems.items())]
     return dg.AssetCheckResult(
         passed=not problems,
         metadata={
             "partitions_checked": checked,
             "partitions_failing": len(problems),
-            "problems": dg.MetadataValue.md("\n".join(lines[:100]) or "none"),
+            "problems": dg.MetadataValue.md(_lines(problems)),
         },
     )
+
+
+def _month_rows(frame: pd.DataFrame, month) -> pd.DataFrame:
+    lo, hi = pd.Timestamp(month), pd.Timestamp(month_end(month))
+    return frame[(frame["date"] >= lo) & (frame["date"] < hi)]
+
+
+def _stored_verdicts(stocker: StockerResource, ticker: str, months: list) -> tuple[dict, dict, dict]:
+    """(failed, accepted, missing-session notes) per partition key of ``ticker``'s ``months``."""
+    warehouse = stocker.warehouse()
+    symbol = warehouse.symbol_row(ticker) or {}
+    first, last = symbol.get("first_date"), symbol.get("last_date")
+    verdicts = quality_rows(warehouse, ticker)
+    recorded = {
+        pd.Timestamp(m).date(): (status, json.loads(p or "[]"), json.loads(a or "[]"))
+        for m, status, p, a in zip(
+            verdicts["month"], verdicts["status"], verdicts["problems"], verdicts["accepted"], strict=True
+        )
+    }
+    lookback_start = (pd.Timestamp(months[0]) - pd.DateOffset(months=1)).date()
+    bars = warehouse.read_prices(ticker, lookback_start, month_end(months[-1]))
+    failed, accepted, missing = {}, {}, {}
+    for month in months:
+        key = partition_key(ticker, month)
+        status, problems, fine = recorded.get(month, ("unchecked", [], []))
+        if first is not None and pd.Timestamp(month_end(month)) <= pd.Timestamp(first):
+            continue  # before listing: nothing is expected
+        part = _month_rows(bars, month)
+        earlier = bars[bars["date"] < pd.Timestamp(month)]
+        previous = float(earlier["close"].iloc[-1]) if len(earlier) else None
+        # stored rows are judged again: rows written outside the gate cannot pass unseen
+        stored = [p for p in price_problems(part, month, first, last, previous) if p not in fine]
+        found = list(dict.fromkeys([*(problems if status == "failed" else []), *stored]))
+        if found:
+            failed[key] = found
+        if fine:
+            accepted[key] = fine
+        note = missing_sessions(part, month, first, last) if status != "failed" else None
+        if note:
+            missing[key] = [note]
+    return failed, accepted, missing
 
 
 @dg.asset_check(
     asset=prices,
     partitions_def=ticker_month_partitions,
     pool=DUCKDB_POOL,
+    blocking=True,
     description=(
-        "high >= max(open, close), low <= min(open, close), positive prices, volume >= 0, "
-        "unique dates, every NYSE session of the month present (within the symbol's history)."
+        "Blocking. No duplicate dates, NaN or non-numeric values, missing OHLC column, non-positive "
+        "price, high < low, open/close outside [low, high], negative volume, session off the XNYS "
+        "calendar, or split-like jump (close ratio > 1.8 or < 1/1.8 that adj_close does not share). "
+        "Failed months are quarantined; downstream skips them. Missing sessions are listed, not "
+        "blocking. Override: run tag stocker/allow_failed_checks=true (severity WARN) or "
+        "$STOCKER_HOME/corrections.csv."
     ),
 )
 def prices_are_valid(context: dg.AssetCheckExecutionContext, stocker: StockerResource) -> dg.AssetCheckResult:
-    warehouse = stocker.warehouse()
-    problems: dict[str, list[str]] = {}
+    failed: dict[str, list[str]] = {}
+    accepted: dict[str, list[str]] = {}
+    missing: dict[str, list[str]] = {}
     for ticker, months in months_by_ticker(context.partition_keys).items():
-        symbol = warehouse.symbol_row(ticker) or {}
-        first, last = symbol.get("first_date"), symbol.get("last_date")
-        bars = warehouse.read_prices(ticker, months[0], month_end(months[-1]))
-        for month in months:
-            if first is not None and pd.Timestamp(month_end(month)) <= pd.Timestamp(first):
-                continue  # before listing: nothing is expected
-            part = bars[
-                (bars["date"] >= pd.Timestamp(month)) & (bars["date"] < pd.Timestamp(month_end(month)))
-            ]
-            found = price_problems(part, month, first, last)
-            if found:
-                problems[partition_key(ticker, month)] = found
-    return _result(problems, len(context.partition_keys))
+        f, a, m = _stored_verdicts(stocker, ticker, months)
+        failed.update(f)
+        accepted.update(a)
+        missing.update(m)
+    allowed = context.run.tags.get(ALLOW_FAILED_CHECKS_TAG, "").lower() == "true"
+    severity = dg.AssetCheckSeverity.WARN if allowed else dg.AssetCheckSeverity.ERROR
+    return dg.AssetCheckResult(
+        passed=not failed,
+        severity=severity,
+        metadata={
+            "partitions_checked": len(context.partition_keys),
+            "partitions_failing": len(failed),
+            "failed_partitions": dg.MetadataValue.json(sorted(failed)),
+            "failures": dg.MetadataValue.json(dict(sorted(failed.items())[:100])),
+            "problems": dg.MetadataValue.md(_lines(failed)),
+            "accepted_by_corrections": dg.MetadataValue.md(_lines(accepted)),
+            "missing_sessions": dg.MetadataValue.md(_lines(missing)),
+            "override": "allow_failed_checks (failed partitions excluded downstream)" if allowed else "none",
+        },
+    )
 
 
 @dg.asset_check(
@@ -68,9 +140,7 @@ def indicators_are_sane(
         symbol = warehouse.symbol_row(ticker) or {}
         first = symbol.get("first_date")
         for month in months:
-            part = values[
-                (values["date"] >= pd.Timestamp(month)) & (values["date"] < pd.Timestamp(month_end(month)))
-            ]
+            part = _month_rows(values, month)
             if part.empty:
                 continue
             counts = sessions_since(first, part["date"]) if first is not None else None
@@ -99,9 +169,8 @@ def charts_are_complete(
         index = warehouse.read_table("market.charts", ticker, start, end)
         charted = dict(zip(index["date"], index["path"], strict=True))
         for month in months:
-            lo, hi = pd.Timestamp(month), pd.Timestamp(month_end(month))
             found = []
-            days = bars["date"][(bars["date"] >= lo) & (bars["date"] < hi)]
+            days = _month_rows(bars, month)["date"]
             missing = [d for d in days if d not in charted]
             if missing:
                 found.append(f"{len(missing)} session(s) without a chart: {missing[0]:%Y-%m-%d}…")

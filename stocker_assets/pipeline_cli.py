@@ -26,22 +26,39 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
 def _instance():
-    import dagster as dg
+    """The CLI's Dagster instance (created under a file lock: commands may start at once)."""
+    from stocker_assets.runner import dagster_instance
 
-    from stocker_assets.runner import ensure_dagster_home
+    try:
+        return dagster_instance(get_settings(fresh=True))
+    except StockerError as exc:
+        fail(exc, EXIT_FAILED)
 
-    ensure_dagster_home(get_settings(fresh=True))
-    return dg.DagsterInstance.get()
+
+def _known_to_source(settings, tickers: list[str]) -> list[str]:
+    """Valid names the configured source has (UnknownTickerError, with a suggestion, if not)."""
+    from stocker_core.market.sources import check_symbols, get_source
+    from stocker_core.market.validation import validate_ticker
+
+    names = [validate_ticker(t) for t in tickers]
+    source = get_source(settings)
+    checked = check_symbols(source, names)
+    if not source.symbols():
+        console.print(
+            f"[yellow]the {source.name} source cannot list its symbols: "
+            f"{', '.join(names)} will be checked on first ingest[/yellow]"
+        )
+    return checked
 
 
 @tickers_app.command("add")
 def tickers_add(tickers: list[str]) -> None:
-    """Add tickers to the universe and register them as partitions."""
+    """Add tickers the configured source has to the universe and register them as partitions."""
     from stocker_assets.runner import register_tickers
 
     settings = get_settings(fresh=True)
     try:
-        stored = add_tickers(settings, tickers)
+        stored = add_tickers(settings, _known_to_source(settings, tickers))
     except StockerError as exc:
         fail(exc)
     instance = _instance()
@@ -62,12 +79,16 @@ def tickers_list() -> None:
 
 @tickers_app.command("remove")
 def tickers_remove(tickers: list[str]) -> None:
-    """Remove tickers from the universe file (stored rows and partitions are kept)."""
+    """Remove tickers from the universe file and their Dagster ticker partitions
+    (stored rows are kept)."""
+    from stocker_assets.runner import unregister_tickers
+
     try:
         stored = remove_tickers(get_settings(fresh=True), tickers)
     except StockerError as exc:
         fail(exc)
-    console.print(f"universe: {', '.join(stored) or '(empty)'}")
+    gone = unregister_tickers(_instance(), tickers)
+    console.print(f"universe: {', '.join(stored) or '(empty)'} ({len(gone)} partition(s) removed)")
 
 
 def _month(value: str | None) -> date | None:
@@ -87,8 +108,21 @@ def materialize(
     start: str = typer.Option(None, "--from", help="First month, YYYY-MM (default: first data)."),
     end: str = typer.Option(None, "--to", help="Last month, YYYY-MM (default: last data)."),
     groups: str = typer.Option(DEFAULT_GROUPS, "--groups", "-g", help="Asset groups to build."),
+    allow_failed_checks: bool = typer.Option(
+        False,
+        "--allow-failed-checks",
+        help=(
+            "Build downstream assets although blocking price checks failed: failed partitions "
+            "stay quarantined and are skipped (listed), and the command exits 0."
+        ),
+    ),
 ) -> None:
-    """The main job: every asset of ``--groups`` for every month with data, one run per ticker."""
+    """The main job: every asset of ``--groups`` for every month with data, one run per ticker.
+
+    Exits 1 when a run fails or a blocking check fails (the failing partitions and why are
+    printed); fix the data, add a reasoned fix to $STOCKER_HOME/corrections.csv, or pass
+    ``--allow-failed-checks``.
+    """
     from stocker_assets.definitions import defs
     from stocker_assets.resources import StockerResource
     from stocker_assets.runner import (
@@ -100,17 +134,28 @@ def materialize(
     )
 
     settings = get_settings(fresh=True)
+    unusable: dict[str, str] = {}
     try:
         partitioned, unpartitioned, checks = select_assets(defs, [g.strip() for g in groups.split(",")])
-        tickers = [*ticker] if ticker else read_universe(settings)
-        if ticker:
-            add_tickers(settings, tickers)
         source = StockerResource().market_source()
-        plan = {t: months_with_data(source, t, _month(start), _month(end)) for t in tickers}
+        if ticker:  # asked for by name: the source must have each before the universe changes
+            tickers = _known_to_source(settings, [*ticker])
+            plan = {t: months_with_data(source, t, _month(start), _month(end)) for t in tickers}
+            add_tickers(settings, tickers)
+        else:  # from the universe: a symbol the source lacks is reported, the others still run
+            tickers = read_universe(settings)
+            plan = {}
+            for name in tickers:
+                try:
+                    plan[name] = months_with_data(source, name, _month(start), _month(end))
+                except StockerError as exc:
+                    unusable[name] = str(exc)
     except (StockerError, ValueError) as exc:
         fail(exc)
+    for name, why in unusable.items():
+        console.print(f"[red]{name}: skipped: {why}[/red] (remove it with: stocker tickers remove {name})")
     instance = _instance()
-    register_tickers(instance, tickers)
+    register_tickers(instance, [t for t in tickers if t not in unusable])
     resources = {"stocker": StockerResource()}
     console.print(
         f"source [bold]{settings.source}[/bold] → warehouse [bold]{settings.warehouse_path}[/bold]; "
@@ -148,7 +193,16 @@ def materialize(
                 f"{name} {months[0]:%Y-%m}…{months[-1]:%Y-%m} ({len(months)} months)", steps
             )
             results.append(
-                run_ticker_months(instance, name, months, partitioned, checks, resources, on_step=on_step)
+                run_ticker_months(
+                    instance,
+                    name,
+                    months,
+                    partitioned,
+                    checks,
+                    resources,
+                    on_step=on_step,
+                    allow_failed_checks=allow_failed_checks,
+                )
             )
             progress.update(task, completed=steps)
     table = Table(title="Materialized")
@@ -160,6 +214,7 @@ def materialize(
             status += f" [yellow](checks failed: {', '.join(r.checks_failed)})[/yellow]"
         table.add_row(r.ticker, str(r.months or "–"), r.run_id[:8], f"{r.seconds:.1f}", status)
     console.print(table)
+    _print_failures(results, allow_failed_checks)
     console.print(
         f"warehouse: {_row_counts(settings.warehouse_path)} — total {time.perf_counter() - started:.1f}s"
     )
@@ -167,8 +222,29 @@ def materialize(
         "open the UI: [bold]stocker ui[/bold] (dagster dev on http://127.0.0.1:3000), "
         f"or query: duckdb {settings.warehouse_path}"
     )
-    if not all(r.success for r in results):
+    if unusable or not all(r.success for r in results):
         raise typer.Exit(EXIT_FAILED)
+
+
+def _print_failures(results: list, allowed: bool) -> None:
+    """Name every partition that failed a check, with why, and each failed step's error."""
+    failures = {k: p for r in results for k, p in r.check_failures.items()}
+    for r in results:
+        for error in r.errors:
+            console.print(f"[red]{r.ticker}: {error}[/red]", soft_wrap=True)
+    if not failures:
+        return
+    verb = "excluded (--allow-failed-checks)" if allowed else "blocked"
+    console.print(f"[red]{len(failures)} partition(s) failed blocking checks, {verb}:[/red]")
+    for key, problems in sorted(failures.items()):
+        console.print(f"  {key}: {'; '.join(problems[:5])}", soft_wrap=True)
+    if not allowed:
+        console.print(
+            "fix the source data, add a reasoned fix to $STOCKER_HOME/corrections.csv "
+            "(ticker,date,column,value,reason), or rerun with --allow-failed-checks to build "
+            "the clean partitions (failed ones stay excluded)",
+            soft_wrap=True,
+        )
 
 
 def _row_counts(path: Path) -> str:

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from importlib import resources as pkg_resources
 from pathlib import Path
@@ -23,23 +24,64 @@ import pandas as pd
 
 from stocker_assets.partitions import month_partitions, ticker_partitions
 from stocker_core.config import Settings
+from stocker_core.errors import StockerError
 from stocker_core.market.sources import MarketDataSource
 
 RANGE_START = "dagster/asset_partition_range_start"
 RANGE_END = "dagster/asset_partition_range_end"
 
 
+INIT_LOCK = ".stocker-init.lock"
+"""Lock file in DAGSTER_HOME serialising instance creation and storage migrations."""
+
+
 def ensure_dagster_home(settings: Settings) -> Path:
-    """Use $DAGSTER_HOME, or STOCKER_HOME/dagster with our dagster.yaml (telemetry off)."""
+    """Use $DAGSTER_HOME, or STOCKER_HOME/dagster with our dagster.yaml (telemetry off).
+
+    The config file is written atomically, so a concurrent command never reads half of it.
+    """
     home = Path(os.environ.get("DAGSTER_HOME") or settings.dagster_home).resolve()
     home.mkdir(parents=True, exist_ok=True)
     config = home / "dagster.yaml"
     if not config.exists():
         template = pkg_resources.files("stocker_assets") / "dagster.yaml"
+        fd, tmp = tempfile.mkstemp(dir=home, prefix=".dagster-yaml-")
+        os.close(fd)
         with pkg_resources.as_file(template) as path:
-            shutil.copyfile(path, config)
+            shutil.copyfile(path, tmp)
+        Path(tmp).replace(config)
     os.environ["DAGSTER_HOME"] = str(home)
     return home
+
+
+def dagster_instance(settings: Settings, timeout_s: float = 300) -> dg.DagsterInstance:
+    """The CLI's Dagster instance, created and migrated under a file lock.
+
+    Two processes initialising one fresh SQLite instance at once can leave two
+    ``alembic_version`` rows ("more than one head present") and break the home for good;
+    holding ``DAGSTER_HOME/.stocker-init.lock`` while the instance opens and each of its
+    storages (runs, event log, schedules) creates its tables makes that impossible.
+    """
+    from filelock import FileLock, Timeout
+
+    home = ensure_dagster_home(settings)
+    try:
+        with FileLock(str(home / INIT_LOCK), timeout=timeout_s):
+            instance = dg.DagsterInstance.get()
+            instance.get_runs(limit=1)  # run storage
+            instance.get_dynamic_partitions(ticker_partitions.name)
+            instance.get_latest_materialization_event(dg.AssetKey("prices"))  # event log storage
+            instance.all_instigator_state()  # schedule storage
+    except Timeout:
+        raise DagsterHomeBusyError(
+            f"another stocker command has held {home / INIT_LOCK} for {timeout_s:.0f}s while "
+            "creating the Dagster instance; wait for it or remove the lock file if no command runs"
+        ) from None
+    return instance
+
+
+class DagsterHomeBusyError(StockerError):
+    """The Dagster instance lock could not be taken in time."""
 
 
 def register_tickers(instance: dg.DagsterInstance, tickers: Sequence[str]) -> list[str]:
@@ -49,6 +91,15 @@ def register_tickers(instance: dg.DagsterInstance, tickers: Sequence[str]) -> li
     if new:
         instance.add_dynamic_partitions(ticker_partitions.name, new)
     return new
+
+
+def unregister_tickers(instance: dg.DagsterInstance, tickers: Sequence[str]) -> list[str]:
+    """Delete registered tickers from the dynamic ticker partitions; returns those removed."""
+    known = set(instance.get_dynamic_partitions(ticker_partitions.name))
+    gone = [t for t in dict.fromkeys(tickers) if t in known]
+    for ticker in gone:
+        instance.delete_dynamic_partition(ticker_partitions.name, ticker)
+    return gone
 
 
 def months_with_data(
@@ -76,6 +127,10 @@ class TickerRun:
     success: bool
     seconds: float
     checks_failed: list[str]
+    check_failures: dict[str, list[str]] = field(default_factory=dict)
+    """Partition key -> problems, from the failed checks' ``failures`` metadata."""
+    errors: list[str] = field(default_factory=list)
+    """First line of each failed step's error (blocking-check failures excluded)."""
 
 
 StepCallback = Callable[[str, str], None]
@@ -147,6 +202,29 @@ def _failed_checks(result: dg.ExecuteInProcessResult) -> list[str]:
     ]
 
 
+def _check_failures(result: dg.ExecuteInProcessResult) -> dict[str, list[str]]:
+    failures: dict[str, list[str]] = {}
+    for evaluation in result.get_asset_check_evaluations():
+        entry = evaluation.metadata.get("failures")
+        if not evaluation.passed and entry is not None and isinstance(entry.value, dict):
+            for key, problems in entry.value.items():
+                failures.setdefault(key, []).extend(problems)
+    return failures
+
+
+def _step_errors(result: dg.ExecuteInProcessResult) -> list[str]:
+    errors = []
+    for event in result.all_events:
+        if event.is_step_failure and event.step_failure_data.error is not None:
+            error = event.step_failure_data.error
+            cause = error.cause or error
+            if error.cls_name == "DagsterAssetCheckFailedError":
+                continue  # reported through check_failures
+            first = (cause.message or "").strip().splitlines()
+            errors.append(f"{event.step_key}: {first[0] if first else cause.cls_name}")
+    return errors
+
+
 def run_unpartitioned(
     instance: dg.DagsterInstance,
     assets: Sequence[dg.AssetsDefinition],
@@ -164,6 +242,8 @@ def run_unpartitioned(
         result.success,
         time.perf_counter() - started,
         _failed_checks(result),
+        _check_failures(result),
+        _step_errors(result),
     )
 
 
@@ -176,13 +256,22 @@ def run_ticker_months(
     resources: dict[str, object],
     on_step: StepCallback | None = None,
     log_level: str = "WARNING",
+    allow_failed_checks: bool = False,
 ) -> TickerRun:
-    """One in-process run over ``ticker``'s contiguous ``months``."""
+    """One in-process run over ``ticker``'s contiguous ``months``.
+
+    ``allow_failed_checks`` tags the run so a failing blocking check only warns: downstream
+    assets then run and skip the failed partitions themselves.
+    """
+    from stocker_assets.checks import ALLOW_FAILED_CHECKS_TAG
+
     months = sorted(months)
     tags = {
         RANGE_START: f"{ticker}|{months[0].isoformat()}",
         RANGE_END: f"{ticker}|{months[-1].isoformat()}",
     }
+    if allow_failed_checks:
+        tags[ALLOW_FAILED_CHECKS_TAG] = "true"
     started = time.perf_counter()
     result = _materialize(instance, [*assets, *checks], resources, tags, on_step, log_level)
     return TickerRun(
@@ -192,4 +281,6 @@ def run_ticker_months(
         success=result.success,
         seconds=time.perf_counter() - started,
         checks_failed=_failed_checks(result),
+        check_failures=_check_failures(result),
+        errors=_step_errors(result),
     )

@@ -10,13 +10,13 @@ import pandas as pd
 from stocker_assets.lineage import combined_version, record_build
 from stocker_assets.partitions import month_window_mapping, months_by_ticker, ticker_month_partitions
 from stocker_assets.resources import StockerResource
+from stocker_core.market.gate import clean_segments, failed_partitions, ingest_prices
 from stocker_core.market.indicators import INDICATOR_COLUMNS, LOOKBACK_MONTHS
 from stocker_core.market.pipeline import (
     CHART_LOOKBACK_MONTHS,
     MonthBuild,
     build_charts,
     build_indicators,
-    build_prices,
 )
 from stocker_core.market.sources import get_source
 from stocker_core.market.validation import partition_key
@@ -60,6 +60,39 @@ def _build_each_ticker(
     return build, grouped
 
 
+def _skipping_failed(
+    warehouse: Warehouse,
+    lookback_months: int,
+    build_months: Callable[[str, list], MonthBuild],
+    skipped: dict[str, str],
+) -> Callable[[str, list], MonthBuild]:
+    """``build_months`` over the runs of months whose window (the month and its lookback)
+    holds no partition that failed the blocking price checks; the others land in ``skipped``."""
+
+    def build(ticker: str, months: list) -> MonthBuild:
+        failed = failed_partitions(warehouse, ticker)
+        segments, blocked = clean_segments(months, list(failed), lookback_months)
+        for month, blocker in blocked.items():
+            skipped[partition_key(ticker, month)] = (
+                "failed the blocking price checks"
+                if blocker == month
+                else f"lookback holds {partition_key(ticker, blocker)}, which failed the price checks"
+            )
+        result = MonthBuild()
+        for segment in segments:
+            result.merge(build_months(ticker, segment))
+        return result
+
+    return build
+
+
+def _skipped_metadata(skipped: dict[str, str]) -> dict[str, object]:
+    return {
+        "partitions_skipped": len(skipped),
+        "skipped_partitions": dg.MetadataValue.json(dict(sorted(skipped.items())[:100])),
+    }
+
+
 @dg.asset(
     partitions_def=ticker_month_partitions,
     group_name=MARKET,
@@ -67,15 +100,28 @@ def _build_each_ticker(
     pool=DUCKDB_POOL,
     backfill_policy=dg.BackfillPolicy.single_run(),
     kinds={"duckdb", "pandas"},
-    description="Daily OHLCV bars (table market.prices) from the configured source.",
+    description=(
+        "Daily OHLCV bars (table market.prices) from the configured source. Months that break a "
+        "blocking price rule are quarantined (not stored; verdicts in market.quality)."
+    ),
 )
 def prices(context: dg.AssetExecutionContext, stocker: StockerResource) -> dg.MaterializeResult:
     source, warehouse = stocker.market_source(), stocker.warehouse()
-    build, grouped = _build_each_ticker(
-        context, warehouse, lambda ticker, months: build_prices(source, warehouse, ticker, months)
-    )
+    failed: dict[str, list[str]] = {}
+    corrections: list[str] = []
+
+    def ingest(ticker: str, months: list) -> MonthBuild:
+        report = ingest_prices(source, warehouse, ticker, months)
+        failed.update(report.failed)
+        corrections.extend(report.corrections)
+        return MonthBuild(report.rows, report.data_versions, report.empty, report.notes)
+
+    build, grouped = _build_each_ticker(context, warehouse, ingest)
     metadata = _summary(build, len(context.partition_keys))
     metadata["source"] = source.name
+    metadata["partitions_quarantined"] = len(failed)
+    metadata["quarantined"] = dg.MetadataValue.json(dict(sorted(failed.items())[:100]))
+    metadata["corrections_applied"] = dg.MetadataValue.md("\n".join(f"- {c}" for c in corrections) or "none")
     if len(context.partition_keys) == 1 and build.rows:
         ticker, months = next(iter(grouped.items()))
         sample = warehouse.read_prices(ticker, months[0]).head(5)
@@ -98,13 +144,19 @@ def prices(context: dg.AssetExecutionContext, stocker: StockerResource) -> dg.Ma
 )
 def indicators(context: dg.AssetExecutionContext, stocker: StockerResource) -> dg.MaterializeResult:
     source, warehouse = stocker.market_source(), stocker.warehouse()
+    skipped: dict[str, str] = {}
     build, grouped = _build_each_ticker(
         context,
         warehouse,
-        lambda ticker, months: build_indicators(source, warehouse, ticker, months),
+        _skipping_failed(
+            warehouse,
+            LOOKBACK_MONTHS,
+            lambda ticker, months: build_indicators(source, warehouse, ticker, months),
+            skipped,
+        ),
         upstream_asset="prices",
     )
-    metadata = _summary(build, len(context.partition_keys))
+    metadata = _summary(build, len(context.partition_keys)) | _skipped_metadata(skipped)
     if build.rows:
         last_ticker = list(grouped)[-1]
         latest = warehouse.read_table("market.indicators", last_ticker).tail(1)
@@ -132,15 +184,21 @@ def indicators(context: dg.AssetExecutionContext, stocker: StockerResource) -> d
 def charts(context: dg.AssetExecutionContext, stocker: StockerResource) -> dg.MaterializeResult:
     settings = stocker.settings()
     source, warehouse = get_source(settings), Warehouse(settings.warehouse_path)
+    skipped: dict[str, str] = {}
     build, grouped = _build_each_ticker(
         context,
         warehouse,
-        lambda ticker, months: build_charts(
-            source, warehouse, ticker, months, settings.charts_dir, settings.chart_workers
+        _skipping_failed(
+            warehouse,
+            CHART_LOOKBACK_MONTHS,
+            lambda ticker, months: build_charts(
+                source, warehouse, ticker, months, settings.charts_dir, settings.chart_workers
+            ),
+            skipped,
         ),
         upstream_asset="prices",
     )
-    metadata = _summary(build, len(context.partition_keys))
+    metadata = _summary(build, len(context.partition_keys)) | _skipped_metadata(skipped)
     if build.rows:
         ticker = list(grouped)[-1]
         latest = warehouse.read_table("market.charts", ticker).tail(1)

@@ -159,7 +159,8 @@ def ingest_prices(
             if month in inspection.accepted:
                 report.accepted[key] = inspection.accepted[month]
     if clean:
-        warehouse.replace_months("market.prices", ticker, clean, pd.concat(parts, ignore_index=True))
+        stored = pd.concat(parts, ignore_index=True).assign(source=source.name)
+        warehouse.replace_months("market.prices", ticker, clean, stored)
     quarantined = [m for m in months if m in inspection.failed]
     if quarantined:
         warehouse.replace_months("market.prices", ticker, quarantined, pd.DataFrame(), allow_empty=True)

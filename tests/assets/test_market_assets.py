@@ -139,9 +139,25 @@ def test_price_check_fails_on_bad_source_rows(instance, tmp_path, seed_dir):
     bad_dir.mkdir()
     bars.to_csv(bad_dir / "prices.csv", index=False)
     resource = StockerResource(home=str(tmp_path / "home"), source="files", files_dir=str(bad_dir))
-    result = run(instance, resource, assets=(prices,))
-    assert result.success  # the data is stored; the check reports it
+    result = run(instance, resource, assets=(prices,), raise_on_error=False)
+    assert not result.success  # the check is blocking (issue 11): a failure fails the run
     evaluation = result.get_asset_check_evaluations()[0]
     assert not evaluation.passed
     problems = evaluation.metadata["problems"].value
-    assert "high below max(open, close)" in problems and "1 session(s) missing: 2023-08-15" in problems
+    assert "high below open/close on 2023-08-10" in problems
+    # the month is quarantined, not stored
+    assert Warehouse(resource.settings().warehouse_path).read_prices("AAPL").empty
+
+
+def test_missing_session_is_listed_but_not_blocking(instance, tmp_path, seed_dir):
+    bars = pd.read_csv(seed_dir / "prices.csv")
+    bars = bars[~((bars["ticker"] == "AAPL") & (bars["date"] == "2023-08-15"))]
+    gap_dir = tmp_path / "gap"
+    gap_dir.mkdir()
+    bars.to_csv(gap_dir / "prices.csv", index=False)
+    resource = StockerResource(home=str(tmp_path / "home"), source="files", files_dir=str(gap_dir))
+    result = run(instance, resource, assets=(prices,))
+    assert result.success
+    evaluation = result.get_asset_check_evaluations()[0]
+    assert evaluation.passed
+    assert "1 session(s) missing: 2023-08-15" in evaluation.metadata["missing_sessions"].value
