@@ -92,6 +92,9 @@ def train_command(
 
     try:
         config = agent_config(rl_steps=rl_steps, sft_steps=sft_steps, model=model, seed=seed)
+    except StockerError as exc:
+        fail(exc)
+    try:
         result = train_agent(config, get_settings(), progress=typer.echo)
     except StockerError as exc:
         fail(exc, EXIT_FAILED)
@@ -101,10 +104,10 @@ def train_command(
 def eval_command(
     policies: str = typer.Option("agent_scripted,agent_base,agent_rl", "--policies", help="comma-separated"),
     thetas: str = typer.Option("0.01,0.015,0.02", "--thetas", help="θ values of the sensitivity table"),
-    most: int = typer.Option(0, "--max-pairs", help="cap on valid-split decisions (0: every day)"),
+    split: str = typer.Option("valid", "--split", help="valid (model selection) or test (once, at the end)"),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
-    """Valid-split result score and action mix per policy and θ (the θ sensitivity table)."""
+    """Result score, action mix, ARR and MDD per policy and θ over a split (the θ table)."""
     from stocker_core.agent.config import agent_config
     from stocker_core.agent.evaluation import theta_table
     from stocker_core.config import get_settings
@@ -115,7 +118,9 @@ def eval_command(
         fail(f"bad --thetas {thetas!r}: give comma-separated fractions, e.g. 0.01,0.015,0.02")
     names = [p.strip() for p in policies.split(",") if p.strip()]
     try:
-        table = theta_table(names, get_settings(), agent_config(), grid, max_pairs=most or None)
+        if split not in ("valid", "test"):
+            fail(f"unknown split {split!r}: use valid or test")
+        table = theta_table(names, get_settings(), agent_config(), grid, split)
     except StockerError as exc:
         fail(exc)
     typer.echo(table.to_json(orient="records", indent=2) if as_json else table.to_string(index=False))

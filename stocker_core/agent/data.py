@@ -19,12 +19,11 @@ from stocker_core.agent.errors import AgentError, NoForwardReturnError
 from stocker_core.config import Settings
 from stocker_core.errors import StockerError
 from stocker_core.market.indicators import compute_indicators
-from stocker_core.text.events import TextEvents
+from stocker_core.text.events import TextEvents, publication_times
 from stocker_core.warehouse.db import Warehouse
 from stocker_core.warehouse.point_in_time import point_in_time, visible_events
 
 TEXT_KINDS = ("news", "forums", "macro")
-NEW_YORK = "America/New_York"
 
 MACRO_SYMBOLS: dict[str, str] = {
     "^GSPC": "S&P 500 index",
@@ -41,14 +40,12 @@ MACRO_SYMBOLS: dict[str, str] = {
 
 
 def with_published_at(frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` with a UTC ``published_at``: kept when present, else the end of the event's
-    date in New York (a date-only event is published after that day's close)."""
-    if "published_at" in frame.columns:
-        out = frame.copy()
-        out["published_at"] = pd.to_datetime(out["published_at"], utc=True)
-        return out
-    days = pd.to_datetime(frame["date"]).dt.normalize() + pd.Timedelta(days=1)
-    return frame.assign(published_at=days.dt.tz_localize(NEW_YORK).dt.tz_convert("UTC"))
+    """``frame`` with a UTC ``published_at`` (``text.events.publication_times``: the stated
+    instant, else the end of the event's date in New York, i.e. after that day's close)."""
+    stated = (
+        frame["published_at"] if "published_at" in frame.columns else pd.Series(pd.NaT, index=frame.index)
+    )
+    return frame.assign(published_at=publication_times(frame["date"], stated))
 
 
 def decision_day(value: date | pd.Timestamp | str) -> pd.Timestamp:

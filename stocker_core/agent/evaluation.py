@@ -28,6 +28,7 @@ from stocker_core.env.actions import Action
 from stocker_core.env.environment import Observation, TradingEnv
 from stocker_core.env.episode import Episode
 from stocker_core.env.rewards import RewardParams
+from stocker_core.evaluation.splits import Splits
 
 THETA_DEPENDENT = {"agent_scripted"}
 """Policies whose decisions change with θ (the scripted band); model decisions do not."""
@@ -55,11 +56,11 @@ class SplitRun:
     run: object
 
 
-def split_episode(data: AgentData, splits: object, split: str, cash: float) -> Episode:
+def split_episode(data: AgentData, splits: Splits, split: str, cash: float) -> Episode:
     """The whole ``split`` of ``data.ticker`` as one episode (key ``TICKER|<split>``)."""
     from stocker_core.evaluation.rolling import slice_episode, split_bounds
 
-    span = splits.range_of(data.ticker, split)  # type: ignore[attr-defined]
+    span = splits.range_of(data.ticker, split)
     lo, hi = split_bounds(data.bars, span)
     return slice_episode(data.bars, lo, hi, data.ticker, f"{data.ticker}|{split}", cash)
 
@@ -168,10 +169,8 @@ def theta_table(
     config: AgentConfig,
     thetas: Sequence[float] = THETA_GRID,
     split: str = "valid",
-    max_pairs: int | None = None,
 ) -> pd.DataFrame:
     """The θ sensitivity table: per θ and policy, result score, action mix, MDD and ARR."""
-    del max_pairs  # every day of the split is decided; kept for the CLI's signature
     frame = evaluate_split(policies, settings, config, split, thetas)
     columns = [
         "theta",

@@ -148,3 +148,51 @@ def test_every_tool_has_a_json_schema():
     assert price["properties"]["lookback_days"]["type"] == "integer"
     assert price["required"] == ["lookback_days"]
     assert schemas[1]["function"]["parameters"]["properties"]["names"]["type"] == "array"
+
+
+def test_tools_on_a_planted_future_warehouse(tmp_path):
+    """The same cut-off through the real loaders: bars and text events (with their
+    publication instants) stored in DuckDB and read back by ``load_agent_data``."""
+    from conftest import planted_bars, planted_macro, planted_text
+
+    from stocker_core.agent.data import load_agent_data
+    from stocker_core.config import Settings
+    from stocker_core.text.events import COLUMNS, publication_times
+    from stocker_core.text.store import replace_events
+    from stocker_core.warehouse.db import Warehouse
+
+    settings = Settings(home=tmp_path / "home", source="sample")
+    warehouse = Warehouse(settings.warehouse_path)
+    bars = planted_bars()
+    months = sorted({d.replace(day=1) for d in bars["date"].dt.date})
+    warehouse.replace_months("market.prices", "SYN", months, bars)
+    warehouse.replace_months("market.prices", "^GSPC", months, planted_macro()["^GSPC"])
+    text = planted_text()
+    for kind in ("news", "forums", "macro"):
+        frame = getattr(text, kind)
+        stated = frame["published_at"] if "published_at" in frame else pd.Series(pd.NaT, index=frame.index)
+        frame = frame.assign(
+            published_at=publication_times(frame["date"], stated), time_stated=stated.notna()
+        )
+        replace_events(warehouse, kind, frame[COLUMNS[kind]])
+
+    data = load_agent_data("SYN", settings, warehouse)
+    assert data.source == "warehouse" and list(data.macro_closes) == ["^GSPC"]
+    tools = AgentTools(data, DECISION_DAY)
+    answers = {
+        "get_price_history": tools.get_price_history(lookback_days=60),
+        "get_indicators": tools.get_indicators(names=["sma50", "bb_upper"], lookback_days=10),
+        "get_news": tools.get_news(days=30),
+        "get_forum_posts": tools.get_forum_posts(days=30),
+        "get_macro_series": tools.get_macro_series(symbol="^GSPC", lookback_days=60),
+        "get_macro_events": tools.get_macro_events(days=90),
+        "get_fundamentals": tools.get_fundamentals(kind="dividends"),
+    }
+    assert set(answers) == set(TOOL_NAMES)
+    for answer in answers.values():
+        _no_future(answer)
+    assert answers["get_price_history"]["last_date"] == "2023-06-14"
+    assert answers["get_news"]["count"] == 2  # D-1 date-only and D 15:59 New York
+    assert answers["get_forum_posts"]["count"] == 1
+    assert answers["get_macro_events"]["count"] == 1
+    assert answers["get_fundamentals"]["available"] is False
