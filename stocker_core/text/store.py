@@ -8,6 +8,8 @@ their day, New York time).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 
 from stocker_core.text.events import COLUMNS, EventKind, empty_events
@@ -46,14 +48,28 @@ def _migrations(table: str) -> list[str]:
     ]
 
 
+_READY: set[tuple[Path, int]] = set()  # (file, inode) whose text tables this process set up
+
+
+def _file_key(warehouse: Warehouse) -> tuple[Path, int] | None:
+    path = warehouse.path.resolve()
+    return (path, path.stat().st_ino) if path.exists() else None
+
+
 def ensure_text_tables(warehouse: Warehouse) -> None:
-    """Create the text schema's tables if missing."""
+    """Create the text schema's tables if missing and migrate older ones (once per file
+    and process, so later reads need no write connection)."""
+    if _file_key(warehouse) in _READY:
+        return
     with warehouse.connect() as con:
         con.execute("CREATE SCHEMA IF NOT EXISTS text")
         for kind, ddl in TEXT_DDL.items():
             con.execute(ddl)
             for migration in _migrations(TEXT_TABLES[kind]):
                 con.execute(migration)
+    key = _file_key(warehouse)
+    if key is not None:
+        _READY.add(key)
 
 
 def replace_events(warehouse: Warehouse, kind: EventKind, frame: pd.DataFrame) -> int:
