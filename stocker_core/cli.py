@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 
 import typer
 
+from stocker_core.agent import cli as agent_cli
 from stocker_core.council import cli as council_cli
 from stocker_core.env import cli as env_cli
 from stocker_core.evaluation import cli as evaluation_cli
@@ -25,6 +26,7 @@ CORE_AREAS: tuple[Registrar, ...] = (
     council_cli.register,
     evaluation_cli.register,
     drl_cli.register,
+    agent_cli.register,
 )
 """Core command areas, in the order their commands are listed."""
 
