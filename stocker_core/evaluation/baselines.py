@@ -195,6 +195,20 @@ def _zmr_plan(episode: Episode, params: RewardParams) -> Plan:
     return plan
 
 
+def _forecast_plan(episode: Episode, params: RewardParams) -> Plan:
+    from stocker_core.evaluation.forecast import ForecastConfig, predicted_returns
+
+    config = ForecastConfig()
+    closes, offset = episode.all_closes, len(episode.history)
+    predicted = predicted_returns(closes, config)[offset:]
+    want = np.nan_to_num(predicted, nan=-np.inf) > config.threshold
+    plan = long_flat_plan(want, episode.closes, params.transaction_cost, params.starting_cash)
+    valid = int(np.isfinite(predicted).sum())
+    note = history_note("forecast", config.lookback, offset, episode.trading_days, valid)
+    plan.notes.extend([note] if note else [])
+    return plan
+
+
 def _ideal_plan(episode: Episode, params: RewardParams) -> Plan:
     ideal = ideal_trajectory(episode.closes, params.transaction_cost, params.starting_cash)
     return long_flat_plan(ideal.long, episode.closes, params.transaction_cost, params.starting_cash)
@@ -207,6 +221,7 @@ VECTORISED_PLANS: dict[str, PlanFactory] = {
     "buy_and_hold": _buy_and_hold_plan,
     "macd": _macd_plan,
     "zmr": _zmr_plan,
+    "forecast": _forecast_plan,
     "ideal": _ideal_plan,
 }
 """Policies whose whole-episode actions depend on prices only: planned at once, graded in a batch."""

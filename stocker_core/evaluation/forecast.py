@@ -95,6 +95,31 @@ def forecast_next_close(closes: np.ndarray | list[float], config: ForecastConfig
     return Forecast(close=last, predicted_close=last * math.exp(predicted_log_return))
 
 
+def predicted_returns(closes: np.ndarray, config: ForecastConfig | None = None) -> np.ndarray:
+    """``forecast_next_close(closes[: i + 1]).predicted_return`` for every day ``i`` at once
+    (NaN where fewer than ``lookback`` closes exist): the same AR(lags) least-squares fit,
+    batched over days with numpy's pseudo-inverse (as statsmodels' OLS uses)."""
+    config = config or ForecastConfig()
+    px = np.asarray(closes, dtype=np.float64)
+    out = np.full(len(px), np.nan)
+    if len(px) < config.lookback:
+        return out
+    if not np.all(np.isfinite(px)) or np.any(px <= 0):
+        raise BadPriceError("closes must be positive finite numbers to take log returns")
+    windows = np.lib.stride_tricks.sliding_window_view(np.log(px), config.lookback)
+    returns = np.diff(windows, axis=1)  # (days, lookback - 1)
+    p = config.lags
+    rows = returns.shape[1] - p
+    lagged = np.stack([returns[:, p - j - 1 : p - j - 1 + rows] for j in range(p)], axis=2)
+    design = np.concatenate([np.ones((len(returns), rows, 1)), lagged], axis=2)
+    target = returns[:, p:]
+    beta = np.einsum("dkr,dr->dk", np.linalg.pinv(design), target)
+    latest = returns[:, ::-1][:, :p]  # r_T, r_(T-1), …
+    predicted_log = beta[:, 0] + np.einsum("dk,dk->d", beta[:, 1:], latest)
+    out[config.lookback - 1 :] = np.expm1(predicted_log)
+    return out
+
+
 class ForecastPolicy:
     """Long when the AR forecast of tomorrow's return beats θ, flat otherwise; all-in
     whole shares at today's close. Holds (and says why) until ``lookback`` closes exist."""

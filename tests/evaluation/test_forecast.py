@@ -145,3 +145,16 @@ def test_make_policy_imports_the_plugin_module_by_name(monkeypatch):
     policy = make_policy("forecast", env)
     assert type(policy).__name__ == "ForecastPolicy"
     assert policy.act(env.reset()) == Action.hold()  # 1 close: too little history
+
+
+def test_batched_forecast_equals_statsmodels_fit_day_by_day():
+    from stocker_core.evaluation.forecast import forecast_next_close, predicted_returns
+
+    rng = np.random.default_rng(11)
+    closes = 100 * np.exp(np.cumsum(rng.normal(0, 0.02, 90)))
+    for config in (ForecastConfig(), ForecastConfig(lookback=40, lags=3)):
+        batched = predicted_returns(closes, config)
+        assert np.isnan(batched[: config.lookback - 1]).all()
+        for i in range(config.lookback - 1, len(closes)):
+            single = forecast_next_close(closes[: i + 1], config).predicted_return
+            assert batched[i] == pytest.approx(single, abs=1e-12), i
