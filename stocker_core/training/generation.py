@@ -8,7 +8,9 @@ from typing import Any
 from stocker_core.training.models import LoadedModel
 from stocker_core.training.prompts import chat_messages
 
-MAX_NEW_TOKENS = 6
+WORD_COMPLETION_TOKENS = 3
+"""``side size <eos>``: all a word-model completion needs."""
+CHAT_COMPLETION_TOKENS = 8
 
 
 def render_prompt(loaded: LoadedModel, words: str, text: str) -> str:
@@ -24,11 +26,14 @@ def render_prompt(loaded: LoadedModel, words: str, text: str) -> str:
 
 
 def generate(
-    loaded: LoadedModel, prompts: Sequence[str], max_new_tokens: int = MAX_NEW_TOKENS, batch_size: int = 64
+    loaded: LoadedModel, prompts: Sequence[str], max_new_tokens: int | None = None, batch_size: int = 64
 ) -> list[str]:
     """Greedy completions of rendered ``prompts`` (left-padded batches), special tokens dropped."""
     import torch
 
+    if max_new_tokens is None:
+        words = loaded.prompt_style == "words"
+        max_new_tokens = WORD_COMPLETION_TOKENS if words else CHAT_COMPLETION_TOKENS
     tokenizer, model = loaded.tokenizer, loaded.model
     tokenizer.padding_side = "left"
     add_special = loaded.prompt_style == "words"
