@@ -33,8 +33,8 @@ def _read_table(path: Path) -> pd.DataFrame:
     if path.stat().st_size == 0:
         raise BadBarFile("empty file (0 bytes)")
     try:
-        if path.suffix.lower() == ".csv":
-            return pd.read_csv(path)
+        if path.suffix.lower() == ".csv":  # only blank cells are missing: "n/a" is text, named
+            return pd.read_csv(path, keep_default_na=False, na_values=[""])
         return pd.read_parquet(path)
     except Exception as exc:  # any parser failure: the file is reported, never a traceback
         first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

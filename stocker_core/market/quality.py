@@ -58,6 +58,8 @@ def row_problems(frame: pd.DataFrame, previous_close: float | None = None) -> li
     has_ohl = ohl.notna().any(axis=1)
     for column in OHL_COLUMNS:
         found += _named(frame, has_ohl & frame[column].isna(), f"NaN {column}", column)
+    if frame["volume"].notna().any():  # a table with volumes: an OHLC row without one is a hole
+        found += _named(frame, has_ohl & frame["volume"].isna(), "NaN volume", "volume")
     for column in ["open", "high", "low", "close", "adj_close"]:
         found += _named(frame, frame[column] <= 0, f"non-positive {column}", column)
     found += _named(frame, frame["high"] < frame["low"], "high below low")

@@ -120,3 +120,7 @@ def test_jump_threshold_is_symmetric(ratio, flagged):
     raw.loc[4, "high"] = 103.0 * ratio + 1
     raw.loc[4, "low"] = 103.0 * ratio - 1
     assert bool(_verdict(raw)) is flagged
+
+
+def test_nan_volume_in_an_ohlc_row_is_named():
+    assert _verdict(_bars({("volume", 2): np.nan})) == ["NaN volume on 2023-08-03"]
