@@ -28,6 +28,12 @@ COLUMNS = ["ticker", "date", "column", "value", "reason"]
 ROW_ACTIONS = {"drop", "accept"}
 
 
+SAMPLE_SOURCE_ACCEPTED = [
+    ("AAPL", "2000-09-29", "real move: -52% after Apple's profit warning of 2000-09-28"),
+]
+"""Vetted real moves in the offline sample data that break the split-like jump rule."""
+
+
 class CorrectionsError(StockerError, ValueError):
     """The corrections file is malformed."""
 
@@ -97,6 +103,11 @@ def load_corrections(path: Path) -> list[Correction]:
             f"{path}: missing column(s) {', '.join(missing)}; header is {','.join(COLUMNS)}"
         )
     return [_parse_row(i + 2, row, path) for i, row in enumerate(table[COLUMNS].to_dict("records"))]
+
+
+def sample_source_corrections() -> list[Correction]:
+    """The sample source's vetted acceptances (``SAMPLE_SOURCE_ACCEPTED``)."""
+    return [Correction(t, pd.Timestamp(d), "row", "accept", why) for t, d, why in SAMPLE_SOURCE_ACCEPTED]
 
 
 def apply_corrections(

@@ -63,6 +63,8 @@ class QualityGatedSource:
         self.inner = inner
         self.name = inner.name
         self.corrections = list(corrections)
+        self._static = hasattr(inner, "bar_issues")  # in-memory tables: judge each symbol once
+        self._judged: dict[str, Inspection] = {}
 
     def symbol_info(self, ticker: str) -> SymbolInfo:
         return self.inner.symbol_info(ticker)
@@ -97,11 +99,25 @@ class QualityGatedSource:
             corrected.applied,
         )
 
+    def _whole_history(self, ticker: str) -> Inspection:
+        if ticker not in self._judged:
+            info = self.inner.symbol_info(ticker)
+            self._judged[ticker] = self.inspect(ticker, info.first_date, month_end(info.last_date))
+        return self._judged[ticker]
+
     def fetch(self, ticker: str, start: date, end: date) -> pd.DataFrame:
         """Bars with ``start <= date < end``; DataQualityError if a month of it fails."""
-        inspection = self.inspect(ticker, start, end)
-        if inspection.failed:
-            raise DataQualityError(describe_failures(inspection.failed_keys(ticker)))
+        if self._static:
+            inspection = self._whole_history(ticker)
+            wanted = set(months_between(start, end))
+            failed = {m: p for m, p in inspection.failed.items() if m in wanted}
+        else:
+            inspection = self.inspect(ticker, start, end)
+            failed = inspection.failed
+        if failed:
+            raise DataQualityError(
+                describe_failures({partition_key(ticker, m): p for m, p in failed.items()})
+            )
         return slice_dates(inspection.frame, start, end)
 
 

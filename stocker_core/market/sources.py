@@ -84,10 +84,13 @@ def check_symbols(source: MarketDataSource, tickers: list[str]) -> list[str]:
 def get_source(settings: Settings) -> MarketDataSource:
     """The source named by ``settings.source`` (``sample`` | ``files`` | ``yfinance``), behind
     the quality gate (``gate.QualityGatedSource``) with ``$STOCKER_HOME/corrections.csv``."""
-    from stocker_core.market.corrections import load_corrections
+    from stocker_core.market.corrections import load_corrections, sample_source_corrections
     from stocker_core.market.gate import QualityGatedSource
 
-    return QualityGatedSource(_raw_source(settings), load_corrections(settings.home / "corrections.csv"))
+    corrections = load_corrections(settings.home / "corrections.csv")
+    if settings.source == "sample":
+        corrections += sample_source_corrections()
+    return QualityGatedSource(_raw_source(settings), corrections)
 
 
 def _raw_source(settings: Settings) -> MarketDataSource:
