@@ -1,0 +1,60 @@
+"""The order of the main job: stages that alternate unpartitioned and per-ticker runs.
+
+An unpartitioned asset (text events, splits, trained models, the rolling evaluation, the
+report) runs once; a partitioned one runs per ticker over its months. A stage holds one
+unpartitioned run followed by the per-ticker runs; an asset goes to the first stage that
+comes after everything it reads. E.g. text → prices…votes | splits, models → backtests |
+rolling evaluation → report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import dagster as dg
+
+
+@dataclass
+class Stage:
+    """One unpartitioned run (``unpartitioned`` may be empty), then the per-ticker runs."""
+
+    unpartitioned: list[dg.AssetsDefinition] = field(default_factory=list)
+    partitioned: list[dg.AssetsDefinition] = field(default_factory=list)
+
+
+def plan_stages(assets: Sequence[dg.AssetsDefinition]) -> list[Stage]:
+    """Stages for ``assets`` in dependency order (dependencies outside ``assets`` are
+    taken as already built). Within a stage the unpartitioned run goes first, so a
+    partitioned asset may read an unpartitioned one of its own stage but not the reverse."""
+    by_key = {key: a for a in assets for key in a.keys}
+    level: dict[dg.AssetKey, int] = {}
+
+    def stage_of(key: dg.AssetKey, seen: tuple[dg.AssetKey, ...] = ()) -> int:
+        if key in level:
+            return level[key]
+        if key in seen:
+            raise ValueError(f"dependency cycle through {key.to_user_string()}")
+        asset = by_key[key]
+        partitioned = asset.partitions_def is not None
+        stage = 0
+        for upstream in asset.asset_deps.get(key, set()):
+            if upstream not in by_key or upstream in asset.keys:
+                continue
+            up = stage_of(upstream, (*seen, key))
+            up_partitioned = by_key[upstream].partitions_def is not None
+            # a per-ticker run cannot feed an unpartitioned run of the same stage
+            stage = max(stage, up + 1 if up_partitioned and not partitioned else up)
+        level[key] = stage
+        return stage
+
+    for key in by_key:
+        stage_of(key)
+    stages: list[Stage] = []
+    for asset in dict.fromkeys(by_key.values()):  # each multi-asset once, in the given order
+        stage = max(level[k] for k in asset.keys)
+        while len(stages) <= stage:
+            stages.append(Stage())
+        part = stages[stage].partitioned if asset.partitions_def is not None else stages[stage].unpartitioned
+        part.append(asset)
+    return [s for s in stages if s.unpartitioned or s.partitioned]
