@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
 
@@ -100,7 +101,7 @@ def _month(value: str | None) -> date | None:
         raise typer.BadParameter(f"{value!r} is not a month (YYYY-MM)") from None
 
 
-DEFAULT_GROUPS = "market,env,text,council"
+DEFAULT_GROUPS = "market,env,text,council,evaluation,training"
 
 
 def materialize(
@@ -132,6 +133,7 @@ def materialize(
         run_unpartitioned,
         select_assets,
     )
+    from stocker_assets.stages import plan_stages
 
     settings = get_settings(fresh=True)
     unusable: dict[str, str] = {}
@@ -178,33 +180,46 @@ def materialize(
                 task, advance=1, description=f"{label}: {step} done"
             )
 
-        if unpartitioned:
-            task, on_step = track("text events", len(unpartitioned))
-            results.append(run_unpartitioned(instance, unpartitioned, resources, on_step=on_step))
-            progress.update(task, completed=len(unpartitioned))
-        for name, months in plan.items():
-            if not months:
-                console.print(f"[yellow]{name}: no months with data in range; skipped[/yellow]")
+        stages = plan_stages([*unpartitioned, *partitioned])
+        for number, stage in enumerate(stages, 1):
+            if results and not all(r.success for r in results):
+                names = ", ".join(_asset_names([*stage.unpartitioned, *stage.partitioned]))
+                console.print(f"[yellow]stage {number} ({names}) not run: an earlier run failed[/yellow]")
                 continue
-            if not partitioned:
+            if stage.unpartitioned:
+                names = _asset_names(stage.unpartitioned)
+                label = f"stage {number}: {', '.join(names)}"
+                task, on_step = track(label, len(names))
+                run = run_unpartitioned(instance, stage.unpartitioned, resources, on_step=on_step)
+                results.append(replace(run, ticker=", ".join(names)))
+                progress.update(task, completed=len(names))
+            if not stage.partitioned:
                 continue
-            steps = len(partitioned) + len(checks)
-            task, on_step = track(
-                f"{name} {months[0]:%Y-%m}…{months[-1]:%Y-%m} ({len(months)} months)", steps
-            )
-            results.append(
-                run_ticker_months(
-                    instance,
-                    name,
-                    months,
-                    partitioned,
-                    checks,
-                    resources,
-                    on_step=on_step,
-                    allow_failed_checks=allow_failed_checks,
+            stage_keys = {k for a in stage.partitioned for k in a.keys}
+            stage_checks = [c for c in checks if {s.asset_key for s in c.check_specs} <= stage_keys]
+            for name, months in plan.items():
+                if not months:
+                    if number == 1:
+                        console.print(f"[yellow]{name}: no months with data in range; skipped[/yellow]")
+                    continue
+                steps = len(stage.partitioned) + len(stage_checks)
+                task, on_step = track(
+                    f"stage {number}: {name} {months[0]:%Y-%m}…{months[-1]:%Y-%m} ({len(months)} months)",
+                    steps,
                 )
-            )
-            progress.update(task, completed=steps)
+                results.append(
+                    run_ticker_months(
+                        instance,
+                        name,
+                        months,
+                        stage.partitioned,
+                        stage_checks,
+                        resources,
+                        on_step=on_step,
+                        allow_failed_checks=allow_failed_checks,
+                    )
+                )
+                progress.update(task, completed=steps)
     table = Table(title="Materialized")
     for col in ("run of", "months", "run", "seconds", "status"):
         table.add_column(col)
@@ -224,6 +239,10 @@ def materialize(
     )
     if unusable or not all(r.success for r in results):
         raise typer.Exit(EXIT_FAILED)
+
+
+def _asset_names(assets: list) -> list[str]:
+    return [k.to_user_string() for a in assets for k in a.keys]
 
 
 def _print_failures(results: list, allowed: bool) -> None:
