@@ -176,9 +176,16 @@ def materialize(
 
         def track(label: str, steps: int):
             task = progress.add_task(label, total=steps)
-            return task, lambda step, _s: progress.update(
-                task, advance=1, description=f"{label}: {step} done"
-            )
+            if not console.is_terminal:  # logs and CI: one line per run and per finished step
+                console.print(f"{label}: started", soft_wrap=True)
+
+            def on_step(step: str, _status: object) -> None:
+                progress.update(task, advance=1, description=f"{label}: {step} done")
+                if not console.is_terminal:
+                    elapsed = time.perf_counter() - started
+                    console.print(f"{label}: {step} done ({elapsed:.0f}s)", soft_wrap=True)
+
+            return task, on_step
 
         stages = plan_stages([*unpartitioned, *partitioned])
         for number, stage in enumerate(stages, 1):
