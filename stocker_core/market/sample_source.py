@@ -7,7 +7,10 @@
 
 from __future__ import annotations
 
+import importlib.util
+from collections.abc import Iterator, Mapping
 from functools import lru_cache
+from pathlib import Path
 
 import pandas as pd
 
@@ -15,23 +18,61 @@ from stocker_core.market.frames import normalize_bars
 from stocker_core.market.table_source import TableSource
 
 
-@lru_cache(maxsize=1)
-def _load_sample_frames() -> dict[str, pd.DataFrame]:
-    from gym_anytrading.datasets import STOCKS_GOOGL
+def _package_file(package: str, *parts: str) -> Path | None:
+    """A data file shipped inside an installed package, found without importing it
+    (importing skfolio pulls in scikit-learn and SciPy: ~1.5 s for two CSV files)."""
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = Path(next(iter(spec.submodule_search_locations)), *parts)
+    return path if path.exists() else None
 
-    frames = {"GOOGL": normalize_bars(STOCKS_GOOGL)}
-    try:
-        from skfolio.datasets import load_sp500_dataset, load_sp500_index
-    except ImportError:  # skfolio is optional context data
-        return frames
-    closes = load_sp500_dataset()
-    index = load_sp500_index()
-    for symbol in closes.columns:
-        frames.setdefault(
-            symbol, normalize_bars(pd.DataFrame({"date": closes.index, "close": closes[symbol]}))
-        )
-    frames["^GSPC"] = normalize_bars(pd.DataFrame({"date": index.index, "close": index.iloc[:, 0]}))
-    return frames
+
+def _read_dated_csv(path: Path) -> pd.DataFrame:
+    """A CSV (optionally gzip) whose first column is a YYYY-MM-DD date index."""
+    frame = pd.read_csv(path, index_col=0)
+    frame.index = pd.to_datetime(frame.index, format="%Y-%m-%d")
+    return frame
+
+
+class _NormalizedOnRead(Mapping[str, pd.DataFrame]):
+    """Raw frames by symbol, each normalized the first time it is read (a command that
+    charts one symbol does not pay for normalizing all 22)."""
+
+    def __init__(self, raw: dict[str, pd.DataFrame]) -> None:
+        self._raw = raw
+        self._done: dict[str, pd.DataFrame] = {}
+
+    def __getitem__(self, symbol: str) -> pd.DataFrame:
+        if symbol not in self._done:
+            self._done[symbol] = normalize_bars(self._raw[symbol])
+        return self._done[symbol]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._raw)
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+
+@lru_cache(maxsize=1)
+def _load_sample_frames() -> Mapping[str, pd.DataFrame]:
+    googl = _package_file("gym_anytrading", "datasets", "data", "STOCKS_GOOGL.csv")
+    if googl is None:
+        from gym_anytrading.datasets import STOCKS_GOOGL  # its layout changed: the slow way
+
+        raw = {"GOOGL": STOCKS_GOOGL}
+    else:
+        raw = {"GOOGL": _read_dated_csv(googl)}
+    closes_file = _package_file("skfolio", "datasets", "data", "sp500_dataset.csv.gz")
+    index_file = _package_file("skfolio", "datasets", "data", "sp500_index.csv.gz")
+    if closes_file is not None and index_file is not None:  # skfolio is optional context data
+        closes = _read_dated_csv(closes_file)
+        index = _read_dated_csv(index_file)
+        for symbol in closes.columns:
+            raw.setdefault(symbol, pd.DataFrame({"date": closes.index, "close": closes[symbol]}))
+        raw["^GSPC"] = pd.DataFrame({"date": index.index, "close": index.iloc[:, 0]})
+    return _NormalizedOnRead(raw)
 
 
 class SampleSource(TableSource):

@@ -1,0 +1,95 @@
+"""What makes `stocker episode info` start fast: no heavy imports, a cached calendar,
+the sample source read without importing skfolio, symbols normalized on first read."""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from stocker_core.market import calendar
+from stocker_core.market.frames import normalize_bars
+from stocker_core.market.sample_source import _load_sample_frames
+
+HEAVY = ("dagster", "torch", "sklearn", "scipy", "skfolio", "matplotlib", "transformers")
+
+PROBE = """
+import json, sys
+from typer.testing import CliRunner
+from stocker_assets.cli import app
+result = CliRunner().invoke(app, sys.argv[1:])
+heavy = [m for m in {heavy!r} if m in sys.modules]
+print(json.dumps({{"code": result.exit_code, "output": result.output, "heavy": heavy}}))
+"""
+
+
+def _run_in_fresh_process(tmp_path: Path, *args: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("STOCKER_", "DAGSTER_HOME"))}
+    env.update(STOCKER_HOME=str(tmp_path / "home"), STOCKER_SOURCE="sample", XDG_CACHE_HOME=str(tmp_path))
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE.format(heavy=HEAVY), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--help"], ["tickers", "list"], ["episode", "info", "--episode", "GOOGL|2012-03-01", "--json"]],
+)
+def test_fast_commands_import_nothing_heavy(tmp_path, args):
+    probe = _run_in_fresh_process(tmp_path, *args)
+    assert probe["code"] == 0, probe["output"]
+    assert probe["heavy"] == []
+
+
+def test_episode_info_on_the_sample_gives_the_episode(tmp_path):
+    probe = _run_in_fresh_process(tmp_path, "episode", "info", "--episode", "GOOGL|2012-03-01", "--json")
+    info = json.loads(probe["output"])
+    # March and April 2012: 22 + 20 NYSE sessions (Good Friday 2012-04-06 closed)
+    assert (info["ticker"], info["trading_days"], info["source"]) == ("GOOGL", 42, "sample")
+
+
+def test_calendar_is_cached_between_processes(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    calendar.nyse.cache_clear()
+    try:
+        built = calendar.nyse()
+        cache = tmp_path / "stocker" / "xnys-calendar.pickle"
+        key, stored = pickle.loads(cache.read_bytes())
+        assert key[0] == "XNYS" and key[2] == calendar.CALENDAR_START
+        calendar.nyse.cache_clear()
+        reloaded = calendar.nyse()
+        assert reloaded.sessions.equals(built.sessions)
+        assert reloaded.closes.equals(built.closes)
+        # 2023-11-24, the day after Thanksgiving: an early close at 13:00 New York (18:00 UTC)
+        assert reloaded.closes[pd.Timestamp("2023-11-24")] == pd.Timestamp("2023-11-24 18:00", tz="UTC")
+        cache.write_bytes(b"not a pickle")  # a damaged cache is rebuilt, not an error
+        calendar.nyse.cache_clear()
+        assert calendar.nyse().sessions.equals(built.sessions)
+        assert pickle.loads(cache.read_bytes())[0] == key
+    finally:
+        calendar.nyse.cache_clear()
+
+
+def test_sample_frames_match_the_packages_own_loaders():
+    from gym_anytrading.datasets import STOCKS_GOOGL
+    from skfolio.datasets import load_sp500_dataset
+
+    frames = _load_sample_frames()
+    assert len(frames) == 22 and "^GSPC" in frames
+    assert frames["GOOGL"].equals(normalize_bars(STOCKS_GOOGL))
+    closes = load_sp500_dataset()
+    expected = normalize_bars(pd.DataFrame({"date": closes.index, "close": closes["AAPL"]}))
+    assert frames["AAPL"].equals(expected)
+    assert str(frames["AAPL"]["date"].max().date()) == "2022-12-28"
