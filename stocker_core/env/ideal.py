@@ -175,9 +175,11 @@ def greedy_trajectory(
 ) -> TrajectoryResult:
     """The reference rule in whole shares: long when the next close is higher, flat otherwise.
 
-    At each step before the last, the rule buys as many whole shares as cash
-    allows when tomorrow closes higher and sells everything otherwise; on the
-    last step (no next close) it keeps its position.
+    Exactly as the reference computes it: at each step before the last the rule
+    buys as many whole shares as cash allows when tomorrow closes higher and sells
+    everything otherwise; on the last step (no next close) it sells what it holds,
+    so its total is realised cash after costs (0.182203 on task_easy, 0.236178 on
+    task_medium). The exact optimum (``ideal_trajectory``) stays the ideal.
     """
     prices = _as_matrix(closes)[0]
     n = len(prices)
@@ -187,14 +189,14 @@ def greedy_trajectory(
     values = np.zeros(n)
     for t in range(n):
         price = float(prices[t])
-        if t < n - 1:
-            if prices[t + 1] > price and position == 0:
-                qty = max_affordable(cash, price, cost)
-                fill = apply_trade(cash, position, Side.BUY, qty, price, cost)
-                cash, position = fill.cash, fill.position
-            elif prices[t + 1] <= price and position > 0:
-                fill = apply_trade(cash, position, Side.SELL, position, price, cost)
-                cash, position = fill.cash, fill.position
+        rises = t < n - 1 and prices[t + 1] > price
+        if rises and position == 0:
+            qty = max_affordable(cash, price, cost)
+            fill = apply_trade(cash, position, Side.BUY, qty, price, cost)
+            cash, position = fill.cash, fill.position
+        elif not rises and position > 0:  # a fall, a flat day or the last step: sell all
+            fill = apply_trade(cash, position, Side.SELL, position, price, cost)
+            cash, position = fill.cash, fill.position
         long[t] = position > 0
         shares[t] = position
         values[t] = cash + position * price
