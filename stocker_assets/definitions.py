@@ -2,7 +2,7 @@
 
 import dagster as dg
 
-from stocker_assets.assets import agent, council, drl, env, evaluation, market
+from stocker_assets.assets import agent, council, drl, env, evaluation, market, training
 from stocker_assets.checks import charts_are_complete, indicators_are_sane, prices_are_valid
 from stocker_assets.jobs import market_job
 from stocker_assets.resources import default_resources
@@ -10,7 +10,7 @@ from stocker_assets.schedules import corpus_refresh
 from stocker_assets.sensors import universe_sync
 
 defs = dg.Definitions(
-    assets=dg.load_assets_from_modules([market, env, council, evaluation, drl, agent]),
+    assets=dg.load_assets_from_modules([market, env, council, evaluation, drl, training, agent]),
     asset_checks=[prices_are_valid, indicators_are_sane, charts_are_complete],
     jobs=[market_job],
     schedules=[corpus_refresh],

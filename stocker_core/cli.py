@@ -17,6 +17,7 @@ from stocker_core.env import cli as env_cli
 from stocker_core.evaluation import cli as evaluation_cli
 from stocker_core.evaluation import drl_cli
 from stocker_core.market import chart_cli
+from stocker_core.training import cli as training_cli
 
 Registrar = Callable[[typer.Typer], None]
 
@@ -26,6 +27,7 @@ CORE_AREAS: tuple[Registrar, ...] = (
     council_cli.register,
     evaluation_cli.register,
     drl_cli.register,
+    training_cli.register,
     agent_cli.register,
 )
 """Core command areas, in the order their commands are listed."""

@@ -17,7 +17,7 @@ from stocker_core.market.pipeline import MonthBuild
 from stocker_core.warehouse.db import frame_version
 
 EVALUATION = "evaluation"
-MODEL_ASSETS = ("drl_agents", "agent_policy")
+MODEL_ASSETS = ("drl_agents", "moderator_base", "moderator_sft", "moderator_grpo", "agent_policy")
 """Assets whose lineage partitions are policy names (trained models): recorded as upstream of a
 backtest that played that policy."""
 REPORT_NAME = "evaluation"
