@@ -1,0 +1,314 @@
+"""The web page's JSON API: thin endpoints over the readers and play sessions of this package.
+
+Every answer is JSON (or a PNG / the report's HTML); bad input is a 4xx ``{"error": ...}``.
+"""
+
+from __future__ import annotations
+
+import functools
+import hmac
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pandas as pd
+from fastapi import APIRouter, Body, Depends, Request
+from fastapi.responses import FileResponse
+from pydantic import BaseModel
+
+from stocker_core.config import Settings
+from stocker_core.errors import StockerError
+from stocker_core.web import names
+from stocker_core.web.compare import (
+    backtest_keys,
+    episode_comparison,
+    report_file,
+    rolling_overview,
+    stored_reports,
+)
+from stocker_core.web.corpus import DagsterLink, corpus_overview, episode_choices
+from stocker_core.web.errors import BadInputError, NotFoundError, WebError, as_web_error
+from stocker_core.web.play import PlaySessions, episode_payload, session_state
+from stocker_core.web.reader import WarehouseReader, plain
+from stocker_core.web.training_runs import run_image, training_overview
+from stocker_core.web.votes import chosen_vote_book, heatmap, replay_decisions, votes_payload
+
+SESSION_ID = re.compile(r"^[0-9a-f]{32}$")
+STATUS_TABLES = {
+    "prices": "market.prices",
+    "charts": "market.charts",
+    "episodes": "env.episodes",
+    "votes": "council.votes",
+    "backtests": "eval.backtests",
+    "rolling_windows": "eval.rolling",
+    "training_runs": "models.runs",
+    "lineage": "meta.lineage",
+}
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclass
+class WebContext:
+    """What every endpoint reads: settings, the read-only warehouse, play sessions, links, the key."""
+
+    settings: Settings
+    reader: WarehouseReader
+    sessions: PlaySessions
+    dagster: DagsterLink
+    api_key: str | None = None
+
+
+class PlayRequest(BaseModel):
+    """Start playing ``episode`` (task alias or ``TICKER|YYYY-MM-01``), by hand or with ``policy``."""
+
+    episode: str = "task_easy"
+    policy: str | None = None
+    seed: int | None = None
+
+
+def web_errors(fn: F) -> F:
+    """Turn project errors raised by an endpoint into 4xx JSON answers."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except StockerError as exc:
+            raise as_web_error(exc) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _session_id(text: str) -> str:
+    if not SESSION_ID.fullmatch(text):
+        raise BadInputError(f"invalid session id {text!r}: 32 hex digits from POST api/play")
+    return text
+
+
+def key_checker(context: WebContext) -> Callable[[Request], None]:
+    """A dependency that requires ``Authorization: Bearer <key>`` when an API key is set."""
+
+    def check(request: Request) -> None:
+        if not context.api_key:
+            return
+        header = request.headers.get("authorization", "")
+        given = header[7:].strip() if header.lower().startswith("bearer ") else ""
+        if not hmac.compare_digest(given.encode(), context.api_key.encode()):
+            raise WebError(401, "this server needs its API key: send Authorization: Bearer <key>")
+
+    return check
+
+
+def build_api(context: WebContext) -> APIRouter:
+    """The ``api/...`` routes of the web page."""
+    router = APIRouter(prefix="/api", dependencies=[Depends(key_checker(context))])
+    reader, sessions, settings = context.reader, context.sessions, context.settings
+
+    @router.get("/status")
+    @web_errors
+    def status() -> dict[str, Any]:
+        present = reader.tables()
+        counts = {}
+        for name, table in STATUS_TABLES.items():
+            counts[name] = (
+                int(reader.frame(f"SELECT count(*) AS n FROM {table}")["n"].iloc[0])
+                if table in present
+                else 0
+            )
+        return {"warehouse": str(reader.path), "exists": reader.exists, "counts": counts}
+
+    @router.get("/choices")
+    @web_errors
+    def choices() -> dict[str, Any]:
+        from stocker_core.env.policies import is_upper_bound
+        from stocker_core.evaluation.runner import ordered_policies, policy_label
+
+        policies = [
+            {"name": n, "label": policy_label(n), "upper_bound": is_upper_bound(n)}
+            for n in ordered_policies()
+        ]
+        return {**episode_choices(reader), "policies": policies}
+
+    @router.post("/play")
+    @web_errors
+    def play_start(request: PlayRequest) -> dict[str, Any]:
+        session = sessions.start(request.episode, request.policy, request.seed)
+        return {"episode": episode_payload(session.env), "state": session_state(session)}
+
+    @router.get("/play/{session_id}")
+    @web_errors
+    def play_state(session_id: str) -> dict[str, Any]:
+        return session_state(sessions.get(_session_id(session_id)))
+
+    @router.post("/play/{session_id}/step")
+    @web_errors
+    def play_step(session_id: str, action: dict[str, Any] | None = Body(default=None)) -> dict[str, Any]:
+        sid = _session_id(session_id)
+        record = sessions.step(sid, action or None)
+        session = sessions.get(sid)
+        return {"record": record, "state": {k: v for k, v in session_state(session).items() if k != "steps"}}
+
+    @router.post("/play/{session_id}/run")
+    @web_errors
+    def play_run(session_id: str) -> dict[str, Any]:
+        sid = _session_id(session_id)
+        done = sessions.run(sid)
+        return {"records": done, "state": session_state(sessions.get(sid))}
+
+    @router.post("/play/{session_id}/reset")
+    @web_errors
+    def play_reset(session_id: str) -> dict[str, Any]:
+        return session_state(sessions.reset(_session_id(session_id)))
+
+    def _council(episode: str, votes: str | None) -> tuple[Any, Any, list[dict], Any]:
+        ep = sessions.episode(episode)
+        book, sets = chosen_vote_book(reader, settings, ep.ticker, ep.dates, votes)
+        replay = replay_decisions(ep, book, settings) if book is not None and book.votes else None
+        return ep, book, sets, replay
+
+    def _no_votes(ep: Any) -> str:
+        return (
+            f"no council votes for {ep.key} yet: run `stocker materialize` "
+            "(the council group) or `stocker council vote`"
+        )
+
+    @router.get("/council/episode")
+    @web_errors
+    def council_episode(episode: str = "task_easy", votes: str | None = None) -> dict[str, Any]:
+        ep, book, sets, replay = _council(episode, votes)
+        charts = reader.frame(
+            "SELECT date FROM market.charts WHERE ticker = ? AND date BETWEEN ? AND ?",
+            [ep.ticker, ep.start, ep.end],
+            needs=["market.charts"],
+        )
+        return plain(
+            {
+                "episode": ep.summary(),
+                "days": [d.date().isoformat() for d in ep.dates],
+                "closes": ep.closes.tolist(),
+                "vote_sets": sets,
+                "vote_set": f"{book.backend}:{book.model_id}" if book else None,
+                "vote_version": book.version if book else None,
+                "empty": None if book is not None and book.votes else _no_votes(ep),
+                "heatmap": heatmap(book, list(ep.dates)) if book else None,
+                "decisions": replay.decisions if replay else [],
+                "replay_stopped_at": replay.stopped_at if replay else None,
+                "chart_days": [plain(d) for d in charts.get("date", [])],
+            }
+        )
+
+    @router.get("/council/day")
+    @web_errors
+    def council_day(episode: str, date: str, votes: str | None = None) -> dict[str, Any]:
+        day = pd.Timestamp(names.day(date))
+        ep, book, sets, replay = _council(episode, votes)
+        if day not in set(ep.dates):
+            raise NotFoundError(
+                f"{date} is not a trading day of {ep.key} ({ep.start} … {ep.end}): pick one of its days"
+            )
+        decision = next((d for d in (replay.decisions if replay else []) if d["date"] == date), None)
+        chart = reader.frame(
+            "SELECT width, height FROM market.charts WHERE ticker = ? AND date = ?",
+            [ep.ticker, day.date()],
+            needs=["market.charts"],
+        )
+        return plain(
+            {
+                "episode": ep.key,
+                "ticker": ep.ticker,
+                "date": date,
+                "step": int(list(ep.dates).index(day)),
+                "vote_set": f"{book.backend}:{book.model_id}" if book else None,
+                "vote_version": book.version if book else None,
+                "vote_sets": sets,
+                "votes": votes_payload(book, day) if book else [],
+                "empty": None if book is not None and book.votes else _no_votes(ep),
+                "decision": decision,
+                "decision_note": None
+                if decision
+                else (
+                    f"no moderator decision: votes stop at {replay.stopped_at}"
+                    if replay and replay.stopped_at
+                    else "no moderator decision without the seven votes"
+                ),
+                "chart": f"api/charts/{ep.ticker}/{date}" if len(chart) else None,
+                "chart_hint": None if len(chart) else "no chart stored for this day: materialize charts",
+            }
+        )
+
+    @router.get("/charts/{ticker}/{date}")
+    @web_errors
+    def chart(ticker: str, date: str) -> FileResponse:
+        symbol, day = names.ticker(ticker), names.day(date)
+        row = reader.frame(
+            "SELECT path FROM market.charts WHERE ticker = ? AND date = ?",
+            [symbol, day],
+            needs=["market.charts"],
+        )
+        if row.empty:
+            raise NotFoundError(f"no chart of {symbol} on {date}: materialize the charts partition first")
+        path = Path(str(row["path"].iloc[0]))
+        if not path.is_absolute():
+            path = settings.home / path
+        if not _inside(path, settings.home) or not path.is_file():
+            raise NotFoundError(f"the chart file of {symbol} on {date} is missing: re-materialize charts")
+        return FileResponse(path, media_type="image/png")
+
+    @router.get("/compare/episodes")
+    @web_errors
+    def compare_keys() -> dict[str, Any]:
+        from stocker_core.web.compare import NO_BACKTESTS
+
+        keys = backtest_keys(reader)
+        return {"episodes": keys, "empty": None if keys else NO_BACKTESTS}
+
+    @router.get("/compare/episode")
+    @web_errors
+    def compare_episode(key: str) -> dict[str, Any]:
+        if not re.fullmatch(r"[A-Za-z0-9.^=|:_-]{1,64}", key):
+            raise BadInputError(f"invalid episode key {key!r}: e.g. GOOGL|2012-03-01")
+        return episode_comparison(reader, key)
+
+    @router.get("/compare/rolling")
+    @web_errors
+    def compare_rolling() -> dict[str, Any]:
+        return rolling_overview(reader)
+
+    @router.get("/reports")
+    @web_errors
+    def reports() -> dict[str, Any]:
+        found = stored_reports(reader, settings.home)
+        return {"reports": found, "empty": None if found else "no report yet: run `stocker report`"}
+
+    @router.get("/reports/{name}/report.html")
+    @web_errors
+    def report(name: str) -> FileResponse:
+        return FileResponse(report_file(settings.home, names.plain_name(name, "report name")))
+
+    @router.get("/training")
+    @web_errors
+    def training() -> dict[str, Any]:
+        return training_overview(reader)
+
+    @router.get("/training/{run_id}/image")
+    @web_errors
+    def training_image(run_id: str) -> FileResponse:
+        return FileResponse(run_image(reader, settings.home, names.run_id(run_id)), media_type="image/png")
+
+    @router.get("/corpus")
+    @web_errors
+    def corpus() -> dict[str, Any]:
+        return corpus_overview(reader, context.dagster)
+
+    return router
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    try:
+        path.resolve().relative_to(folder.resolve())
+    except ValueError:
+        return False
+    return True

@@ -1,0 +1,132 @@
+"""Compare policies from the evaluation's stored rows (``eval.*``): metrics and equity curves
+of one episode, the rolling-window table with confidence intervals and p-values, the reports."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from stocker_core.evaluation.metrics import METRIC_HELP, METRIC_NAMES
+from stocker_core.evaluation.report import ROLLING_HEADLINE, rolling_table
+from stocker_core.evaluation.rolling import RollingConfig
+from stocker_core.evaluation.runner import ordered_policies, policy_label
+from stocker_core.web.errors import NotFoundError
+from stocker_core.web.reader import WarehouseReader, plain, records
+
+NO_BACKTESTS = "no backtests yet: run `stocker materialize` (the evaluation group) to store them"
+NO_ROLLING = "no rolling evaluation yet: run `stocker materialize` (rolling_evaluation) to store it"
+
+
+def backtest_keys(reader: WarehouseReader) -> list[dict[str, Any]]:
+    """Every backtested episode (partition or whole test period) with its dates and policy count."""
+    frame = reader.frame(
+        """SELECT key, scope, ticker, min(start_date) AS start_date, max(end_date) AS end_date,
+                  count(*) AS policies FROM eval.backtests GROUP BY key, scope, ticker
+           ORDER BY scope DESC, ticker, start_date""",
+        needs=["eval.backtests"],
+    )
+    return records(frame)
+
+
+def episode_comparison(reader: WarehouseReader, key: str) -> dict[str, Any]:
+    """Metrics of every policy on ``key`` and their daily equity curves (step 0 is V_0)."""
+    rows = reader.frame("SELECT * FROM eval.backtests WHERE key = ?", [key], needs=["eval.backtests"])
+    if rows.empty:
+        raise NotFoundError(f"no backtests of {key!r}: {NO_BACKTESTS}")
+    curves = reader.frame(
+        "SELECT * FROM eval.equity_curves WHERE key = ? ORDER BY policy, step",
+        [key],
+        needs=["eval.equity_curves"],
+    )
+    order = ordered_policies(list(rows["policy"]))
+    rows = rows.set_index("policy").loc[order].reset_index()
+    metrics = [
+        {
+            "policy": r["policy"],
+            "label": policy_label(r["policy"]),
+            "upper_bound": bool(r["upper_bound"]),
+            **{m: r[m] for m in METRIC_NAMES},
+            "invalid_steps": r["invalid_steps"],
+            "timing_share": r["timing_share"],
+            "method": r["method"],
+            "notes": r["notes"],
+        }
+        for r in rows.to_dict(orient="records")
+    ]
+    series = {}
+    for policy, part in curves.groupby("policy", sort=False) if len(curves) else []:
+        series[policy] = {
+            "date": part["date"].tolist(),
+            "close": part["close"].tolist(),
+            "value": part["value"].tolist(),
+            "position": part["position"].tolist(),
+            "traded": part["traded"].tolist(),
+            "drawdown": part["drawdown"].tolist(),
+        }
+    first = rows.iloc[0]
+    return plain(
+        {
+            "key": key,
+            "scope": first["scope"],
+            "ticker": first["ticker"],
+            "start_date": first["start_date"],
+            "end_date": first["end_date"],
+            "metric_names": list(METRIC_NAMES),
+            "metric_help": METRIC_HELP,
+            "metrics": metrics,
+            "curves": {p: series[p] for p in order if p in series},
+        }
+    )
+
+
+def rolling_overview(reader: WarehouseReader, config: RollingConfig | None = None) -> dict[str, Any]:
+    """The rolling windows' summary (mean and CI per policy and metric), the paired comparisons
+    and the report's headline table (same formatting as the HTML report)."""
+    config = config or RollingConfig()
+    summary = reader.frame("SELECT * FROM eval.rolling_summary", needs=["eval.rolling_summary"])
+    comparisons = reader.frame("SELECT * FROM eval.rolling_comparisons", needs=["eval.rolling_comparisons"])
+    if summary.empty:
+        return {"empty": NO_ROLLING, "table": [], "summary": [], "comparisons": [], "windows": []}
+    if comparisons.empty:
+        comparisons = pd.DataFrame(columns=["policy", "baseline", "metric", "wins", "n", "p_value"])
+    windows = reader.frame(
+        """SELECT ticker, count(DISTINCT window_index) AS windows, min(start_date) AS first_start,
+                  max(end_date) AS last_end FROM eval.rolling GROUP BY ticker ORDER BY ticker""",
+        needs=["eval.rolling"],
+    )
+    table = rolling_table(summary, comparisons, config.baselines)
+    return {
+        "empty": None,
+        "headline_metrics": list(ROLLING_HEADLINE),
+        "baselines": list(config.baselines),
+        "table": records(table),
+        "summary": records(summary),
+        "comparisons": records(comparisons),
+        "windows": records(windows),
+    }
+
+
+def stored_reports(reader: WarehouseReader, home: Path) -> list[dict[str, Any]]:
+    """The HTML reports on disk under ``home/reports/<name>/report.html`` (indexed or not)."""
+    indexed = reader.frame("SELECT name, created_at FROM eval.reports", needs=["eval.reports"])
+    created = dict(zip(indexed.get("name", []), indexed.get("created_at", []), strict=True))
+    folder = home / "reports"
+    found = []
+    for html in sorted(folder.glob("*/report.html")) if folder.is_dir() else []:
+        name = html.parent.name
+        found.append(
+            plain({"name": name, "url": f"reports/{name}/report.html", "created_at": created.get(name)})
+        )
+    return found
+
+
+def report_file(home: Path, name: str) -> Path:
+    """The ``report.html`` of report ``name``; NotFoundError when it was never written."""
+    from stocker_core.evaluation.report import report_dir
+
+    path = report_dir(home, name) / "report.html"
+    if not path.is_file():
+        raise NotFoundError(f"no report {name!r}: run `stocker report --name {name}` first")
+    return path

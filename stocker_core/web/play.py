@@ -1,0 +1,252 @@
+"""Episodes played from the web page: a session per browser tab holding a ``TradingEnv``
+and, optionally, a policy of the registry that can take the next step."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+from stocker_core.config import Settings
+from stocker_core.env.actions import Action
+from stocker_core.env.environment import EpisodeDoneError, StepResult, TradingEnv
+from stocker_core.env.episode import Episode, load_episode
+from stocker_core.env.policies import Policy, is_upper_bound, make_policy
+from stocker_core.env.rewards import RewardParams
+from stocker_core.web import names
+from stocker_core.web.errors import BadInputError, ConflictError, NotFoundError
+from stocker_core.web.reader import WarehouseReader, plain
+from stocker_core.web.votes import stored_vote_book
+
+MAX_SESSIONS = 64
+IDLE_SECONDS = 3600.0
+MAX_EPISODES = 32
+
+
+@dataclass
+class PlaySession:
+    """One episode being played: the environment, the policy (if any) and every step so far."""
+
+    session_id: str
+    env: TradingEnv
+    policy_name: str | None
+    seed: int | None
+    policy: Policy | None
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    touched: float = field(default_factory=time.monotonic)
+
+
+def step_record(result: StepResult, action: Action, by: str) -> dict[str, Any]:
+    """What the page shows of one step: action, fill, reward and its terms, the account after."""
+    obs, info = result.observation, result.info
+    return plain(
+        {
+            "step": obs.step - 1,
+            "date": info["date"],
+            "price": info["price"],
+            "side": action.side,
+            "quantity": action.quantity,
+            "by": by,
+            "traded": info["traded"],
+            "invalid": info["invalid"],
+            "reward": result.reward,
+            "terms": info["breakdown"],
+            "cash": obs.cash,
+            "position": obs.position,
+            "value": info["portfolio_value"],
+            "done": result.done,
+        }
+    )
+
+
+def _policy_values(episode: Episode, params: RewardParams, name: str) -> list[float]:
+    """Portfolio value after each day of a reference policy (e.g. buy-and-hold)."""
+    env = TradingEnv(episode, params)
+    policy = make_policy(name, env, None)
+    observation, values = env.reset(), []
+    while not env.done:
+        result = env.step(policy.act(observation))
+        observation = result.observation
+        values.append(result.info["portfolio_value"])
+    return values
+
+
+def episode_payload(env: TradingEnv) -> dict[str, Any]:
+    """Bars, the ideal path and buy-and-hold for the charts of an episode (sent once)."""
+    episode, params = env.episode, env.params
+    bars = episode.bars
+    cash = params.starting_cash
+    return plain(
+        {
+            **episode.summary(),
+            "bars": {
+                "date": [d.date().isoformat() for d in episode.dates],
+                "open": bars["open"].tolist(),
+                "high": bars["high"].tolist(),
+                "low": bars["low"].tolist(),
+                "close": bars["close"].tolist(),
+                "volume": bars["volume"].tolist(),
+            },
+            "ideal": {
+                "long": [bool(x) for x in env.ideal.long],
+                "value": [cash * (1.0 + float(p)) for p in env.ideal.pnl],
+                "total": env.ideal_total,
+                "trades": env.ideal.trades,
+            },
+            "buy_and_hold": {
+                "value": _policy_values(episode, params, "buy_and_hold"),
+                "final": env.buy_and_hold_final,
+            },
+            "params": params.__dict__,
+        }
+    )
+
+
+def session_state(session: PlaySession) -> dict[str, Any]:
+    """The session as the page needs it after any change."""
+    env = session.env
+    obs = env.observation()
+    return plain(
+        {
+            "session_id": session.session_id,
+            "policy": session.policy_name,
+            "policy_upper_bound": bool(session.policy_name and is_upper_bound(session.policy_name)),
+            "seed": session.seed,
+            "step": obs.step,
+            "total_steps": obs.total_steps,
+            "date": obs.date,
+            "close": obs.close,
+            "cash": obs.cash,
+            "position": obs.position,
+            "value": obs.portfolio_value,
+            "done": obs.done,
+            "total_reward": float(sum(env.rewards)),
+            "invalid_count": env.invalid_count,
+            "steps": session.steps,
+        }
+    )
+
+
+class PlaySessions:
+    """Sessions by id (least recently used dropped past ``MAX_SESSIONS`` or after an idle hour)
+    and the episodes they play (loaded once per key)."""
+
+    def __init__(self, settings: Settings, reader: WarehouseReader) -> None:
+        self.settings = settings
+        self.reader = reader
+        self.params = RewardParams.from_settings(settings)
+        self.sessions: OrderedDict[str, PlaySession] = OrderedDict()
+        self.episodes: OrderedDict[str, Episode] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def episode(self, name: str) -> Episode:
+        """The episode of a task alias or partition key (cached)."""
+        key, task_id = names.episode_key(name)
+        cache_key = task_id or key
+        with self.lock:
+            if cache_key in self.episodes:
+                self.episodes.move_to_end(cache_key)
+                return self.episodes[cache_key]
+        episode = load_episode(name, self.settings)
+        with self.lock:
+            self.episodes[cache_key] = episode
+            while len(self.episodes) > MAX_EPISODES:
+                self.episodes.popitem(last=False)
+        return episode
+
+    def _policy(self, name: str, env: TradingEnv, seed: int | None) -> Policy:
+        """A registry policy; the council plays from its cached votes only (the page never writes)."""
+        if name == "council":
+            from stocker_core.evaluation.council_votes import cached_council
+
+            book = stored_vote_book(self.reader, self.settings, env.episode.ticker, env.episode.dates)
+            if not book.covers(env.episode.dates):
+                missing = sum(1 for d in env.episode.dates if d.normalize() not in book.votes)
+                raise ConflictError(
+                    f"the council has no cached votes for {missing} of {env.total_steps} days of "
+                    f"{env.episode.key} ({book.backend}): materialize specialist_votes for it first"
+                )
+            return cached_council(book, self.settings)
+        return make_policy(name, env, seed)
+
+    def start(self, episode: str, policy: str | None = None, seed: int | None = None) -> PlaySession:
+        """A new session on ``episode`` with ``policy`` (None: by hand only)."""
+        if policy is not None:
+            names.policy(policy)
+        env = TradingEnv(self.episode(episode), self.params)
+        chosen = self._policy(policy, env, seed) if policy else None
+        session = PlaySession(uuid.uuid4().hex, env, policy, seed, chosen)
+        with self.lock:
+            self._expire()
+            self.sessions[session.session_id] = session
+            while len(self.sessions) > MAX_SESSIONS:
+                self.sessions.popitem(last=False)
+        return session
+
+    def _expire(self) -> None:
+        cutoff = time.monotonic() - IDLE_SECONDS
+        for sid in [sid for sid, s in self.sessions.items() if s.touched < cutoff]:
+            del self.sessions[sid]
+
+    def get(self, session_id: str) -> PlaySession:
+        """The session ``session_id``; NotFoundError when unknown or expired."""
+        with self.lock:
+            session = self.sessions.get(session_id)
+            if session is None:
+                raise NotFoundError(f"no play session {session_id!r} (expired or never started): start again")
+            self.sessions.move_to_end(session_id)
+            session.touched = time.monotonic()
+        return session
+
+    def step(self, session_id: str, action: dict[str, Any] | None) -> dict[str, Any]:
+        """One step: ``action`` by hand (``{"side", "quantity"}``) or, when None, the policy's."""
+        session = self.get(session_id)
+        with session.lock:
+            env = session.env
+            if action is None:
+                if session.policy is None:
+                    raise BadInputError("this session has no policy: send an action {side, quantity}")
+                chosen, by = session.policy.act(env.observation()), session.policy_name or "policy"
+            else:
+                chosen, by = _parse(action), "hand"
+            try:
+                result = env.step(chosen)
+            except EpisodeDoneError as exc:
+                raise ConflictError(str(exc)) from None
+            record = step_record(result, chosen, by)
+            session.steps.append(record)
+            return record
+
+    def run(self, session_id: str) -> list[dict[str, Any]]:
+        """Let the session's policy play every remaining step."""
+        session = self.get(session_id)
+        if session.policy is None:
+            raise BadInputError("this session has no policy to play: start one with a policy")
+        done = []
+        while not session.env.done:
+            done.append(self.step(session_id, None))
+        return done
+
+    def reset(self, session_id: str) -> PlaySession:
+        """Start the session's episode over (a fresh policy of the same name and seed)."""
+        session = self.get(session_id)
+        with session.lock:
+            session.env.reset()
+            session.steps.clear()
+            if session.policy_name:
+                session.policy = self._policy(session.policy_name, session.env, session.seed)
+        return session
+
+
+def _parse(action: dict[str, Any]) -> Action:
+    from pydantic import ValidationError
+
+    try:
+        return Action.model_validate(action)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'action'}: {e['msg']}" for e in exc.errors())
+        raise BadInputError(f"invalid action: {problems}") from None
