@@ -1,0 +1,71 @@
+"""``stocker web``: the environment server with the web page at ``/web`` (loopback by default)."""
+
+from __future__ import annotations
+
+import typer
+
+from stocker_core.cli_support import EXIT_USAGE, fail
+
+LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+
+
+def check_exposure(host: str, api_key: str | None, allow_no_key: bool) -> None:
+    """Refuse to listen beyond loopback without an API key unless explicitly allowed."""
+    if host not in LOOPBACK and not api_key and not allow_no_key:
+        fail(
+            f"refusing to serve on {host} without an API key: set STOCKER_API_KEY "
+            "(or pass --allow-no-key to accept anyone on the network)",
+            EXIT_USAGE,
+        )
+
+
+def has_display() -> bool:
+    """Whether a browser window can be opened here (not on a headless Linux box)."""
+    import os
+    import sys
+
+    return sys.platform in ("darwin", "win32") or bool(
+        os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+    )
+
+
+def web_command(
+    host: str = typer.Option("127.0.0.1", "--host", help="address to listen on (loopback by default)"),
+    port: int = typer.Option(8000, "--port", min=1, max=65535, help="port to listen on"),
+    dagster_url: str = typer.Option(
+        "http://127.0.0.1:3000", "--dagster-url", help="the Dagster UI the corpus view links to"
+    ),
+    open_browser: bool = typer.Option(
+        True, "--open/--no-open", help="open /web in the default browser (when there is a display)"
+    ),
+    allow_no_key: bool = typer.Option(
+        False, "--allow-no-key", help="serve beyond loopback without STOCKER_API_KEY"
+    ),
+) -> None:
+    """Serve the web page (episodes, council, compare, training, corpus) at http://HOST:PORT/web."""
+    from stocker_core.config import get_settings
+    from stocker_core.errors import StockerError
+    from stocker_core.web.app import configured_api_key, create_web_app
+
+    settings = get_settings()
+    key = configured_api_key(settings)
+    check_exposure(host, key, allow_no_key)
+    try:
+        app = create_web_app(settings, dagster_url=dagster_url, api_key=key)
+    except StockerError as exc:
+        fail(exc)
+    url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}/web/"
+    typer.echo(f"web page: {url} (warehouse {settings.warehouse_path}, read-only)")
+    if open_browser and has_display():
+        import threading
+        import webbrowser
+
+        threading.Timer(1.0, webbrowser.open, [url]).start()
+    import uvicorn
+
+    uvicorn.run(app, host=host, port=port, log_level="warning")
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``web`` to the ``stocker`` command."""
+    app.command("web")(web_command)
