@@ -9,7 +9,7 @@ from typing import Protocol
 from stocker_core.council.analysts import RULES_VERSION, rule_vote
 from stocker_core.council.config import BackendName, CouncilSettings
 from stocker_core.council.context import DecisionContext
-from stocker_core.council.llm import ChatClient, user_text
+from stocker_core.council.llm import ChatClient, decision_day, user_text
 from stocker_core.council.models import SpecialistVote
 from stocker_core.council.parsing import parse_vote
 from stocker_core.council.roles import ROLES
@@ -75,7 +75,8 @@ class LLMBackend:
         )
         image = message.image_path if self.client.supports_images else None
         try:
-            reply = self.client.complete(spec.system_prompt, text, image)
+            with decision_day(f"{ctx.ticker} {ctx.date:%Y-%m-%d}"):  # the day's calls share one budget
+                reply = self.client.complete(spec.system_prompt, text, image)
         except Exception as exc:  # never crash a run on a failed call
             return VoteResult(
                 SpecialistVote.neutral(role, f"model call failed: {exc}"[:500], parse_error=True),

@@ -1,22 +1,31 @@
 """LLM clients behind one interface: an OpenAI-compatible HTTP client and a local
-Hugging Face ``transformers`` client. Timeouts, retries with backoff, bounded concurrency."""
+Hugging Face ``transformers`` client. Total deadlines per request and per decision day,
+a reply-size cap, retries with backoff, bounded concurrency."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import json
 import threading
+import time
 from pathlib import Path
 from typing import Any, Protocol
 
 import httpx
-from tenacity import (
-    Retrying,
-    retry_if_exception,
-    stop_after_attempt,
-    wait_exponential,
-)
 
+from stocker_core.council.llm_limits import DayBudgets, LoopThread, current_day, decision_day
 from stocker_core.errors import StockerError
+
+__all__ = [
+    "MAX_REPLY_BYTES",
+    "ChatClient",
+    "LLMError",
+    "OpenAIChatClient",
+    "TransformersClient",
+    "decision_day",
+    "user_text",
+]
 
 NO_IMAGE_NOTE = (
     "(You are a text-only model: no chart image is attached. Judge the chart from the OHLC table above.)"
@@ -56,16 +65,28 @@ class _RetryableStatus(Exception):
         self.status = status
 
 
-def _retryable(exc: BaseException) -> bool:
-    return isinstance(exc, httpx.TimeoutException | httpx.TransportError | _RetryableStatus)
+RETRYABLE = (httpx.TimeoutException, httpx.TransportError, _RetryableStatus)
+MAX_REPLY_BYTES = 2_000_000
+"""Replies longer than this are cut off and refused (a chat completion is a few KB)."""
 
 
 class OpenAIChatClient:
     """Any OpenAI-compatible ``/v1/chat/completions`` endpoint (vLLM, llama.cpp, Ollama).
 
-    Each request times out after ``timeout_s``; timeouts, transport errors, 429 and 5xx
-    are retried ``retries`` times with exponential backoff; at most ``concurrency``
-    requests are in flight at once.
+    Limits, all wall-clock:
+
+    * ``timeout_s`` is the **total** deadline of one ``complete`` call: waiting for a
+      concurrency slot, connecting, every retry and backoff, the headers and every byte
+      of the body. An endpoint that trickles a byte every few seconds is cut off at the
+      deadline, not kept alive read after read.
+    * ``day_timeout_s`` (default ``2 * timeout_s``: seven roles in two waves) is shared
+      by the calls of one decision day, those made inside ``decision_day(key)``.
+    * ``max_reply_bytes``: the body is streamed and refused past this size.
+
+    Timeouts of a single attempt, transport errors, 429 and 5xx are retried ``retries``
+    times with exponential backoff (within the deadline); at most ``concurrency``
+    requests are in flight at once. The requests run on the client's own event loop
+    thread, so a deadline cancels a request wherever it is waiting.
     """
 
     def __init__(
@@ -75,22 +96,32 @@ class OpenAIChatClient:
         api_key: str | None = None,
         *,
         timeout_s: float = 60.0,
+        day_timeout_s: float | None = None,
         retries: int = 3,
         backoff_s: float = 0.5,
         concurrency: int = 4,
         max_tokens: int = 256,
         temperature: float = 0.0,
         supports_images: bool = False,
-        transport: httpx.BaseTransport | None = None,
+        max_reply_bytes: int = MAX_REPLY_BYTES,
+        transport: httpx.AsyncBaseTransport | None = None,
     ):
+        if timeout_s <= 0:
+            raise LLMError(f"timeout_s must be positive, got {timeout_s}")
         self.model_id = model
         self.supports_images = supports_images
         self.base_url = base_url.rstrip("/")
+        self.timeout_s = float(timeout_s)
+        self.days = DayBudgets(day_timeout_s or 2 * self.timeout_s)
         self.retries, self.backoff_s = retries, backoff_s
         self.max_tokens, self.temperature = max_tokens, temperature
-        self._semaphore = threading.BoundedSemaphore(concurrency)
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._http = httpx.Client(timeout=httpx.Timeout(timeout_s), headers=headers, transport=transport)
+        self.max_reply_bytes = max_reply_bytes
+        self._concurrency = concurrency
+        self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._transport = transport
+        self._io = LoopThread(f"llm-{model}"[:40])
+        self._http: httpx.AsyncClient | None = None
+        self._semaphore: asyncio.Semaphore | None = None
 
     def _messages(self, system: str, user: str, image_path: Path | None) -> list[dict[str, Any]]:
         content: Any = user
@@ -102,50 +133,103 @@ class OpenAIChatClient:
             ]
         return [{"role": "system", "content": system}, {"role": "user", "content": content}]
 
-    def _post(self, payload: dict[str, Any]) -> str:
-        with self._semaphore:
-            response = self._http.post(f"{self.base_url}/chat/completions", json=payload)
+    def _client(self) -> tuple[httpx.AsyncClient, asyncio.Semaphore]:
+        """The HTTP client and the concurrency slots (created on the loop thread)."""
+        if self._http is None or self._semaphore is None:
+            self._http = httpx.AsyncClient(
+                timeout=httpx.Timeout(self.timeout_s), headers=self._headers, transport=self._transport
+            )
+            self._semaphore = asyncio.Semaphore(self._concurrency)
+        return self._http, self._semaphore
+
+    async def _read_capped(self, response: httpx.Response) -> bytes:
+        declared = response.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > self.max_reply_bytes:
+            raise LLMError(
+                f"{self.base_url} announced a {int(declared):,}-byte reply, over the "
+                f"{self.max_reply_bytes:,}-byte cap; refused without reading it"
+            )
+        body = bytearray()
+        async for chunk in response.aiter_bytes():
+            body += chunk
+            if len(body) > self.max_reply_bytes:
+                raise LLMError(
+                    f"{self.base_url} sent more than {self.max_reply_bytes:,} bytes; "
+                    "reply cut off and refused"
+                )
+        return bytes(body)
+
+    async def _attempt(self, payload: dict[str, Any]) -> str:
+        """One request: the completion text, or an exception (retryable ones in RETRYABLE)."""
+        http, _ = self._client()
+        async with http.stream("POST", f"{self.base_url}/chat/completions", json=payload) as response:
+            raw = await self._read_capped(response)
+        text = raw.decode("utf-8", errors="replace")
         if response.status_code == 429 or response.status_code >= 500:
-            raise _RetryableStatus(response.status_code, response.text)
+            raise _RetryableStatus(response.status_code, text)
         if response.status_code >= 400:
             raise LLMError(
                 f"{self.base_url} answered HTTP {response.status_code}: "
-                f"{response.text[:300]} (check STOCKER_OPENAI_MODEL and the API key)"
+                f"{text[:300]} (check STOCKER_OPENAI_MODEL and the API key)"
             )
         try:
-            content = response.json()["choices"][0]["message"]["content"]
+            content = json.loads(text)["choices"][0]["message"]["content"]
         except (ValueError, KeyError, IndexError, TypeError) as exc:
-            raise LLMError(f"{self.base_url} sent no chat completion: {response.text[:300]}") from exc
+            raise LLMError(f"{self.base_url} sent no chat completion: {text[:300]}") from exc
         if isinstance(content, list):
             content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
         return str(content or "")
 
+    async def _complete(self, payload: dict[str, Any], deadline: float, what: str) -> str:
+        attempts = self.retries + 1
+        last: BaseException | None = None
+        try:
+            async with asyncio.timeout_at(deadline):  # the loop's clock is time.monotonic
+                _, slots = self._client()
+                for attempt in range(attempts):
+                    if attempt:
+                        await asyncio.sleep(min(self.backoff_s * 2 ** (attempt - 1), 10.0))
+                    try:
+                        async with slots:
+                            return await self._attempt(payload)
+                    except RETRYABLE as exc:
+                        last = exc
+        except TimeoutError:
+            raise LLMError(f"{self.base_url} gave no complete reply within {what}") from None
+        raise LLMError(
+            f"{self.base_url} failed after {attempts} attempts: {type(last).__name__}: {last}"
+        ) from last
+
     def complete(self, system: str, user: str, image_path: Path | None = None) -> str:
+        """The reply text, within ``timeout_s`` in all (and the day's budget inside
+        ``decision_day``); LLMError otherwise."""
         payload = {
             "model": self.model_id,
             "messages": self._messages(system, user, image_path),
             "max_tokens": self.max_tokens,
             "temperature": self.temperature,
         }
+        now = time.monotonic()
+        deadline = now + self.timeout_s
+        what = f"the {self.timeout_s:g} s deadline (STOCKER_LLM_TIMEOUT_S)"
+        day = current_day()
+        if day is not None:
+            day_deadline = self.days.deadline(day, now)
+            if day_deadline <= now:
+                raise LLMError(f"the {self.days.seconds:g} s budget of decision day {day} is spent")
+            if day_deadline < deadline:
+                deadline = day_deadline
+                what = f"the {self.days.seconds:g} s budget of decision day {day}"
         try:
-            for attempt in Retrying(
-                retry=retry_if_exception(_retryable),
-                stop=stop_after_attempt(self.retries + 1),
-                wait=wait_exponential(multiplier=self.backoff_s, max=10),
-                reraise=True,
-            ):
-                with attempt:
-                    return self._post(payload)
-        except LLMError:
-            raise
-        except Exception as exc:
-            raise LLMError(
-                f"{self.base_url} failed after {self.retries + 1} attempts: {type(exc).__name__}: {exc}"
-            ) from exc
-        raise LLMError("unreachable")  # pragma: no cover
+            # the coroutine enforces the deadline; the extra second only guards a stuck loop
+            return self._io.run(self._complete(payload, deadline, what), deadline - now + 1.0)
+        except TimeoutError:
+            raise LLMError(f"{self.base_url} gave no complete reply within {what}") from None
 
     def close(self) -> None:
-        self._http.close()
+        """Close the connections and stop the client's event loop thread."""
+        http, self._http = self._http, None
+        self._io.stop(http.aclose() if http is not None else None)
 
 
 class TransformersClient:

@@ -163,19 +163,19 @@ def test_concurrency_is_bounded(server):
     state.mode = "slow"
     client = _client(url, concurrency=2, timeout_s=5)
     active, peak, lock = [0], [0], threading.Lock()
-    original = client._http.post
+    original = client._attempt
 
-    def counting(*a, **k):
+    async def counting(*a, **k):
         with lock:
             active[0] += 1
             peak[0] = max(peak[0], active[0])
         try:
-            return original(*a, **k)
+            return await original(*a, **k)
         finally:
             with lock:
                 active[0] -= 1
 
-    client._http.post = counting
+    client._attempt = counting
     threads = [threading.Thread(target=client.complete, args=("s", "u")) for _ in range(4)]
     for t in threads:
         t.start()
