@@ -27,6 +27,9 @@ from stocker_core.training.votes import episode_votes
 from stocker_core.warehouse.db import Warehouse
 
 _MODELS: dict[tuple[str, float], LoadedModel] = {}
+_COMPLETIONS: dict[int, dict[str, str]] = {}
+"""Greedy completions per loaded model (keyed by its id; ``_MODELS`` keeps it alive), shared by
+every episode of the process: rolling windows overlap, so most prompts recur."""
 
 
 def _stamp(folder: Path) -> float:
@@ -70,7 +73,7 @@ class ModeratorPolicy:
         self.cost = env.params.transaction_cost
         self.starting_cash = env.params.starting_cash
         self.unparsable = 0
-        self._completions: dict[str, str] = {}
+        self._completions = _COMPLETIONS.setdefault(id(self.loaded), {})
 
     def completion(self, prompt: str) -> str:
         """The greedy completion of a rendered prompt (each distinct prompt generated once)."""
