@@ -117,7 +117,7 @@ def stored_reports(reader: WarehouseReader, home: Path) -> list[dict[str, Any]]:
     for html in sorted(folder.glob("*/report.html")) if folder.is_dir() else []:
         name = html.parent.name
         found.append(
-            plain({"name": name, "url": f"reports/{name}/report.html", "created_at": created.get(name)})
+            plain({"name": name, "url": f"api/reports/{name}/report.html", "created_at": created.get(name)})
         )
     return found
 

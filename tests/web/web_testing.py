@@ -1,0 +1,218 @@
+"""A tiny warehouse for the web tests: one synthetic ticker's bars, a stored episode, seven
+cached votes per day, a chart, backtests, rolling rows, training runs, lineage and a report."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "evaluation"))
+
+from evaluation_testing import store_prices, synthetic_prices  # noqa: E402
+
+from stocker_core.config import Settings  # noqa: E402
+from stocker_core.council.backends import RuleBackend  # noqa: E402
+from stocker_core.council.cache import VoteCache  # noqa: E402
+from stocker_core.council.models import SpecialistVote  # noqa: E402
+from stocker_core.council.roles import ROLE_NAMES  # noqa: E402
+from stocker_core.env.catalog import episode_row, solve_episode  # noqa: E402
+from stocker_core.env.episode import load_episode  # noqa: E402
+from stocker_core.evaluation.pipeline import backtest_partitions  # noqa: E402
+from stocker_core.evaluation.store import replace_rows  # noqa: E402
+from stocker_core.warehouse.db import Warehouse  # noqa: E402
+
+KEY = "SYN|2015-03-01"
+POLICIES = ["buy_and_hold", "hold", "ideal"]
+# a 1x1 PNG
+PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c6360f8cf00000301010018dd8db40000000049454e44ae426082"
+)
+
+
+@dataclass
+class TinyHome:
+    settings: Settings
+    warehouse: Warehouse
+    days: list[str]
+    closes: list[float]
+
+
+def _votes(warehouse: Warehouse, days: list[pd.Timestamp]) -> None:
+    """Day 1: every role buys at full confidence; every later day: no confidence (the moderator holds)."""
+    backend = RuleBackend()
+    rows = []
+    for i, day in enumerate(days):
+        for role in ROLE_NAMES:
+            vote = (
+                SpecialistVote(role=role, signal=1.0, confidence=1.0, rationale=f"{role} sees a breakout")
+                if i == 0
+                else SpecialistVote(role=role, signal=0.0, confidence=0.0, rationale="no view")
+            )
+            rows.append((day, vote, backend.prompt_version(role)))
+    VoteCache(warehouse).store("SYN", backend.name, backend.model_id, rows)
+
+
+def _chart(settings: Settings, warehouse: Warehouse, day: str) -> None:
+    path = settings.charts_dir / "SYN" / f"{day}.png"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(PNG)
+    with warehouse.connect() as con:
+        con.execute(
+            "INSERT INTO market.charts VALUES (?, ?, ?, 'x', 1, 1, ?, ?, 'h')",
+            ["SYN", day, str(path), day, day],
+        )
+
+
+def _rolling(warehouse: Warehouse) -> None:
+    summary = pd.DataFrame(
+        [
+            {
+                "policy": "buy_and_hold",
+                "label": "buy_and_hold",
+                "upper_bound": False,
+                "metric": m,
+                "mean": mean,
+                "ci_low": lo,
+                "ci_high": hi,
+                "n": 10,
+                "confidence": 0.95,
+                "block": 3,
+            }
+            for m, mean, lo, hi in [
+                ("total_return", 0.05, 0.01, 0.09),
+                ("sharpe", 0.1, 0.02, 0.2),
+                ("mdd", 0.04, 0.03, 0.05),
+                ("timing_share", 0.2, 0.1, 0.3),
+            ]
+        ]
+        + [
+            {
+                "policy": "random",
+                "label": "random",
+                "upper_bound": False,
+                "metric": "total_return",
+                "mean": 0.01,
+                "ci_low": -0.02,
+                "ci_high": 0.03,
+                "n": 10,
+                "confidence": 0.95,
+                "block": 3,
+            }
+        ]
+    )
+    comparisons = pd.DataFrame(
+        [
+            {
+                "policy": "buy_and_hold",
+                "baseline": "random",
+                "metric": "total_return",
+                "wins": 9,
+                "losses": 1,
+                "ties": 0,
+                "n": 10,
+                "p_value": 0.021484375,
+            }
+        ]
+    )
+    replace_rows(warehouse, "eval.rolling_summary", summary, "TRUE", [])
+    replace_rows(warehouse, "eval.rolling_comparisons", comparisons, "TRUE", [])
+
+
+def _training(settings: Settings, warehouse: Warehouse) -> None:
+    folder = settings.home / "models" / "moderator_sft"
+    folder.mkdir(parents=True)
+    (folder / "training.json").write_text(
+        json.dumps(
+            {
+                "curve_name": "loss",
+                "curve": [[0, 1.5], [10, 0.75], [20, 0.5]],
+                "heldout": [{"policy": "moderator_sft", "mean_reward": 1.25}],
+            }
+        )
+    )
+    (folder / "curve.png").write_bytes(PNG)
+    drl = settings.home / "models" / "drl" / "ppo"
+    drl.mkdir(parents=True)
+    (drl / "abc.zip").write_bytes(b"zip")
+    (drl / "abc.json").write_text(json.dumps({"reward_curve": [[100, -0.5], [200, 0.25]]}))
+    rows = [
+        ("run1:moderator_sft", "moderator_sft", "sft", "tiny", str(folder), datetime(2024, 1, 2)),
+        ("ppo-abc", "ppo", "drl", None, str(drl / "abc.zip"), datetime(2024, 1, 1)),
+    ]
+    with warehouse.connect() as con:
+        for run_id, name, kind, base, path, when in rows:
+            con.execute(
+                "INSERT INTO models.runs VALUES (?, ?, ?, ?, ?, 0, ?, 'rule:v', ?, 'sha', 12.5, ?, ?)",
+                [
+                    run_id,
+                    name,
+                    kind,
+                    base,
+                    json.dumps({"lr": 0.001}),
+                    json.dumps([KEY]),
+                    path,
+                    json.dumps({"steps": 20}),
+                    when,
+                ],
+            )
+    warehouse.record_lineage(
+        [
+            {
+                "asset": "moderator_sft",
+                "partition": None,
+                "run_id": "run1",
+                "code_version": "1",
+                "data_version": "d1",
+                "upstream": {f"specialist_votes@{KEY}": "v123"},
+                "row_count": 40,
+            },
+            {
+                "asset": "prices",
+                "partition": KEY,
+                "run_id": "r0",
+                "code_version": "1",
+                "data_version": "p1",
+                "upstream": {},
+                "row_count": 21,
+            },
+            {
+                "asset": "charts",
+                "partition": KEY,
+                "run_id": "r0",
+                "code_version": "1",
+                "data_version": "c1",
+                "upstream": {},
+                "row_count": 21,
+            },
+        ]
+    )
+
+
+def build_tiny_home(home: Path) -> TinyHome:
+    """Everything the web views read, for one synthetic ticker (SYN, business days from 2015)."""
+    settings = Settings(home=home)
+    warehouse = Warehouse(settings.warehouse_path)
+    store_prices(warehouse, synthetic_prices(days=400))
+    episode = load_episode(KEY, settings, warehouse)
+    with warehouse.connect() as con:
+        con.register(
+            "incoming", pd.DataFrame([episode_row(solve_episode(episode, settings.transaction_cost))])
+        )
+        con.execute("INSERT INTO env.episodes BY NAME SELECT * FROM incoming")
+        con.unregister("incoming")
+    _votes(warehouse, list(episode.dates))
+    days = [d.date().isoformat() for d in episode.dates]
+    _chart(settings, warehouse, days[0])
+    backtest_partitions(settings, warehouse, [KEY], POLICIES)
+    _rolling(warehouse)
+    _training(settings, warehouse)
+    report = settings.home / "reports" / "evaluation" / "report.html"
+    report.parent.mkdir(parents=True)
+    report.write_text("<!doctype html><title>report</title><p>evaluation report</p>")
+    return TinyHome(settings, warehouse, days, [float(c) for c in episode.closes])
