@@ -1,117 +1,84 @@
-"""OpenEnv-style HTTP server: ``/reset``, ``/step``, ``/state``, ``/restore`` and friends.
+"""The environment as an OpenEnv HTTP service (SPEC §1 "Environment server").
 
-Each client has its own session: send ``X-Session-Id`` (any id returned by
-``/reset``, or one you choose). Requests without the header use the session of
-the last header-less ``/reset``, which suits single-client OpenEnv tools.
+Routes: ``POST /reset /step /restore /mcp``, ``GET /state /snapshot /health
+/metadata /schema``, ``DELETE /session``, OpenAPI docs at ``/docs``.
+
+* **Sessions are explicit.** ``/reset`` answers with a ``session_id``; every later call
+  sends it as the ``X-Session-Id`` header (or ``?session_id=``). A missing id is a 400,
+  an unknown or expired one a 404. At most ``max_sessions`` live at once (429 past
+  that); a session unused for ``idle_s`` seconds expires.
+* **Observation**: the environment's plus the council inputs of the day, point in time
+  (``stocker_core.env.observation``); bounded, documented in ``/schema``.
+* **Limits**: bodies over 1 MB get 413 without being read (``server_guards``).
+* **Auth**: loopback by default. On any other address an API key is required
+  (``STOCKER_API_KEY`` / ``--api-key``, sent as ``Authorization: Bearer <key>``) unless
+  explicitly waived; a key, once set, guards every route but ``/health``.
+* **MCP**: ``POST /mcp`` speaks JSON-RPC 2.0 with the tools reset/step/state/close.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import json
-import math
-import re
-import threading
-import uuid
-from collections import OrderedDict
-from dataclasses import dataclass, field
+import os
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Request, Response
 from fastapi.concurrency import run_in_threadpool
-from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ValidationError
 
 from stocker_core.config import Settings, get_settings
 from stocker_core.env.actions import Action
-from stocker_core.env.environment import EpisodeDoneError, SnapshotError, TradingEnv
-from stocker_core.env.episode import Episode, load_episode
+from stocker_core.env.api_models import ResetRequest, schema_document, step_request_schema
 from stocker_core.env.rewards import RewardParams
+from stocker_core.env.server_guards import MAX_BODY_BYTES, BearerAuth, BodyLimit
+from stocker_core.env.server_mcp import handle_mcp
+from stocker_core.env.server_service import ApiError, EnvService, check_session_id
+from stocker_core.env.server_sessions import DEFAULT_IDLE_S, DEFAULT_MAX_SESSIONS, SESSION_HEADER
 from stocker_core.env.tasks import TASKS
-from stocker_core.errors import (
-    DataSourceError,
-    EmptyDataError,
-    InvalidNameError,
-    StockerError,
-    UnknownTickerError,
-)
+from stocker_core.errors import StockerError
 
-SESSION_HEADER = "X-Session-Id"
-SESSION_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
-MAX_SESSIONS = 256
-MAX_BODY_BYTES = 1_000_000
+API_KEY_ENV = "STOCKER_API_KEY"
+VERSION = "1.0.0"
 
-
-class ApiError(Exception):
-    """An error answered as ``{"error": message}`` with a 4xx status."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
+__all__ = [
+    "API_KEY_ENV",
+    "MAX_BODY_BYTES",
+    "SESSION_HEADER",
+    "ApiError",
+    "ServerConfigError",
+    "check_bind",
+    "create_app",
+    "serve",
+]
 
 
-class ResetRequest(BaseModel):
-    """Start (or restart) a session on a task or an episode partition key."""
-
-    task_id: str | None = None
-    episode: str | None = None
-    session_id: str | None = None
+class ServerConfigError(StockerError, ValueError):
+    """The server would start in an unsafe or impossible configuration."""
 
 
-@dataclass
-class Session:
-    env: TradingEnv
-    lock: threading.Lock = field(default_factory=threading.Lock)
+def is_loopback(host: str) -> bool:
+    """True for ``localhost`` and loopback addresses (127.0.0.0/8, ::1)."""
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
-class SessionStore:
-    """Sessions by id (least recently used evicted past ``MAX_SESSIONS``) and an episode cache."""
-
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-        self.params = RewardParams.from_settings(settings)
-        self.sessions: OrderedDict[str, Session] = OrderedDict()
-        self.episodes: dict[str, Episode] = {}
-        self.default_id: str | None = None
-        self.lock = threading.Lock()
-
-    def episode(self, name: str) -> Episode:
-        with self.lock:
-            cached = self.episodes.get(name)
-        if cached is not None:
-            return cached
-        episode = load_episode(name, self.settings)
-        with self.lock:
-            self.episodes[name] = episode
-        return episode
-
-    def put(self, session_id: str, env: TradingEnv) -> None:
-        with self.lock:
-            self.sessions[session_id] = Session(env)
-            self.sessions.move_to_end(session_id)
-            while len(self.sessions) > MAX_SESSIONS:
-                self.sessions.popitem(last=False)
-
-    def get(self, session_id: str | None) -> tuple[str, Session]:
-        sid = session_id or self.default_id
-        with self.lock:
-            session = self.sessions.get(sid) if sid else None
-            if session is None:
-                raise ApiError(
-                    404,
-                    f"no session {sid!r}; POST /reset first (and send the returned "
-                    f"session_id as the {SESSION_HEADER} header)",
-                )
-            self.sessions.move_to_end(sid)
-        return sid, session
+def check_bind(host: str, api_key: str | None, insecure_no_auth: bool = False) -> None:
+    """Refuse to serve a non-loopback address without an API key unless told to."""
+    if is_loopback(host) or api_key or insecure_no_auth:
+        return
+    raise ServerConfigError(
+        f"refusing to serve on {host} without an API key: set {API_KEY_ENV} (or --api-key); "
+        "clients then send 'Authorization: Bearer <key>'. To serve without one anyway, pass "
+        "--insecure-no-auth"
+    )
 
 
-def _session_header(request: Request) -> str | None:
-    sid = request.headers.get(SESSION_HEADER)
-    if sid is not None and not SESSION_PATTERN.fullmatch(sid):
-        raise ApiError(400, f"{SESSION_HEADER} must be 1-64 letters, digits or . _ -")
-    return sid
+def _json(data: Any, status: int = 200) -> Response:
+    return Response(json.dumps(data, allow_nan=False), status_code=status, media_type="application/json")
 
 
 def _reject_constant(token: str) -> float:
@@ -120,8 +87,6 @@ def _reject_constant(token: str) -> float:
 
 async def _json_body(request: Request, required: bool = True) -> Any:
     raw = await request.body()
-    if len(raw) > MAX_BODY_BYTES:
-        raise ApiError(413, f"request body over {MAX_BODY_BYTES} bytes")
     if not raw.strip():
         if required:
             raise ApiError(400, "empty body: send a JSON object")
@@ -132,208 +97,149 @@ async def _json_body(request: Request, required: bool = True) -> Any:
         raise ApiError(400, f"malformed JSON: {exc}") from None
 
 
-def _validation_message(exc: ValidationError) -> str:
-    parts = []
-    for err in exc.errors():
-        loc = ".".join(str(x) for x in err.get("loc", ())) or "body"
-        parts.append(f"{loc}: {err.get('msg')}")
-    return "; ".join(parts)
+def _session_id(request: Request, body: Any = None) -> str | None:
+    sid = request.headers.get(SESSION_HEADER) or request.query_params.get("session_id")
+    if sid is None and isinstance(body, dict) and isinstance(body.get("session_id"), str):
+        sid = body["session_id"]
+    return check_session_id(sid)
 
 
-def _finite(value: Any) -> Any:
-    """Replace non-finite floats by None so responses are valid JSON."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_finite(v) for v in value]
-    return value
+def _body_openapi(schema: dict[str, Any], required: bool = True) -> dict[str, Any]:
+    return {"requestBody": {"required": required, "content": {"application/json": {"schema": schema}}}}
 
 
-ACTION_BODY = {
-    "requestBody": {
-        "required": True,
-        "content": {"application/json": {"schema": Action.model_json_schema()}},
-    }
-}
-RESET_BODY = {
-    "requestBody": {
-        "required": False,
-        "content": {"application/json": {"schema": ResetRequest.model_json_schema()}},
-    }
-}
-RESTORE_BODY = {
-    "requestBody": {
-        "required": True,
-        "content": {"application/json": {"schema": {"type": "object", "description": "GET /snapshot"}}},
-    }
-}
+def create_app(
+    settings: Settings | None = None,
+    *,
+    api_key: str | None = None,
+    max_sessions: int = DEFAULT_MAX_SESSIONS,
+    idle_s: float = DEFAULT_IDLE_S,
+    max_body_bytes: int = MAX_BODY_BYTES,
+) -> FastAPI:
+    """The ASGI app; each app keeps its own sessions and episode cache.
 
-
-def create_app(settings: Settings | None = None) -> FastAPI:
-    """The FastAPI app; each app keeps its own sessions."""
+    ``api_key`` defaults to ``$STOCKER_API_KEY`` (``""`` turns auth off).
+    """
     settings = settings or get_settings()
-    store = SessionStore(settings)
+    if api_key is None:
+        api_key = os.environ.get(API_KEY_ENV) or ""
+    service = EnvService(settings, max_sessions, idle_s)
     app = FastAPI(
         title="Stocker trading environment",
-        description="OpenEnv-style single-agent trading environment (SPEC §1).",
-        version="0.1.0",
+        description="OpenEnv single-agent trading environment (SPEC §1). Send the session_id of "
+        f"POST /reset as the {SESSION_HEADER} header"
+        + ("; every route but /health needs 'Authorization: Bearer <key>'" if api_key else ""),
+        version=VERSION,
     )
-    app.state.store = store
+    app.state.service = service
+    app.state.body_stats = body_stats = {"refused": 0, "refused_bytes_read": 0}
 
     @app.exception_handler(ApiError)
-    async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
-        return JSONResponse({"error": exc.message}, status_code=exc.status)
-
-    @app.exception_handler(RequestValidationError)
-    async def _request_error(request: Request, exc: RequestValidationError) -> JSONResponse:
-        return JSONResponse({"error": str(exc.errors())}, status_code=422)
+    async def _api_error(request: Request, exc: ApiError) -> Response:
+        return _json({"error": exc.message}, exc.status)
 
     @app.get("/health")
     def health() -> dict[str, Any]:
-        return {"status": "healthy", "sessions": len(store.sessions)}
+        return {"status": "healthy", "sessions": len(service.sessions)}
 
     @app.get("/metadata")
     def metadata() -> dict[str, Any]:
         return {
             "name": "stocker",
             "description": "Trade one ticker over an episode of trading days; reward per SPEC §1.",
+            "version": VERSION,
             "tasks": {t.task_id: {"episode": t.key, "regime": t.regime} for t in TASKS.values()},
             "episode_months": settings.episode_months,
             "reward_params": RewardParams.from_settings(settings).__dict__,
             "session_header": SESSION_HEADER,
+            "max_sessions": service.sessions.max_sessions,
+            "session_idle_s": service.sessions.idle_s,
+            "max_body_bytes": max_body_bytes,
+            "auth": "bearer" if api_key else "none",
         }
 
     @app.get("/schema")
     def schema() -> dict[str, Any]:
-        return {
-            "action": Action.model_json_schema(),
-            "reset": ResetRequest.model_json_schema(),
-            "observation": {
-                "type": "object",
-                "properties": {
-                    name: {"type": kind}
-                    for name, kind in [
-                        ("ticker", "string"),
-                        ("date", "string"),
-                        ("close", "number"),
-                        ("step", "integer"),
-                        ("total_steps", "integer"),
-                        ("cash", "number"),
-                        ("position", "integer"),
-                        ("portfolio_value", "number"),
-                        ("done", "boolean"),
-                        ("price_history", "array"),
-                    ]
-                },
-            },
-        }
+        return schema_document(Action.model_json_schema())
 
-    @app.post("/reset", openapi_extra=RESET_BODY)
-    async def reset(request: Request) -> dict[str, Any]:
-        header = _session_header(request)
+    @app.post("/reset", openapi_extra=_body_openapi(ResetRequest.model_json_schema(), required=False))
+    async def reset(request: Request) -> Response:
         body = await _json_body(request, required=False)
-        try:
-            req = ResetRequest.model_validate(body)
-        except ValidationError as exc:
-            raise ApiError(422, _validation_message(exc)) from None
-        name = req.task_id or req.episode or "task_easy"
-        sid = header or req.session_id
-        if sid is not None and not SESSION_PATTERN.fullmatch(sid):
-            raise ApiError(400, "session_id must be 1-64 letters, digits or . _ -")
-        try:
-            episode = await run_in_threadpool(store.episode, name)
-        except InvalidNameError as exc:
-            raise ApiError(404 if name in TASKS or "|" not in name else 400, str(exc)) from None
-        except (EmptyDataError, UnknownTickerError) as exc:
-            raise ApiError(404, str(exc)) from None
-        except DataSourceError as exc:
-            raise ApiError(503, str(exc)) from None
-        env = TradingEnv(episode, store.params)
-        if sid is None:
-            sid = uuid.uuid4().hex
-            store.default_id = sid
-        store.put(sid, env)
-        return {
-            "session_id": sid,
-            "observation": env.observation().to_dict(),
-            "reward": None,
-            "done": False,
-            "info": {"episode": episode.summary(), "ideal_total": env.ideal_total},
-        }
+        reset_request = service.parse_reset(body)
+        sid = check_session_id(request.headers.get(SESSION_HEADER)) or reset_request.session_id
+        name = service.episode_name(reset_request)
+        loaded = service.episodes.cached(name) or await run_in_threadpool(service.load, name)
+        if reset_request.include_chart:
+            return _json(await run_in_threadpool(service.start, loaded, reset_request, sid))
+        return _json(service.start(loaded, reset_request, sid))
 
-    @app.post("/step", openapi_extra=ACTION_BODY)
-    async def step(request: Request) -> dict[str, Any]:
-        sid, session = store.get(_session_header(request))
+    @app.post("/step", openapi_extra=_body_openapi(step_request_schema(Action.model_json_schema())))
+    async def step(request: Request) -> Response:
         body = await _json_body(request)
-        if isinstance(body, dict) and isinstance(body.get("action"), dict):
-            body = body["action"]
-        try:
-            action = Action.model_validate(body)
-        except ValidationError as exc:
-            raise ApiError(422, f"invalid action: {_validation_message(exc)}") from None
-        with session.lock:
-            try:
-                result = session.env.step(action)
-            except EpisodeDoneError as exc:
-                raise ApiError(409, str(exc)) from None
-        return _finite(
-            {
-                "session_id": sid,
-                "observation": result.observation.to_dict(),
-                "reward": result.reward,
-                "done": result.done,
-                "info": result.info,
-            }
-        )
+        sid = _session_id(request, body)
+        if isinstance(body, dict):
+            body.pop("session_id", None)
+        session = service.session(sid)
+        wants_chart = session.include_chart or (isinstance(body, dict) and body.get("include_chart") is True)
+        if wants_chart:  # a chart may need rendering: off the event loop
+            return _json(await run_in_threadpool(service.step, sid, body))
+        return _json(service.step(sid, body))
 
     @app.get("/state")
-    def state(request: Request) -> dict[str, Any]:
-        sid, session = store.get(_session_header(request))
-        with session.lock:
-            return _finite({"session_id": sid, **session.env.state()})
+    async def state(request: Request) -> Response:
+        sid = _session_id(request)
+        if service.session(sid).include_chart:
+            return _json(await run_in_threadpool(service.state, sid))
+        return _json(service.state(sid))
 
     @app.get("/snapshot")
-    def snapshot(request: Request) -> dict[str, Any]:
-        sid, session = store.get(_session_header(request))
-        with session.lock:
-            return _finite(session.env.snapshot())
+    def snapshot(request: Request) -> Response:
+        return _json(service.snapshot(_session_id(request)))
 
-    @app.post("/restore", openapi_extra=RESTORE_BODY)
-    async def restore(request: Request) -> dict[str, Any]:
-        header = _session_header(request)
+    @app.delete("/session")
+    def close(request: Request) -> Response:
+        return _json(service.close(_session_id(request)))
+
+    @app.post("/restore", openapi_extra=_body_openapi({"type": "object", "description": "GET /snapshot"}))
+    async def restore(request: Request) -> Response:
         body = await _json_body(request)
         if not isinstance(body, dict) or not isinstance(body.get("episode_key"), str):
             raise ApiError(422, "send the JSON object GET /snapshot returned")
-        try:
-            sid, session = store.get(header)
-        except ApiError:
-            sid, session = header or uuid.uuid4().hex, None
-        try:
-            episode = await run_in_threadpool(store.episode, body["episode_key"])
-        except StockerError as exc:
-            raise ApiError(404, str(exc)) from None
-        env = session.env if session and session.env.episode.key == episode.key else None
-        fresh = env is None
-        env = env or TradingEnv(episode, store.params)
-        lock = session.lock if session and not fresh else threading.Lock()
-        with lock:
-            try:
-                observation = env.restore(body)
-            except SnapshotError as exc:
-                raise ApiError(422, str(exc)) from None
-        if fresh:
-            store.put(sid, env)
-            if header is None:
-                store.default_id = sid
-        return {"session_id": sid, "observation": observation.to_dict(), "done": env.done}
+        sid = _session_id(request)
+        loaded = service.episodes.cached(body["episode_key"]) or await run_in_threadpool(
+            service.load, body["episode_key"]
+        )
+        return _json(await run_in_threadpool(service.restore, loaded, body, sid))
 
+    @app.post("/mcp")
+    async def mcp(request: Request) -> Response:
+        """MCP over JSON-RPC 2.0: initialize, ping, tools/list, tools/call (reset, step, state, close)."""
+        header = request.headers.get(SESSION_HEADER)
+        reply = await handle_mcp(service, await request.body(), header)
+        return Response(status_code=202) if reply is None else _json(reply)
+
+    # guards (the last added runs first): the API key, then the body limit
+    app.add_middleware(BodyLimit, max_bytes=max_body_bytes, stats=body_stats)
+    if api_key:
+        app.add_middleware(BearerAuth, api_key=api_key)
     return app
 
 
-def serve(host: str = "127.0.0.1", port: int = 8000, settings: Settings | None = None) -> None:
-    """Run the server with uvicorn (blocking)."""
+def serve(
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    settings: Settings | None = None,
+    *,
+    api_key: str | None = None,
+    insecure_no_auth: bool = False,
+    max_sessions: int = DEFAULT_MAX_SESSIONS,
+    idle_s: float = DEFAULT_IDLE_S,
+) -> None:
+    """Run the server with uvicorn (blocking); ServerConfigError for an unsafe bind."""
     import uvicorn
 
-    uvicorn.run(create_app(settings), host=host, port=port, log_level="info")
+    if api_key is None:
+        api_key = os.environ.get(API_KEY_ENV) or ""
+    check_bind(host, api_key, insecure_no_auth)
+    app = create_app(settings, api_key=api_key, max_sessions=max_sessions, idle_s=idle_s)
+    uvicorn.run(app, host=host, port=port, log_level="info")

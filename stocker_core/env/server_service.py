@@ -1,0 +1,227 @@
+"""What the environment server does, independent of the transport: reset, step, state,
+snapshot, restore and close on explicit sessions. The HTTP routes and the MCP tools
+both call ``EnvService``; errors are ``ApiError`` (status + message)."""
+
+from __future__ import annotations
+
+import math
+import re
+import uuid
+from typing import Any
+
+from pydantic import ValidationError
+
+from stocker_core.config import Settings
+from stocker_core.env.actions import Action
+from stocker_core.env.api_models import ResetRequest
+from stocker_core.env.environment import EpisodeDoneError, SnapshotError
+from stocker_core.env.server_sessions import (
+    DEFAULT_IDLE_S,
+    DEFAULT_MAX_SESSIONS,
+    EpisodeCache,
+    LoadedEpisode,
+    Session,
+    SessionError,
+    SessionStore,
+)
+from stocker_core.env.tasks import TASKS
+from stocker_core.errors import (
+    DataSourceError,
+    EmptyDataError,
+    InvalidNameError,
+    StockerError,
+    UnknownTickerError,
+)
+
+SESSION_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+
+
+class ApiError(StockerError):
+    """An error answered as ``{"error": message}`` with a 4xx/5xx status."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def validation_message(exc: ValidationError) -> str:
+    """``field: problem; ...`` of a pydantic error."""
+    parts = []
+    for err in exc.errors():
+        loc = ".".join(str(x) for x in err.get("loc", ())) or "body"
+        parts.append(f"{loc}: {err.get('msg')}")
+    return "; ".join(parts)
+
+
+def finite(value: Any) -> Any:
+    """Replace non-finite floats by None so responses are valid JSON."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [finite(v) for v in value]
+    return value
+
+
+def check_session_id(session_id: str | None) -> str | None:
+    """``session_id`` when well formed (1-64 letters, digits or . _ -); ApiError 400 otherwise."""
+    if session_id is not None and not SESSION_PATTERN.fullmatch(session_id):
+        raise ApiError(400, "a session id must be 1-64 letters, digits or . _ -")
+    return session_id
+
+
+class EnvService:
+    """Sessions of ``TradingEnv`` over cached episodes, with rich observations."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        max_sessions: int = DEFAULT_MAX_SESSIONS,
+        idle_s: float = DEFAULT_IDLE_S,
+    ) -> None:
+        self.settings = settings
+        self.episodes = EpisodeCache(settings)
+        self.sessions = SessionStore(max_sessions, idle_s)
+
+    # -- loading (slow on a cache miss: call from a worker thread) --------------------
+    def parse_reset(self, body: Any) -> ResetRequest:
+        """The validated reset request (ApiError 422/400 otherwise)."""
+        try:
+            request = ResetRequest.model_validate(body if body is not None else {})
+        except ValidationError as exc:
+            raise ApiError(422, validation_message(exc)) from None
+        if request.task_id and request.episode:
+            raise ApiError(422, "give task_id or episode, not both")
+        for value in (request.task_id, request.episode):
+            if value is not None and not value.strip():
+                raise ApiError(422, "task_id / episode must not be empty")
+        check_session_id(request.session_id)
+        return request
+
+    @staticmethod
+    def episode_name(request: ResetRequest) -> str:
+        return request.task_id or request.episode or "task_easy"
+
+    def load(self, name: str) -> LoadedEpisode:
+        """The loaded episode ``name``; ApiError 4xx/503 for what cannot be played."""
+        try:
+            return self.episodes.get(name)
+        except InvalidNameError as exc:
+            raise ApiError(404 if name in TASKS or "|" not in name else 400, str(exc)) from None
+        except (EmptyDataError, UnknownTickerError) as exc:
+            raise ApiError(404, str(exc)) from None
+        except DataSourceError as exc:
+            raise ApiError(503, str(exc)) from None
+        except StockerError as exc:
+            raise ApiError(422, str(exc)) from None
+
+    # -- fast operations -------------------------------------------------------------
+    def session(self, session_id: str | None) -> Session:
+        try:
+            return self.sessions.get(check_session_id(session_id))
+        except SessionError as exc:
+            raise ApiError(exc.status, str(exc)) from None
+
+    def start(self, loaded: LoadedEpisode, request: ResetRequest, session_id: str | None) -> dict[str, Any]:
+        """Start (or restart) the session on ``loaded``: the ``/reset`` answer."""
+        try:
+            session = self.sessions.put(loaded, session_id, request.include_chart)
+        except SessionError as exc:
+            raise ApiError(exc.status, str(exc)) from None
+        with session.lock:
+            observation = session.view.observation(session.env.observation(), session.include_chart)
+        return {
+            "session_id": session.session_id,
+            "observation": observation,
+            "reward": None,
+            "done": False,
+            "info": {"episode": loaded.episode.summary(), "ideal_total": loaded.template.ideal_total},
+        }
+
+    def step(self, session_id: str | None, body: Any) -> dict[str, Any]:
+        """Apply one action: the ``/step`` answer."""
+        session = self.session(session_id)
+        include_chart = session.include_chart
+        if isinstance(body, dict):
+            body = dict(body)
+            once = body.pop("include_chart", None)
+            if isinstance(body.get("action"), dict):
+                if len(body) > 1:
+                    raise ApiError(422, "send the action alone or as {'action': {...}}")
+                body = body["action"]
+            if isinstance(once, bool):
+                include_chart = once
+            elif once is not None:
+                raise ApiError(422, "include_chart must be true or false")
+        try:
+            action = Action.model_validate(body)
+        except ValidationError as exc:
+            raise ApiError(422, f"invalid action: {validation_message(exc)}") from None
+        with session.lock:
+            try:
+                result = session.env.step(action)
+            except EpisodeDoneError as exc:
+                raise ApiError(409, str(exc)) from None
+            observation = session.view.observation(result.observation, include_chart)
+        return finite(
+            {
+                "session_id": session.session_id,
+                "observation": observation,
+                "reward": result.reward,
+                "done": result.done,
+                "info": result.info,
+            }
+        )
+
+    def state(self, session_id: str | None) -> dict[str, Any]:
+        """The observation plus the episode so far: the ``/state`` answer."""
+        session = self.session(session_id)
+        with session.lock:
+            state = session.env.state()
+            state["observation"] = session.view.observation(session.env.observation(), session.include_chart)
+        return finite({"session_id": session.session_id, **state})
+
+    def snapshot(self, session_id: str | None) -> dict[str, Any]:
+        """Everything needed to resume this exact state (``POST /restore`` takes it)."""
+        session = self.session(session_id)
+        with session.lock:
+            return finite(session.env.snapshot())
+
+    def close(self, session_id: str | None) -> dict[str, Any]:
+        """End a session and free its slot."""
+        session = self.session(session_id)
+        self.sessions.close(session.session_id)
+        return {"session_id": session.session_id, "closed": True}
+
+    def restore(
+        self, loaded: LoadedEpisode, snapshot: dict[str, Any], session_id: str | None
+    ) -> dict[str, Any]:
+        """Resume ``snapshot`` in session ``session_id`` (created when new): the ``/restore`` answer."""
+        session = self.sessions.find(session_id) if session_id else None
+        if session is None or session.env.episode.key != loaded.episode.key:
+            fresh = Session(
+                session_id or uuid.uuid4().hex,
+                loaded.new_env(),
+                loaded.view,
+                session.include_chart if session else False,
+            )
+            try:
+                fresh.env.restore(snapshot)
+            except SnapshotError as exc:
+                raise ApiError(422, str(exc)) from None
+            try:
+                self.sessions.adopt(fresh)
+            except SessionError as exc:
+                raise ApiError(exc.status, str(exc)) from None
+            session = fresh
+        else:
+            with session.lock:
+                try:
+                    session.env.restore(snapshot)
+                except SnapshotError as exc:
+                    raise ApiError(422, str(exc)) from None
+        with session.lock:
+            observation = session.view.observation(session.env.observation(), session.include_chart)
+        return {"session_id": session.session_id, "observation": observation, "done": session.env.done}
