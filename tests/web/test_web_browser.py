@@ -1,0 +1,131 @@
+"""The pages in a real browser: headless Chromium driven by Playwright. Loads each view, plays
+task_easy to the end with a policy (keyboard), steps by hand, opens a council day, and checks
+that no console error or failed request happened. Screenshots go to ``STOCKER_WEB_SCREENSHOTS``
+(default: a temporary folder)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from browser_testing import PageWatch, chromium_path, live_server
+from stocker_testing import SEED_DIR
+from web_testing import build_tiny_home
+
+playwright = pytest.importorskip("playwright.sync_api", reason="pip install playwright (no browser download)")
+CHROMIUM = chromium_path()
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(CHROMIUM is None, reason="no chromium: apt-get install -y chromium"),
+]
+
+VIEWS = ["", "episode", "council", "compare", "training", "corpus"]
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    tiny = build_tiny_home(tmp_path_factory.mktemp("browser") / "home")
+    settings = tiny.settings.model_copy(update={"source": "files", "files_dir": SEED_DIR})
+    folder = Path(os.environ.get("STOCKER_WEB_SCREENSHOTS") or tmp_path_factory.mktemp("screenshots"))
+    folder.mkdir(parents=True, exist_ok=True)
+    with live_server(settings) as url, playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield url, browser, folder, tiny
+        browser.close()
+
+
+def _page(browser, width=1280, height=800):
+    context = browser.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    watch = PageWatch()
+    watch.attach(page)
+    return page, watch
+
+
+@pytest.mark.parametrize("view", VIEWS)
+def test_each_view_loads_without_errors(site, view):
+    url, browser, folder, _ = site
+    page, watch = _page(browser)
+    page.goto(f"{url}/web/{view}", wait_until="networkidle")
+    assert page.title().startswith("Stocker")
+    page.screenshot(path=str(folder / f"{view or 'overview'}.png"), full_page=True)
+    assert watch.problems == []
+
+
+def test_play_task_easy_to_the_end_with_a_policy_by_keyboard(site):
+    url, browser, folder, _ = site
+    page, watch = _page(browser)
+    page.goto(f"{url}/web/episode", wait_until="networkidle")
+    page.select_option("#episode-select", "task_easy")
+    page.select_option("#policy-select", "buy_and_hold")
+    page.click("#start-form button[type=submit]")
+    page.wait_for_selector("#price-chart svg")
+    page.locator("body").focus()
+    page.keyboard.press("Space")  # play
+    page.wait_for_function("document.querySelectorAll('#steps-table tbody tr').length === 43", timeout=30_000)
+    assert "done (43 of 43)" in page.inner_text("#account")
+    assert page.locator("#price-chart .mark.buy").count() == 1
+    page.screenshot(path=str(folder / "episode-played.png"), full_page=True)
+    assert watch.problems == []
+
+
+def test_step_by_hand_and_an_invalid_sell(site):
+    url, browser, folder, tiny = site
+    page, watch = _page(browser)
+    page.goto(f"{url}/web/episode?episode=SYN|2015-03-01", wait_until="networkidle")
+    page.wait_for_selector("#price-chart svg")
+    page.fill("#quantity", "10")
+    page.click("#buy")
+    page.wait_for_function("document.querySelectorAll('#steps-table tbody tr').length === 1")
+    page.locator("body").focus()
+    page.keyboard.press("h")
+    page.wait_for_function("document.querySelectorAll('#steps-table tbody tr').length === 2")
+    page.fill("#quantity", "99")
+    page.click("#sell")
+    page.wait_for_function("document.querySelectorAll('#steps-table tbody tr').length === 3")
+    assert "✗ invalid" in page.inner_text("#steps-table")
+    assert "10 shares" in page.inner_text("#account")
+    page.screenshot(path=str(folder / "episode-by-hand.png"), full_page=True)
+    assert watch.problems == []
+
+
+def test_open_a_council_day(site):
+    url, browser, folder, tiny = site
+    page, watch = _page(browser)
+    page.goto(f"{url}/web/council?episode=SYN|2015-03-01", wait_until="networkidle")
+    page.wait_for_selector("#votes-table tbody tr")
+    assert page.locator("#votes-table tbody tr").count() == 7
+    assert page.locator("#day-chart img").count() == 1
+    assert page.inner_text("#decision").startswith("BUY 49")
+    page.locator("body").focus()
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function("document.getElementById('decision').textContent.startsWith('HOLD')")
+    page.screenshot(path=str(folder / "council-day.png"), full_page=True)
+    assert watch.problems == []
+
+
+def test_phone_sized_viewport_has_no_horizontal_scroll(site):
+    url, browser, folder, _ = site
+    page, watch = _page(browser, 390, 844)
+    page.goto(f"{url}/web/episode?episode=SYN|2015-03-01&policy=hold", wait_until="networkidle")
+    page.wait_for_selector("#price-chart svg")
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1")
+    page.screenshot(path=str(folder / "episode-phone.png"), full_page=True)
+    assert watch.problems == []
+
+
+def test_the_page_asks_for_the_api_key_once(site):
+    _, browser, folder, tiny = site
+    with live_server(tiny.settings, api_key="s3cret") as url:
+        page, watch = _page(browser)
+        page.goto(f"{url}/web/", wait_until="domcontentloaded")
+        page.wait_for_selector("#key-dialog[open]")
+        page.fill("#key-input", "s3cret")
+        page.click("#key-form button[value=ok]")
+        page.wait_for_selector(".card .count")
+        page.goto(f"{url}/web/training", wait_until="networkidle")
+        page.wait_for_selector("#runs-table tbody tr")
+        assert page.locator("#key-dialog[open]").count() == 0  # kept for the session
+        unauthorized = [p for p in watch.problems if p.startswith("401")]
+        assert len(unauthorized) == 1 and all(p.startswith("401") or "401" in p for p in watch.problems)
