@@ -208,17 +208,16 @@ class CouncilView:
 
     def chart_png(self, day: str) -> bytes:
         """The chart PNG of ``day``: the stored file, else rendered now (kept in memory)."""
+        path = self.chart_file(day)
+        if path.is_file():
+            return path.read_bytes()
         with self._lock:
             if day in self._pngs:
                 self._pngs.move_to_end(day)
                 return self._pngs[day]
-        path = self.chart_file(day)
-        if path.is_file():
-            png = path.read_bytes()
-        else:
-            from stocker_core.market.charts import render_chart
+        from stocker_core.market.charts import render_chart
 
-            png = render_chart(self.inputs.bars, self.ticker, day)
+        png = render_chart(self.inputs.bars, self.ticker, day)
         with self._lock:
             self._pngs[day] = png
             while len(self._pngs) > CHART_CACHE:
