@@ -64,13 +64,17 @@ function lineChart(container, series, xLabels, options = {}) {
   const svg = frame(width, height, options.label || "line chart");
   axes(svg, box, yRange, xLabels, options.yFormat || shortNumber);
   const dashes = { solid: null, dashed: "6 4", dotted: "2 3" };
+  const labelled = [];
   series.forEach((s, k) => {
     const points = s.values.map((v, i) => (v === null || v === undefined ? null : `${xAt(i).toFixed(1)},${yAt(v).toFixed(1)}`)).filter(Boolean);
     if (!points.length) return;
     svg.append(svgEl("polyline", { points: points.join(" "), class: "line " + (s.cls || `c${k % 8}`), "stroke-dasharray": dashes[s.style || "solid"] }));
     const last = s.values.map((v, i) => [v, i]).filter(([v]) => v !== null && v !== undefined).pop();
     if (last) {
-      svg.append(svgEl("text", { x: xAt(last[1]) + 6, y: yAt(last[0]) + 4 + (k % 3) * 0, class: "end-label " + (s.cls || `c${k % 8}`) }, document.createTextNode(s.name)));
+      let y = yAt(last[0]) + 4;
+      while (labelled.some((used) => Math.abs(used - y) < 12)) y += 12;  // keep end labels apart
+      labelled.push(y);
+      svg.append(svgEl("text", { x: xAt(last[1]) + 6, y, class: "end-label " + (s.cls || `c${k % 8}`) }, document.createTextNode(s.name)));
     }
   });
   if (options.cursor !== undefined && options.cursor !== null) {
@@ -139,7 +143,8 @@ function heatMap(container, rows, cols, signal, confidence, options = {}) {
       const opacity = s === null ? 1 : (0.25 + 0.75 * Math.min(1, Math.abs(s))) * (0.4 + 0.6 * (conf || 0));
       g.append(svgEl("rect", { x, y, width: cell - 1, height: cell - 1, class: cls, "fill-opacity": opacity.toFixed(2) }));
       const mark = s === null ? "" : s > 0.05 ? "+" : s < -0.05 ? "−" : "·";
-      g.append(svgEl("text", { x: x + cell / 2 - 0.5, y: y + cell * 0.72, class: "cell-mark", "text-anchor": "middle" }, document.createTextNode(mark)));
+      const markClass = s !== null && Math.abs(s) <= 0.05 ? "cell-mark dark" : "cell-mark";
+      g.append(svgEl("text", { x: x + cell / 2 - 0.5, y: y + cell * 0.72, class: markClass, "text-anchor": "middle" }, document.createTextNode(mark)));
       g.append(svgEl("title", {}, document.createTextNode(s === null ? `${row} ${col}: no vote` : `${row} ${col}: signal ${s.toFixed(2)}, confidence ${conf.toFixed(2)}`)));
       svg.append(g);
     });

@@ -109,7 +109,7 @@ function showError(error) {
 
 /* Fill a <table> from column specs {key, label, format?, className?} and row objects. */
 function fillTable(table, columns, rows, caption) {
-  const head = el("thead", {}, el("tr", {}, columns.map((c) => el("th", { scope: "col", title: c.help || null }, c.label))));
+  const head = el("thead", {}, el("tr", {}, columns.map((c) => el("th", { scope: "col", title: c.help || null, class: c.className || null }, c.label))));
   const body = el("tbody", {}, rows.map((row) => el("tr", { class: row._class || null },
     columns.map((c) => {
       const value = c.format ? c.format(row[c.key], row) : fmt(row[c.key]);

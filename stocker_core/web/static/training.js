@@ -18,7 +18,7 @@ function showRun(index) {
     const holder = el("div", { class: "chart" });
     parts.push(el("figure", {}, el("figcaption", {}, name), holder));
     lineChart(holder, [{ name: name.split(" ").pop(), values: points.map((p) => p[1]), style: "solid", cls: "c0" }],
-      points.map((p) => String(p[0])), { height: 200, label: name });
+      points.map((p) => String(p[0])), { width: 900, height: 240, label: name });
   }
   if (!curves.length) parts.push(el("p", { class: "empty" }, "no curve stored for this run"));
   if (run.image) {
@@ -60,7 +60,7 @@ async function init() {
       { key: "base_model", label: "base", format: (v) => v || "–" },
       { key: "created_at", label: "when", format: (v) => v || "–" },
       { key: "wall_seconds", label: "seconds" },
-      { key: "episodes", label: "training data", format: (v) => (v && v.count !== undefined ? `${v.count} episodes` : v ? Object.keys(v).join(", ") : "–") },
+      { key: "episodes", label: "training data", format: (v) => (v && v.count !== undefined ? `${v.count} episode${v.count === 1 ? "" : "s"}` : v ? Object.keys(v).join(", ") : "–") },
     ], rows, "Training runs (models.runs), newest first — pick one");
     showRun(0);
   } catch (error) { showError(error); }
