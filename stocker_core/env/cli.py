@@ -80,6 +80,7 @@ def run_command(
 ) -> None:
     """Play a whole episode with a built-in policy."""
     from stocker_core.config import get_settings
+    from stocker_core.council.run_stats import tallied
     from stocker_core.env.environment import TradingEnv
     from stocker_core.env.episode import load_episode
     from stocker_core.env.policies import make_policy, run_episode
@@ -89,11 +90,16 @@ def run_command(
     try:
         ep = load_episode(_episode_name(task, episode), settings)
         env = TradingEnv(ep, RewardParams.from_settings(settings))
-        trajectory = run_episode(env, make_policy(policy, env, seed))
+        player, tally = tallied(make_policy(policy, env, seed))
+        trajectory = run_episode(env, player)
     except StockerError as exc:
         fail(exc)
     trajectory["policy"] = policy
     trajectory["seed"] = seed
+    if tally is not None:  # the council: how often it fell back instead of using a model's answer
+        trajectory["council"] = tally.as_dict()
+        if tally.warning():
+            typer.secho(f"warning: {tally.warning()}", err=True, fg=typer.colors.YELLOW)
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(trajectory))
@@ -109,6 +115,11 @@ def run_command(
                 "final_value": trajectory["final_value"],
                 "buy_and_hold_final": trajectory["buy_and_hold_final"],
                 "ideal_total": trajectory["ideal_total"],
+                **(
+                    {"council_fallbacks": trajectory["council"]["fallbacks"]}
+                    if "council" in trajectory
+                    else {}
+                ),
                 "saved": str(out) if out else None,
             },
             False,
@@ -170,13 +181,40 @@ def grade_command(
 
 
 def serve_command(
-    host: str = typer.Option("127.0.0.1", "--host"),
-    port: int = typer.Option(8000, "--port"),
+    host: str = typer.Option(
+        "127.0.0.1", "--host", help="address to bind; any non-loopback address needs an API key"
+    ),
+    port: int = typer.Option(8000, "--port", help="TCP port"),
+    api_key: str | None = typer.Option(
+        None,
+        "--api-key",
+        envvar="STOCKER_API_KEY",
+        show_default=False,
+        help="require 'Authorization: Bearer <key>' on every route but /health [env: STOCKER_API_KEY]",
+    ),
+    insecure_no_auth: bool = typer.Option(
+        False, "--insecure-no-auth", help="serve a non-loopback address without an API key"
+    ),
+    max_sessions: int = typer.Option(256, "--max-sessions", min=1, help="sessions alive at once"),
+    session_idle_s: float = typer.Option(
+        900.0, "--session-idle-s", min=1.0, help="a session unused this many seconds expires"
+    ),
 ) -> None:
-    """Serve the environment over HTTP (OpenEnv-style)."""
-    from stocker_core.env.server import serve
+    """Serve the environment over HTTP (OpenEnv contract: /reset /step /state /schema /mcp ...)."""
+    from stocker_core.env.server import ServerConfigError, check_bind, serve
 
-    serve(host, port)
+    try:
+        check_bind(host, api_key, insecure_no_auth)
+    except ServerConfigError as exc:
+        fail(exc)
+    serve(
+        host,
+        port,
+        api_key=api_key or "",
+        insecure_no_auth=insecure_no_auth,
+        max_sessions=max_sessions,
+        idle_s=session_idle_s,
+    )
 
 
 def register(app: typer.Typer) -> None:
