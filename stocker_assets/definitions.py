@@ -1,19 +1,34 @@
 """The one Definitions object (workspace.yaml points here)."""
 
+from __future__ import annotations
+
+from collections.abc import Mapping
+
 import dagster as dg
 
-from stocker_assets.assets import agent, council, drl, env, evaluation, market, training
+from stocker_assets.assets import agent, council, drl, env, evaluation, market
 from stocker_assets.checks import charts_are_complete, indicators_are_sane, prices_are_valid
-from stocker_assets.jobs import market_job
+from stocker_assets.jobs import ALL_JOBS
 from stocker_assets.resources import default_resources
 from stocker_assets.schedules import corpus_refresh
 from stocker_assets.sensors import universe_sync
 
-defs = dg.Definitions(
-    assets=dg.load_assets_from_modules([market, env, council, evaluation, drl, training, agent]),
-    asset_checks=[prices_are_valid, indicators_are_sane, charts_are_complete],
-    jobs=[market_job],
-    schedules=[corpus_refresh],
-    sensors=[universe_sync],
-    resources=default_resources(),
-)
+ASSETS = dg.load_assets_from_modules([market, env, council, evaluation, drl, agent])
+CHECKS = [prices_are_valid, indicators_are_sane, charts_are_complete]
+
+
+def build_definitions(resources: Mapping[str, object] | None = None) -> dg.Definitions:
+    """Every asset, check, job, schedule and sensor, bound to ``resources`` (default: the
+    local deployment's, filled from Settings). ``stocker materialize`` builds its own with
+    the resource of the moment, so its runs go through the named jobs."""
+    return dg.Definitions(
+        assets=ASSETS,
+        asset_checks=CHECKS,
+        jobs=ALL_JOBS,
+        schedules=[corpus_refresh],
+        sensors=[universe_sync],
+        resources=dict(resources) if resources is not None else default_resources(),
+    )
+
+
+defs = build_definitions()

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import base64
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import date
 
 import dagster as dg
@@ -83,3 +84,37 @@ def bar_versions(
         if len(part):
             versions[f"{origin}@{key}"] = frame_version(part.reset_index(drop=True))
     return versions
+
+
+def attach_partition_metadata(
+    context: dg.AssetExecutionContext,
+    build: MonthBuild,
+    own: Mapping[str, Mapping[str, object]] | None = None,
+    reasons: Mapping[str, str] | None = None,
+) -> None:
+    """Give every partition of the run its own metadata on its own materialization event.
+
+    Each partition gets ``rows_written``, ``status`` (``written``, ``no data``, or the reason
+    in ``reasons``, e.g. quarantined or skipped) and its ``data_version``, plus ``own[key]``
+    (its preview, plot, totals …). These override same-named run-wide values, so in a run
+    over many partitions no partition shows another one's figures.
+    """
+    for key in context.partition_keys:
+        if key in build.rows:
+            status = "written"
+        elif reasons and key in reasons:
+            status = reasons[key]
+        else:
+            status = "no data: the source has no bars for this month"
+        metadata: dict[str, object] = {"rows_written": build.rows.get(key, 0), "status": status}
+        if key in build.data_versions:
+            metadata["data_version"] = build.data_versions[key]
+        for name, value in (own or {}).get(key, {}).items():
+            is_numpy_scalar = hasattr(value, "item") and hasattr(value, "dtype")
+            metadata[name] = value.item() if is_numpy_scalar else value
+        context.add_asset_metadata(metadata, partition_key=key)
+
+
+def png_markdown(png: bytes, alt: str) -> dg.MetadataValue:
+    """A PNG shown inline in the UI's metadata panel."""
+    return dg.MetadataValue.md(f"![{alt}](data:image/png;base64,{base64.b64encode(png).decode()})")

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from stocker_core.cli_support import EXIT_FAILED, fail
@@ -124,7 +123,8 @@ def materialize(
     printed); fix the data, add a reasoned fix to $STOCKER_HOME/corrections.csv, or pass
     ``--allow-failed-checks``.
     """
-    from stocker_assets.definitions import defs
+    from stocker_assets.definitions import build_definitions
+    from stocker_assets.materialize_progress import MaterializeProgress
     from stocker_assets.resources import StockerResource
     from stocker_assets.runner import (
         months_with_data,
@@ -137,6 +137,7 @@ def materialize(
 
     settings = get_settings(fresh=True)
     unusable: dict[str, str] = {}
+    defs = build_definitions({"stocker": StockerResource()})
     try:
         partitioned, unpartitioned, checks = select_assets(defs, [g.strip() for g in groups.split(",")])
         source = StockerResource().market_source()
@@ -158,35 +159,14 @@ def materialize(
         console.print(f"[red]{name}: skipped: {why}[/red] (remove it with: stocker tickers remove {name})")
     instance = _instance()
     register_tickers(instance, [t for t in tickers if t not in unusable])
-    resources = {"stocker": StockerResource()}
     console.print(
         f"source [bold]{settings.source}[/bold] → warehouse [bold]{settings.warehouse_path}[/bold]; "
         f"groups {groups}"
     )
     results = []
     started = time.perf_counter()
-    with Progress(
-        SpinnerColumn(),
-        TextColumn("{task.description}"),
-        BarColumn(),
-        TextColumn("{task.completed}/{task.total} steps"),
-        TimeElapsedColumn(),
-        console=console,
-    ) as progress:
-
-        def track(label: str, steps: int):
-            task = progress.add_task(label, total=steps)
-            if not console.is_terminal:  # logs and CI: one line per run and per finished step
-                console.print(f"{label}: started", soft_wrap=True)
-
-            def on_step(step: str, _status: object) -> None:
-                progress.update(task, advance=1, description=f"{label}: {step} done")
-                if not console.is_terminal:
-                    elapsed = time.perf_counter() - started
-                    console.print(f"{label}: {step} done ({elapsed:.0f}s)", soft_wrap=True)
-
-            return task, on_step
-
+    check_names = [s.name for c in checks for s in c.check_specs]
+    with MaterializeProgress(console, check_names) as progress:
         stages = plan_stages([*unpartitioned, *partitioned])
         for number, stage in enumerate(stages, 1):
             if results and not all(r.success for r in results):
@@ -196,10 +176,10 @@ def materialize(
             if stage.unpartitioned:
                 names = _asset_names(stage.unpartitioned)
                 label = f"stage {number}: {', '.join(names)}"
-                task, on_step = track(label, len(names))
-                run = run_unpartitioned(instance, stage.unpartitioned, resources, on_step=on_step)
+                task, on_step = progress.track(label, len(stage.unpartitioned))
+                run = run_unpartitioned(instance, defs, stage.unpartitioned, on_step=on_step)
                 results.append(replace(run, ticker=", ".join(names)))
-                progress.update(task, completed=len(names))
+                progress.finish(task, label, run.success, run.seconds)
             if not stage.partitioned:
                 continue
             stage_keys = {k for a in stage.partitioned for k in a.keys}
@@ -209,32 +189,28 @@ def materialize(
                     if number == 1:
                         console.print(f"[yellow]{name}: no months with data in range; skipped[/yellow]")
                     continue
-                steps = len(stage.partitioned) + len(stage_checks)
-                task, on_step = track(
-                    f"stage {number}: {name} {months[0]:%Y-%m}…{months[-1]:%Y-%m} ({len(months)} months)",
-                    steps,
+                label = f"stage {number}: {name} {months[0]:%Y-%m}…{months[-1]:%Y-%m} ({len(months)} months)"
+                task, on_step = progress.track(label, len(stage.partitioned) + len(stage_checks))
+                run = run_ticker_months(
+                    instance,
+                    defs,
+                    name,
+                    months,
+                    stage.partitioned,
+                    on_step=on_step,
+                    allow_failed_checks=allow_failed_checks,
                 )
-                results.append(
-                    run_ticker_months(
-                        instance,
-                        name,
-                        months,
-                        stage.partitioned,
-                        stage_checks,
-                        resources,
-                        on_step=on_step,
-                        allow_failed_checks=allow_failed_checks,
-                    )
-                )
-                progress.update(task, completed=steps)
+                results.append(run)
+                progress.finish(task, label, run.success, run.seconds)
     table = Table(title="Materialized")
-    for col in ("run of", "months", "run", "seconds", "status"):
+    for col in ("run of", "months", "runs (job: id)", "seconds", "status"):
         table.add_column(col)
     for r in results:
         status = "ok" if r.success else "[red]FAILED[/red]"
         if r.checks_failed:
             status += f" [yellow](checks failed: {', '.join(r.checks_failed)})[/yellow]"
-        table.add_row(r.ticker, str(r.months or "–"), r.run_id[:8], f"{r.seconds:.1f}", status)
+        runs = "\n".join(f"{job}: {run_id[:8]}" for job, run_id in r.runs) or "–"
+        table.add_row(r.ticker, str(r.months or "–"), runs, f"{r.seconds:.1f}", status)
     console.print(table)
     _print_failures(results, allow_failed_checks)
     console.print(

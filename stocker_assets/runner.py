@@ -22,7 +22,9 @@ from pathlib import Path
 import dagster as dg
 import pandas as pd
 
+from stocker_assets.jobs import split_by_job
 from stocker_assets.partitions import month_partitions, ticker_partitions
+from stocker_assets.progress import Progress, parse_progress
 from stocker_core.config import Settings
 from stocker_core.errors import StockerError
 from stocker_core.market.sources import MarketDataSource
@@ -119,7 +121,7 @@ def months_with_data(
 
 @dataclass
 class TickerRun:
-    """The outcome of one ticker's run."""
+    """The outcome of one ticker's runs in a stage (or of one unpartitioned stage)."""
 
     ticker: str
     months: int
@@ -131,9 +133,24 @@ class TickerRun:
     """Partition key -> problems, from the failed checks' ``failures`` metadata."""
     errors: list[str] = field(default_factory=list)
     """First line of each failed step's error (blocking-check failures excluded)."""
+    runs: list[tuple[str, str]] = field(default_factory=list)
+    """(job name, run id) of each Dagster run, in order."""
 
 
-StepCallback = Callable[[str, str], None]
+@dataclass(frozen=True)
+class StepEvent:
+    """What the CLI hears about a step of a run: started, progress, done or failed."""
+
+    job: str
+    step: str
+    status: str
+    """``started``, ``progress`` (``progress`` is set), ``done`` or ``failed``."""
+    progress: Progress | None = None
+    partitions: int = 0
+    """Partitions the step materialized (``done`` only)."""
+
+
+StepCallback = Callable[[StepEvent], None]
 
 
 def select_assets(
@@ -151,40 +168,72 @@ def select_assets(
     return partitioned, [a for a in chosen if a.partitions_def is None], checks
 
 
-def _watch_steps(instance: dg.DagsterInstance, batch: str, on_step: StepCallback, stop: threading.Event):
-    """Report finished steps of the run tagged ``batch`` until ``stop`` is set."""
-    seen: set[str] = set()
-    while not stop.wait(0.25):
-        runs = instance.get_runs(filters=dg.RunsFilter(tags={"stocker/batch": batch}), limit=1)
-        if not runs:
-            continue
-        for record in instance.all_logs(runs[0].run_id, of_type=dg.DagsterEventType.STEP_SUCCESS):
-            step = record.step_key or ""
-            if step not in seen:
-                seen.add(step)
-                on_step(step, "done")
+_REPORTED = {
+    dg.DagsterEventType.STEP_START: "started",
+    dg.DagsterEventType.STEP_SUCCESS: "done",
+    dg.DagsterEventType.STEP_FAILURE: "failed",
+}
 
 
-def _materialize(
+def _report_records(records, job: str, on_event: StepCallback, materialized: dict[str, int]) -> None:
+    for record in records:
+        entry = record.event_log_entry
+        step = entry.step_key or ""
+        event = entry.dagster_event
+        if event is None:
+            found = parse_progress(entry.user_message)
+            if found is not None:
+                on_event(StepEvent(job, step, "progress", progress=found))
+        elif event.event_type == dg.DagsterEventType.ASSET_MATERIALIZATION:
+            materialized[step] = materialized.get(step, 0) + 1
+        elif event.event_type in _REPORTED:
+            status = _REPORTED[event.event_type]
+            on_event(StepEvent(job, step, status, partitions=materialized.get(step, 0)))
+
+
+def _watch_run(
+    instance: dg.DagsterInstance, run_id: str, job: str, on_event: StepCallback, stop: threading.Event
+) -> None:
+    """Report the steps of run ``run_id`` (started, progress lines, done/failed with the
+    partitions materialized) as they happen, until ``stop`` is set and all is read."""
+    cursor = None
+    materialized: dict[str, int] = {}
+    while True:
+        stopping = stop.wait(0.25)
+        while True:
+            page = instance.get_records_for_run(run_id, cursor=cursor, limit=500)
+            _report_records(page.records, job, on_event, materialized)
+            cursor = page.cursor
+            if not page.has_more:
+                break
+        if stopping:
+            return
+
+
+def _execute(
     instance: dg.DagsterInstance,
-    selection: Sequence[dg.AssetsDefinition | dg.AssetChecksDefinition],
-    resources: dict[str, object],
+    defs: dg.Definitions,
+    job: str,
+    selection: Sequence[dg.AssetsDefinition],
     tags: dict[str, str],
-    on_step: StepCallback | None,
+    on_event: StepCallback | None,
     log_level: str,
 ) -> dg.ExecuteInProcessResult:
-    batch = uuid.uuid4().hex
+    """One run of the named ``job`` over ``selection`` (with the selected assets' checks)."""
+    run_id = str(uuid.uuid4())
     stop = threading.Event()
     watcher = None
-    if on_step is not None:
-        watcher = threading.Thread(target=_watch_steps, args=(instance, batch, on_step, stop), daemon=True)
+    if on_event is not None:
+        watcher = threading.Thread(
+            target=_watch_run, args=(instance, run_id, job, on_event, stop), daemon=True
+        )
         watcher.start()
     try:
-        return dg.materialize(
-            list(selection),
+        return defs.resolve_job_def(job).execute_in_process(
             instance=instance,
-            resources=resources,
-            tags={**tags, "stocker/batch": batch},
+            asset_selection=[k for a in selection for k in a.keys],
+            run_id=run_id,
+            tags=tags,
             raise_on_error=False,
             run_config={"loggers": {"console": {"config": {"log_level": log_level}}}},
         )
@@ -192,6 +241,35 @@ def _materialize(
         stop.set()
         if watcher is not None:
             watcher.join()
+
+
+def _run_jobs(
+    instance: dg.DagsterInstance,
+    defs: dg.Definitions,
+    name: str,
+    months: int,
+    assets: Sequence[dg.AssetsDefinition],
+    tags: dict[str, str],
+    on_event: StepCallback | None,
+    log_level: str,
+) -> TickerRun:
+    """``assets`` as consecutive runs of their named jobs; a failed run stops the later ones."""
+    started = time.perf_counter()
+    outcome = TickerRun(name, months, "", True, 0.0, [])
+    for job, part in split_by_job(assets):
+        if not outcome.success:
+            names = ", ".join(k.to_user_string() for a in part for k in a.keys)
+            outcome.errors.append(f"{job} ({names}) not run: an earlier run of this stage failed")
+            continue
+        result = _execute(instance, defs, job, part, tags, on_event, log_level)
+        outcome.runs.append((job, result.run_id))
+        outcome.run_id = result.run_id
+        outcome.success = outcome.success and result.success
+        outcome.checks_failed += _failed_checks(result)
+        outcome.check_failures.update(_check_failures(result))
+        outcome.errors += _step_errors(result)
+    outcome.seconds = time.perf_counter() - started
+    return outcome
 
 
 def _failed_checks(result: dg.ExecuteInProcessResult) -> list[str]:
@@ -227,40 +305,29 @@ def _step_errors(result: dg.ExecuteInProcessResult) -> list[str]:
 
 def run_unpartitioned(
     instance: dg.DagsterInstance,
+    defs: dg.Definitions,
     assets: Sequence[dg.AssetsDefinition],
-    resources: dict[str, object],
     on_step: StepCallback | None = None,
     log_level: str = "WARNING",
 ) -> TickerRun:
-    """One run over unpartitioned assets (e.g. the text events)."""
-    started = time.perf_counter()
-    result = _materialize(instance, assets, resources, {}, on_step, log_level)
-    return TickerRun(
-        "unpartitioned",
-        0,
-        result.run_id,
-        result.success,
-        time.perf_counter() - started,
-        _failed_checks(result),
-        _check_failures(result),
-        _step_errors(result),
-    )
+    """Unpartitioned assets (e.g. the text events) through their named jobs."""
+    return _run_jobs(instance, defs, "unpartitioned", 0, assets, {}, on_step, log_level)
 
 
 def run_ticker_months(
     instance: dg.DagsterInstance,
+    defs: dg.Definitions,
     ticker: str,
     months: Sequence[date],
     assets: Sequence[dg.AssetsDefinition],
-    checks: Sequence[dg.AssetChecksDefinition],
-    resources: dict[str, object],
     on_step: StepCallback | None = None,
     log_level: str = "WARNING",
     allow_failed_checks: bool = False,
 ) -> TickerRun:
-    """One in-process run over ``ticker``'s contiguous ``months``.
+    """In-process runs over ``ticker``'s contiguous ``months``, one per named job the
+    assets belong to (their checks run with them), in dependency order.
 
-    ``allow_failed_checks`` tags the run so a failing blocking check only warns: downstream
+    ``allow_failed_checks`` tags the runs so a failing blocking check only warns: downstream
     assets then run and skip the failed partitions themselves.
     """
     from stocker_assets.checks import ALLOW_FAILED_CHECKS_TAG
@@ -272,15 +339,4 @@ def run_ticker_months(
     }
     if allow_failed_checks:
         tags[ALLOW_FAILED_CHECKS_TAG] = "true"
-    started = time.perf_counter()
-    result = _materialize(instance, [*assets, *checks], resources, tags, on_step, log_level)
-    return TickerRun(
-        ticker=ticker,
-        months=len(months),
-        run_id=result.run_id,
-        success=result.success,
-        seconds=time.perf_counter() - started,
-        checks_failed=_failed_checks(result),
-        check_failures=_check_failures(result),
-        errors=_step_errors(result),
-    )
+    return _run_jobs(instance, defs, ticker, len(months), assets, tags, on_step, log_level)

@@ -4,8 +4,15 @@ import dagster as dg
 import pandas as pd
 
 from stocker_assets.assets.market import DUCKDB_POOL, charts, indicators, prices
-from stocker_assets.lineage import bar_versions, combined_version, record_build, recorded_versions
+from stocker_assets.lineage import (
+    attach_partition_metadata,
+    bar_versions,
+    combined_version,
+    record_build,
+    recorded_versions,
+)
 from stocker_assets.partitions import month_window_mapping, months_by_ticker, ticker_month_partitions
+from stocker_assets.progress import progress_message
 from stocker_assets.resources import StockerResource
 from stocker_core.config import Settings
 from stocker_core.council.backends import get_backend
@@ -69,11 +76,11 @@ macro_events = _text_asset("macro", "macro_events", "Dated macro events (table t
 
 
 def _progress_logger(context: dg.AssetExecutionContext, ticker: str):
-    """Log computed votes at every tenth of the work."""
+    """Log computed votes at every tenth of the work (read back by `stocker materialize`)."""
 
     def report(done: int, total: int) -> None:
         if done == total or done % max(1, total // 10) == 0:
-            context.log.info(f"{ticker}: {done}/{total} votes computed")
+            context.log.info(progress_message(done, total, f"{ticker} votes computed"))
 
     return report
 
@@ -122,6 +129,7 @@ def specialist_votes(context: dg.AssetExecutionContext, stocker: StockerResource
     settings, warehouse = stocker.settings(), stocker.warehouse()
     backend = get_backend(settings)
     build = MonthBuild()
+    own: dict[str, dict[str, object]] = {}
     frames, totals = [], {"hits": 0, "misses": 0, "parse_failures": 0, "uncached": 0}
     for ticker, months in months_by_ticker(context.partition_keys).items():
         context.log.info(f"{ticker}: votes for {len(months)} month(s) with backend {backend.name}")
@@ -145,23 +153,32 @@ def specialist_votes(context: dg.AssetExecutionContext, stocker: StockerResource
             if part is None:
                 build.empty.append(key)
                 continue
-            for name, value in vote_stats(part).items():
+            stats = vote_stats(part)
+            for name, value in stats.items():
                 totals[name] += value
+            own[key] = {
+                "votes": len(part),
+                "cache_hits": stats["hits"],
+                "cache_misses": stats["misses"],
+                "parse_failures": stats["parse_failures"],
+                "by_role": dg.MetadataValue.md(role_summary(part).to_markdown(index=False, floatfmt="+.3f")),
+            }
             build.rows[key] = len(part)
             build.data_versions[key] = frame_version(part[["date", "role", "signal", "confidence"]])
         frames.append(run.votes)
     record_build(context, warehouse, build, _vote_inputs(settings, warehouse, list(build.rows)))
+    attach_partition_metadata(context, build, own, dict.fromkeys(build.empty, "no data: no bars this month"))
     metadata: dict[str, object] = {
         "backend": backend.name,
         "model_id": backend.model_id,
-        "cache_hits": totals["hits"],
-        "cache_misses": totals["misses"],
-        "parse_failures": totals["parse_failures"],
-        "uncached_failures": totals["uncached"],
+        "run_cache_hits": totals["hits"],
+        "run_cache_misses": totals["misses"],
+        "run_parse_failures": totals["parse_failures"],
+        "run_uncached_failures": totals["uncached"],
         "months_without_bars": dg.MetadataValue.json(build.empty[:50]),
     }
     if frames:
         summary = role_summary(pd.concat(frames, ignore_index=True))
-        metadata["votes"] = int(summary["votes"].sum())
-        metadata["by_role"] = dg.MetadataValue.md(summary.to_markdown(index=False, floatfmt="+.3f"))
+        metadata["run_votes"] = int(summary["votes"].sum())
+        metadata["run_by_role"] = dg.MetadataValue.md(summary.to_markdown(index=False, floatfmt="+.3f"))
     return dg.MaterializeResult(metadata=metadata, data_version=combined_version(build))

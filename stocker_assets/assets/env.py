@@ -1,13 +1,18 @@
 """Env group: episodes and their hindsight-ideal trajectories per ticker × start month."""
 
-import base64
-
 import dagster as dg
 import pandas as pd
 
 from stocker_assets.assets.market import DUCKDB_POOL, prices
-from stocker_assets.lineage import bar_versions, combined_version, record_build
+from stocker_assets.lineage import (
+    attach_partition_metadata,
+    bar_versions,
+    combined_version,
+    png_markdown,
+    record_build,
+)
 from stocker_assets.partitions import month_window_mapping, months_by_ticker, ticker_month_partitions
+from stocker_assets.progress import throttled_progress
 from stocker_assets.resources import StockerResource
 from stocker_core.config import Settings, get_settings
 from stocker_core.env.catalog import episode_row, solve_episode, trajectory_rows
@@ -20,6 +25,7 @@ from stocker_core.market.validation import partition_key
 from stocker_core.warehouse.db import Warehouse, frame_version
 
 ENV = "env"
+NO_BARS = "no data: no bars for this episode's window"
 WINDOW = month_window_mapping(0, get_settings().episode_months - 1)
 
 
@@ -82,12 +88,15 @@ def episodes(context: dg.AssetExecutionContext, stocker: StockerResource) -> dg.
     table = pd.DataFrame(rows)
     _replace_by_ticker(warehouse, "env.episodes", table)
     record_build(context, warehouse, build, upstream)
-    metadata = {"episodes": len(rows), "without_data": dg.MetadataValue.json(build.empty[:50])}
-    if rows:
-        shown = table[["key", "trading_days", "buy_and_hold_final", "ideal_total", "greedy_total"]]
-        metadata["episodes_table"] = dg.MetadataValue.md(
-            shown.head(30).to_markdown(index=False, floatfmt=".4f")
-        )
+    metadata = {"run_episodes": len(rows), "without_data": dg.MetadataValue.json(build.empty[:50])}
+    own = {
+        row["key"]: {
+            name: row[name]
+            for name in ("trading_days", "buy_and_hold_final", "ideal_total", "greedy_total", "source")
+        }
+        for row in rows
+    }
+    attach_partition_metadata(context, build, own, dict.fromkeys(build.empty, NO_BARS))
     return dg.MaterializeResult(metadata=metadata, data_version=combined_version(build))
 
 
@@ -109,39 +118,46 @@ def ideal_trajectories(context: dg.AssetExecutionContext, stocker: StockerResour
     build = MonthBuild()
     frames: list[pd.DataFrame] = []
     upstream: dict[str, dict[str, str]] = {}
-    last = None
-    for key, solution, inputs in _solve_partitions(context, settings, warehouse):
-        if solution is None:
+    own: dict[str, dict[str, object]] = {}
+    report = throttled_progress(context, "episodes")
+    total = len(context.partition_keys)
+    for done, (key, solution, inputs) in enumerate(_solve_partitions(context, settings, warehouse), 1):
+        if solution is not None:
+            frame = trajectory_rows(solution)
+            build.rows[key] = len(frame)
+            build.data_versions[key] = frame_version(frame)
+            # the episode it solves: the same version the episodes asset records for it
+            upstream[key] = {f"episodes@{key}": episode_version(episode_row(solution)), **inputs}
+            frames.append(frame.assign(ticker=solution.episode.ticker))
+            own[key] = _trajectory_metadata(solution, settings)
+        else:
             build.empty.append(key)
-            continue
-        frame = trajectory_rows(solution)
-        build.rows[key] = len(frame)
-        build.data_versions[key] = frame_version(frame)
-        # the episode it solves: the same version the episodes asset records for it
-        upstream[key] = {f"episodes@{key}": episode_version(episode_row(solution)), **inputs}
-        frames.append(frame.assign(ticker=solution.episode.ticker))
-        last = solution
+        report(done, total)
     if frames:
         _replace_by_ticker(warehouse, "env.ideal_trajectories", pd.concat(frames, ignore_index=True))
     record_build(context, warehouse, build, upstream)
-    metadata: dict[str, object] = {"episodes": len(build.rows)}
-    if last is not None:
-        ep = last.episode
-        png = ideal_position_png(
-            ep.dates, ep.closes, last.ideal.long, f"{ep.key}: ideal position", greedy_long=last.greedy.long
-        )
-        path = settings.home / "plots" / "ideal" / ep.ticker / f"{ep.window_start.isoformat()}.png"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(png)
-        metadata.update(
-            {
-                "ideal_total": last.ideal.total,
-                "greedy_total": last.greedy.total,
-                "ideal_trades": last.ideal.trades,
-                "plot_path": dg.MetadataValue.path(str(path)),
-                "plot": dg.MetadataValue.md(
-                    f"![ideal position](data:image/png;base64,{base64.b64encode(png).decode()})"
-                ),
-            }
-        )
+    attach_partition_metadata(context, build, own, dict.fromkeys(build.empty, NO_BARS))
+    metadata = {"run_episodes": len(build.rows), "without_data": dg.MetadataValue.json(build.empty[:50])}
     return dg.MaterializeResult(metadata=metadata, data_version=combined_version(build))
+
+
+def _trajectory_metadata(solution, settings: Settings) -> dict[str, object]:
+    """One episode's totals and its plot (also written under STOCKER_HOME/plots/ideal)."""
+    ep = solution.episode
+    png = ideal_position_png(
+        ep.dates,
+        ep.closes,
+        solution.ideal.long,
+        f"{ep.key}: ideal position",
+        greedy_long=solution.greedy.long,
+    )
+    path = settings.home / "plots" / "ideal" / ep.ticker / f"{ep.window_start.isoformat()}.png"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(png)
+    return {
+        "ideal_total": solution.ideal.total,
+        "greedy_total": solution.greedy.total,
+        "ideal_trades": solution.ideal.trades,
+        "plot_path": dg.MetadataValue.path(str(path)),
+        "plot": png_markdown(png, "ideal position"),
+    }

@@ -1,15 +1,17 @@
 """Market group: daily bars and indicators per ticker × month, stored in DuckDB."""
 
-import base64
 from collections.abc import Callable
 from pathlib import Path
 
 import dagster as dg
 import pandas as pd
 
-from stocker_assets.lineage import combined_version, record_build
+from stocker_assets.lineage import attach_partition_metadata, combined_version, png_markdown, record_build
 from stocker_assets.partitions import month_window_mapping, months_by_ticker, ticker_month_partitions
+from stocker_assets.progress import throttled_progress
 from stocker_assets.resources import StockerResource
+from stocker_core.market.calendar import month_end
+from stocker_core.market.charts import thumbnail_png
 from stocker_core.market.gate import clean_segments, failed_partitions, ingest_prices
 from stocker_core.market.indicators import INDICATOR_COLUMNS, LOOKBACK_MONTHS
 from stocker_core.market.pipeline import (
@@ -27,13 +29,34 @@ DUCKDB_POOL = "duckdb"
 
 
 def _summary(build: MonthBuild, partitions: int) -> dict[str, object]:
+    """Run-wide facts, named ``run_*`` (each partition's own figures are attached to it)."""
     return {
-        "partitions": partitions,
-        "partitions_written": len(build.rows),
-        "rows_written": sum(build.rows.values()),
-        "empty_partitions": dg.MetadataValue.json(build.empty[:50]),
+        "run_partitions": partitions,
+        "run_partitions_written": len(build.rows),
+        "run_rows_written": sum(build.rows.values()),
+        "run_empty_partitions": dg.MetadataValue.json(build.empty[:50]),
         "notes": dg.MetadataValue.md("\n".join(f"- {n}" for n in build.notes) or "none"),
     }
+
+
+def _by_month(frame: pd.DataFrame, column: str = "date") -> dict[str, pd.DataFrame]:
+    """Rows of one ticker's table split by month, keyed ``YYYY-MM-01``."""
+    if frame.empty:
+        return {}
+    months = pd.to_datetime(frame[column]).dt.strftime("%Y-%m-01")
+    return {month: part for month, part in frame.groupby(months, sort=True)}
+
+
+def _stored_by_partition(
+    warehouse: Warehouse, table: str, grouped: dict[str, list]
+) -> dict[str, pd.DataFrame]:
+    """{partition key: its stored rows of ``table``}, one read per ticker of the run."""
+    found: dict[str, pd.DataFrame] = {}
+    for ticker, months in grouped.items():
+        stored = warehouse.read_table(table, ticker, months[0], month_end(months[-1]))
+        for month, part in _by_month(stored).items():
+            found[f"{ticker}|{month}"] = part
+    return found
 
 
 def _build_each_ticker(
@@ -119,13 +142,23 @@ def prices(context: dg.AssetExecutionContext, stocker: StockerResource) -> dg.Ma
     build, grouped = _build_each_ticker(context, warehouse, ingest)
     metadata = _summary(build, len(context.partition_keys))
     metadata["source"] = source.name
-    metadata["partitions_quarantined"] = len(failed)
+    metadata["run_partitions_quarantined"] = len(failed)
     metadata["quarantined"] = dg.MetadataValue.json(dict(sorted(failed.items())[:100]))
     metadata["corrections_applied"] = dg.MetadataValue.md("\n".join(f"- {c}" for c in corrections) or "none")
-    if len(context.partition_keys) == 1 and build.rows:
-        ticker, months = next(iter(grouped.items()))
-        sample = warehouse.read_prices(ticker, months[0]).head(5)
-        metadata["preview"] = dg.MetadataValue.md(sample.to_markdown(index=False))
+    stored = _stored_by_partition(warehouse, "market.prices", grouped) if build.rows else {}
+    own = {
+        key: {
+            "first_date": str(part["date"].min().date()),
+            "last_date": str(part["date"].max().date()),
+            "preview": dg.MetadataValue.md(
+                part.drop(columns=["ticker", "source"], errors="ignore").head(5).to_markdown(index=False)
+            ),
+        }
+        for key, part in stored.items()
+        if key in build.rows
+    }
+    reasons = {key: "quarantined: " + "; ".join(problems[:3]) for key, problems in failed.items()}
+    attach_partition_metadata(context, build, own, reasons)
     return dg.MaterializeResult(metadata=metadata, data_version=combined_version(build))
 
 
@@ -157,14 +190,15 @@ def indicators(context: dg.AssetExecutionContext, stocker: StockerResource) -> d
         upstream_asset="prices",
     )
     metadata = _summary(build, len(context.partition_keys)) | _skipped_metadata(skipped)
-    if build.rows:
-        last_ticker = list(grouped)[-1]
-        latest = warehouse.read_table("market.indicators", last_ticker).tail(1)
-        if len(latest):
-            row = latest.iloc[0]
-            metadata["latest"] = dg.MetadataValue.md(
-                pd.DataFrame([row[["date", *INDICATOR_COLUMNS]]]).to_markdown(index=False)
-            )
+    stored = _stored_by_partition(warehouse, "market.indicators", grouped) if build.rows else {}
+    own = {
+        key: {
+            "latest": dg.MetadataValue.md(part[["date", *INDICATOR_COLUMNS]].tail(1).to_markdown(index=False))
+        }
+        for key, part in stored.items()
+        if key in build.rows
+    }
+    attach_partition_metadata(context, build, own, {k: f"skipped: {why}" for k, why in skipped.items()})
     return dg.MaterializeResult(metadata=metadata, data_version=combined_version(build))
 
 
@@ -185,6 +219,7 @@ def charts(context: dg.AssetExecutionContext, stocker: StockerResource) -> dg.Ma
     settings = stocker.settings()
     source, warehouse = get_source(settings), Warehouse(settings.warehouse_path)
     skipped: dict[str, str] = {}
+    report = throttled_progress(context, "charts")
     build, grouped = _build_each_ticker(
         context,
         warehouse,
@@ -192,19 +227,29 @@ def charts(context: dg.AssetExecutionContext, stocker: StockerResource) -> dg.Ma
             warehouse,
             CHART_LOOKBACK_MONTHS,
             lambda ticker, months: build_charts(
-                source, warehouse, ticker, months, settings.charts_dir, settings.chart_workers
+                source,
+                warehouse,
+                ticker,
+                months,
+                settings.charts_dir,
+                settings.chart_workers,
+                progress=report,
             ),
             skipped,
         ),
         upstream_asset="prices",
     )
     metadata = _summary(build, len(context.partition_keys)) | _skipped_metadata(skipped)
-    if build.rows:
-        ticker = list(grouped)[-1]
-        latest = warehouse.read_table("market.charts", ticker).tail(1)
-        if len(latest):
-            path = Path(latest["path"].iloc[0])
-            metadata["latest_chart"] = dg.MetadataValue.path(str(path))
-            thumbnail = base64.b64encode(path.read_bytes()).decode()
-            metadata["preview"] = dg.MetadataValue.md(f"![{path.name}](data:image/png;base64,{thumbnail})")
+    stored = _stored_by_partition(warehouse, "market.charts", grouped) if build.rows else {}
+    own = {}
+    for key, part in stored.items():
+        if key not in build.rows:
+            continue
+        path = Path(part["path"].iloc[-1])
+        own[key] = {
+            "charts": len(part),
+            "latest_chart": dg.MetadataValue.path(str(path)),
+            "preview": png_markdown(thumbnail_png(path), path.name),
+        }
+    attach_partition_metadata(context, build, own, {k: f"skipped: {why}" for k, why in skipped.items()})
     return dg.MaterializeResult(metadata=metadata, data_version=combined_version(build))

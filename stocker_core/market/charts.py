@@ -15,8 +15,8 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
-from collections.abc import Mapping
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Mapping
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from datetime import date
 from multiprocessing import get_context
@@ -216,12 +216,15 @@ def render_charts(
     days: list[date] | list[pd.Timestamp],
     workers: int | None = None,
     pool: ProcessPoolExecutor | None = None,
+    progress: Callable[[int], None] | None = None,
 ) -> list[RenderedChart]:
     """Charts of ``ticker`` for each of ``days`` (in order).
 
     ``workers=None`` uses one process for small batches and a pool sized to the
     cores for large ones; pass ``pool`` (see ``chart_pool``) to reuse a running one
     (the days are then split into ``workers`` or as many chunks as cores).
+    ``progress(done)`` is called with the number of charts drawn so far as chunks finish
+    (with it the days are cut into smaller chunks, so it moves often; output is the same).
     """
     validate_ticker(ticker)
     stamps = [pd.Timestamp(d).normalize() for d in days]
@@ -231,15 +234,26 @@ def render_charts(
         n_workers = max(1, min(workers or os.cpu_count() or 1, len(stamps)))
     else:
         n_workers = _pool_size(len(stamps), workers)
+    n_chunks = n_workers if progress is None else min(len(stamps), max(n_workers * 4, -(-len(stamps) // 20)))
+    chunks = [list(c) for c in np.array_split(np.array(stamps, dtype=object), n_chunks) if len(c)]
     if n_workers <= 1:
-        return _render_chunk(bars, ticker, stamps)
+        out: list[RenderedChart] = []
+        for chunk in chunks:
+            out += _render_chunk(bars, ticker, chunk)
+            if progress is not None:
+                progress(len(out))
+        return out
     ordered = bars.sort_values("date").reset_index(drop=True)
     for day in stamps:  # fail here, not inside a worker
         _check_day(ordered, ticker, day)
-    chunks = [list(c) for c in np.array_split(np.array(stamps, dtype=object), n_workers) if len(c)]
     own = pool or chart_pool(n_workers)
     try:
         futures = [own.submit(_render_chunk, bars, ticker, chunk) for chunk in chunks]
+        if progress is not None:
+            drawn = 0
+            for future in as_completed(futures):
+                drawn += len(future.result())
+                progress(drawn)
         return [chart for future in futures for chart in future.result()]
     finally:
         if pool is None:
@@ -303,12 +317,14 @@ def render_months(
     out_dir: Path,
     workers: int | None = None,
     previous: Mapping[date, tuple[str, str]] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> pd.DataFrame:
     """``render_month`` for many months in one pass (one worker pool for all charts).
 
     Months without bars are skipped (no rows, their files untouched). ``previous``
     maps a day to its recorded (input hash, sha256): charts whose inputs and file are
     unchanged are reused instead of redrawn (``rows.attrs["redrawn"]`` counts the others).
+    ``progress(done, total)`` counts the charts ready (reused ones first) as drawing goes.
     """
     validate_ticker(ticker)
     dates = bars_full["date"]
@@ -324,7 +340,14 @@ def render_months(
         else {}
     )
     todo = [d for d in all_days if d.date() not in reused]
-    fresh = iter(render_charts(bars_full, ticker, todo, workers=workers) if todo else [])
+    report = None
+    if progress is not None:
+        progress(len(reused), len(all_days))
+
+        def report(drawn: int) -> None:
+            progress(len(reused) + drawn, len(all_days))
+
+    fresh = iter(render_charts(bars_full, ticker, todo, workers=workers, progress=report) if todo else [])
     charts = [reused[d.date()] if d.date() in reused else next(fresh) for d in all_days]
     rows = []
     offset = 0
@@ -375,6 +398,17 @@ def _write_month(charts: list[RenderedChart], ticker: str, start: date, out_dir:
         },
         columns=CHART_COLUMNS,
     )
+
+
+def thumbnail_png(path: Path | str, size: int = 256) -> bytes:
+    """A ``size``-pixel PNG thumbnail of a chart file (for previews in the Dagster UI)."""
+    import io
+
+    with Image.open(path) as image:
+        small = image.convert("RGB").resize((size, size), Image.Resampling.LANCZOS)
+    buffer = io.BytesIO()
+    small.save(buffer, format="png", optimize=True)
+    return buffer.getvalue()
 
 
 def verify_chart(path: Path | str) -> str | None:

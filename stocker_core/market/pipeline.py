@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -140,8 +140,10 @@ def build_charts(
     months: Sequence[date],
     out_dir: Path,
     workers: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> MonthBuild:
-    """Render every session's chart of ``months`` and index them in ``market.charts``."""
+    """Render every session's chart of ``months`` and index them in ``market.charts``
+    (``progress(done, total)``: charts ready so far, see ``render_months``)."""
     from stocker_core.market.charts import render_months
 
     bars, notes = bars_with_lookback(source, warehouse, ticker, months, CHART_LOOKBACK_MONTHS)
@@ -154,7 +156,7 @@ def build_charts(
         )
         if isinstance(h, str) and h
     }
-    rows = render_months(bars, ticker, months, out_dir, workers, previous)
+    rows = render_months(bars, ticker, months, out_dir, workers, previous, progress)
     redrawn = rows.attrs.get("redrawn", len(rows))
     notes.append(
         f"{redrawn} chart(s) drawn, {len(rows) - redrawn} unchanged (same inputs, intact file) reused"
