@@ -250,11 +250,7 @@ def build_api(context: WebContext) -> APIRouter:
         )
         if row.empty:
             raise NotFoundError(f"no chart of {symbol} on {date}: materialize the charts partition first")
-        path = Path(str(row["path"].iloc[0]))
-        if not path.is_absolute():
-            path = settings.home / path
-        if not _inside(path, settings.home) or not path.is_file():
-            raise NotFoundError(f"the chart file of {symbol} on {date} is missing: re-materialize charts")
+        path = _chart_file(settings, symbol, date, str(row["path"].iloc[0]))
         return FileResponse(path, media_type="image/png")
 
     @router.get("/compare/episodes")
@@ -306,9 +302,13 @@ def build_api(context: WebContext) -> APIRouter:
     return router
 
 
-def _inside(path: Path, folder: Path) -> bool:
-    try:
-        path.resolve().relative_to(folder.resolve())
-    except ValueError:
-        return False
-    return True
+def _chart_file(settings: Settings, ticker: str, date: str, stored: str) -> Path:
+    """The chart PNG of a day: in this home's charts folder (a moved home keeps working), else
+    the path ``market.charts`` recorded; only ever a ``.png`` file."""
+    local = settings.charts_dir / ticker / f"{date}.png"
+    if local.is_file():
+        return local
+    path = Path(stored) if Path(stored).is_absolute() else settings.home / stored
+    if path.suffix != ".png" or not path.is_file():
+        raise NotFoundError(f"the chart file of {ticker} on {date} is missing: re-materialize charts")
+    return path

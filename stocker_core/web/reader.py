@@ -35,8 +35,7 @@ class WarehouseReader:
         if not self.exists:
             return set()
         with self.warehouse.connect(read_only=True) as con:
-            rows = con.execute("SELECT table_schema, table_name FROM information_schema.tables").fetchall()
-        return {f"{schema}.{name}" for schema, name in rows}
+            return _tables(con)
 
     def has(self, *tables: str) -> bool:
         """True when every one of ``tables`` exists."""
@@ -45,10 +44,28 @@ class WarehouseReader:
 
     def frame(self, sql: str, params: Sequence[object] = (), needs: Sequence[str] = ()) -> pd.DataFrame:
         """The rows of a parameterized query; an empty frame when a table in ``needs`` is missing."""
-        if not self.exists or (needs and not self.has(*needs)):
+        if not self.exists:
             return pd.DataFrame()
         with self.warehouse.connect(read_only=True) as con:
+            if needs and not set(needs) <= _tables(con):
+                return pd.DataFrame()
             return con.execute(sql, list(params)).df()
+
+    def row_counts(self, tables: Sequence[str]) -> dict[str, int]:
+        """Rows in each of ``tables`` (0 for a missing one), over one connection."""
+        if not self.exists:
+            return {t: 0 for t in tables}
+        with self.warehouse.connect(read_only=True) as con:
+            present = _tables(con)
+            return {
+                t: int(con.execute(f"SELECT count(*) FROM {t}").fetchone()[0]) if t in present else 0
+                for t in tables
+            }
+
+
+def _tables(con) -> set[str]:
+    rows = con.execute("SELECT table_schema, table_name FROM information_schema.tables").fetchall()
+    return {f"{schema}.{name}" for schema, name in rows}
 
 
 def plain(value: Any) -> Any:
