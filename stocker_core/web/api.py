@@ -110,14 +110,8 @@ def build_api(context: WebContext) -> APIRouter:
     @router.get("/status")
     @web_errors
     def status() -> dict[str, Any]:
-        present = reader.tables()
-        counts = {}
-        for name, table in STATUS_TABLES.items():
-            counts[name] = (
-                int(reader.frame(f"SELECT count(*) AS n FROM {table}")["n"].iloc[0])
-                if table in present
-                else 0
-            )
+        rows = reader.row_counts(list(STATUS_TABLES.values()))
+        counts = {name: rows[table] for name, table in STATUS_TABLES.items()}
         return {"warehouse": str(reader.path), "exists": reader.exists, "counts": counts}
 
     @router.get("/choices")
