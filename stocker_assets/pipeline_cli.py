@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import time
 from dataclasses import replace
@@ -265,25 +264,33 @@ def _row_counts(path: Path) -> str:
     return ", ".join(counts) + " rows"
 
 
-def ui(port: int = typer.Option(3000, help="Port for the web UI."), host: str = "127.0.0.1") -> None:
-    """Start `dagster dev` on this project with the CLI's DAGSTER_HOME."""
-    _instance()
-    command = [
-        sys.executable,
-        "-m",
-        "dagster",
-        "dev",
-        "-w",
-        str(REPO_ROOT / "workspace.yaml"),
+def ui(
+    port: int = typer.Option(3000, "--port", "-p", help="Port for the web UI."),
+    host: str = typer.Option(
+        "127.0.0.1",
+        "--host",
         "-h",
-        host,
-        "-p",
-        str(port),
-    ]
-    if not (REPO_ROOT / "workspace.yaml").exists():
-        command[4:6] = ["-m", "stocker_assets.definitions"]
-    console.print(f"DAGSTER_HOME={os.environ['DAGSTER_HOME']}; " + " ".join(command[2:]))
-    raise typer.Exit(subprocess.call(command))
+        help="Address to listen on (127.0.0.1: this machine only; 0.0.0.0: every interface).",
+    ),
+) -> None:
+    """Start `dagster dev` (web UI, daemon) on this project with the CLI's Dagster instance.
+
+    Ctrl-C or SIGTERM stops it and all its processes (forwarded to its process group;
+    whatever is left after 10 s is killed).
+    """
+    from stocker_assets.ui_process import SUPERSEDED_DEV, run_in_own_group
+
+    _instance()
+    home = Path(os.environ["DAGSTER_HOME"])
+    workspace = REPO_ROOT / "workspace.yaml"
+    target = ["-w", str(workspace)] if workspace.exists() else ["-m", "stocker_assets.definitions"]
+    command = [sys.executable, "-m", "dagster", "dev", *target, "-h", host, "-p", str(port)]
+    env = dict(os.environ)
+    env["PYTHONWARNINGS"] = ",".join(filter(None, [env.get("PYTHONWARNINGS"), SUPERSEDED_DEV]))
+    console.print(f"DAGSTER_HOME={home}; dagster dev on http://{host}:{port} (Ctrl-C stops it)")
+    # run from DAGSTER_HOME: its dagster.yaml is the one in use, so dagster dev does not warn
+    # about the repository's own dagster.yaml (the template for `dagster dev` at the root)
+    raise typer.Exit(run_in_own_group(command, env, cwd=home))
 
 
 def register(app: typer.Typer) -> None:
