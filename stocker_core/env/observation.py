@@ -163,6 +163,7 @@ class CouncilView:
         self.charts_dir = Path(charts_dir)
         self._days: dict[str, dict[str, Any]] = {}
         self._pngs: OrderedDict[str, bytes] = OrderedDict()
+        self._chart_files: dict[str, Path] = {}
         self._lock = threading.Lock()
 
     @classmethod
@@ -187,10 +188,14 @@ class CouncilView:
         return cls(inputs, settings.charts_dir)
 
     def chart_file(self, day: str) -> Path:
-        """Where the charts asset writes the chart of ``day``."""
-        from stocker_core.market.charts import chart_path
+        """Where the charts asset writes the chart of ``day``: ``<charts>/<TICKER>/<day>.png``."""
+        path = self._chart_files.get(day)
+        if path is None:
+            from stocker_core.market.charts import chart_path
 
-        return chart_path(self.charts_dir, self.ticker, pd.Timestamp(day).date())
+            path = chart_path(self.charts_dir, self.ticker, pd.Timestamp(day).date())
+            self._chart_files[day] = path
+        return path
 
     def fields(self, day: str) -> dict[str, Any]:
         """The council fields of ``day`` (``YYYY-MM-DD``), built on first use."""

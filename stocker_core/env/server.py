@@ -32,7 +32,7 @@ from stocker_core.env.api_models import ResetRequest, schema_document, step_requ
 from stocker_core.env.rewards import RewardParams
 from stocker_core.env.server_guards import MAX_BODY_BYTES, BearerAuth, BodyLimit
 from stocker_core.env.server_mcp import handle_mcp
-from stocker_core.env.server_service import ApiError, EnvService, check_session_id
+from stocker_core.env.server_service import ApiError, EnvService, check_session_id, json_bytes
 from stocker_core.env.server_sessions import DEFAULT_IDLE_S, DEFAULT_MAX_SESSIONS, SESSION_HEADER
 from stocker_core.env.tasks import TASKS
 from stocker_core.errors import StockerError
@@ -78,7 +78,7 @@ def check_bind(host: str, api_key: str | None, insecure_no_auth: bool = False) -
 
 
 def _json(data: Any, status: int = 200) -> Response:
-    return Response(json.dumps(data, allow_nan=False), status_code=status, media_type="application/json")
+    return Response(json_bytes(data), status_code=status, media_type="application/json")
 
 
 def _reject_constant(token: str) -> float:

@@ -4,6 +4,7 @@ both call ``EnvService``; errors are ``ApiError`` (status + message)."""
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import uuid
@@ -55,7 +56,7 @@ def validation_message(exc: ValidationError) -> str:
 
 
 def finite(value: Any) -> Any:
-    """Replace non-finite floats by None so responses are valid JSON."""
+    """Replace non-finite floats by None so a response is valid JSON (``json_bytes``)."""
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     if isinstance(value, dict):
@@ -63,6 +64,15 @@ def finite(value: Any) -> Any:
     if isinstance(value, list):
         return [finite(v) for v in value]
     return value
+
+
+def json_bytes(data: Any) -> bytes:
+    """``data`` as JSON; non-finite floats (rare: a reward term of a degenerate episode)
+    become null, found only when the fast strict encoding fails."""
+    try:
+        return json.dumps(data, allow_nan=False).encode()
+    except ValueError:
+        return json.dumps(finite(data), allow_nan=False).encode()
 
 
 def check_session_id(session_id: str | None) -> str | None:
@@ -165,15 +175,13 @@ class EnvService:
             except EpisodeDoneError as exc:
                 raise ApiError(409, str(exc)) from None
             observation = session.view.observation(result.observation, include_chart)
-        return finite(
-            {
-                "session_id": session.session_id,
-                "observation": observation,
-                "reward": result.reward,
-                "done": result.done,
-                "info": result.info,
-            }
-        )
+        return {
+            "session_id": session.session_id,
+            "observation": observation,
+            "reward": result.reward,
+            "done": result.done,
+            "info": result.info,
+        }
 
     def state(self, session_id: str | None) -> dict[str, Any]:
         """The observation plus the episode so far: the ``/state`` answer."""
@@ -181,13 +189,13 @@ class EnvService:
         with session.lock:
             state = session.env.state()
             state["observation"] = session.view.observation(session.env.observation(), session.include_chart)
-        return finite({"session_id": session.session_id, **state})
+        return {"session_id": session.session_id, **state}
 
     def snapshot(self, session_id: str | None) -> dict[str, Any]:
         """Everything needed to resume this exact state (``POST /restore`` takes it)."""
         session = self.session(session_id)
         with session.lock:
-            return finite(session.env.snapshot())
+            return session.env.snapshot()
 
     def close(self, session_id: str | None) -> dict[str, Any]:
         """End a session and free its slot."""

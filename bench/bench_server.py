@@ -1,0 +1,168 @@
+"""Load on the environment server: N concurrent clients doing reset + step loops.
+
+Starts ``stocker serve``'s app (uvicorn, one process) on a free loopback port with the
+seed fixture as the ``files`` source, then runs ``--clients`` asyncio clients (httpx)
+for ``--duration`` seconds: each resets its own session on a task and steps it (hold /
+buy 1 / sell 1) to the end, then resets again. Prints requests/s, p50/p99 latency per
+route and errors. The first resets of each task load it (cold cache), as on a fresh server.
+
+    python bench/bench_server.py                       # quick: 50 clients, 10 s
+    python bench/bench_server.py --clients 200 --duration 30   # the issue's figure
+
+Reference to beat (200 clients, 30 s, loopback): 745 req/s, p99 463 ms, 0 errors,
+``/reset`` p99 5.4 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import httpx
+import numpy as np
+
+SEED_DIR = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "seed_tasks"
+TASKS = ("task_easy", "task_medium", "task_hard")
+ACTIONS = ({"side": "hold", "quantity": 0}, {"side": "buy", "quantity": 1}, {"side": "sell", "quantity": 1})
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(port: int, home: str, max_sessions: int) -> subprocess.Popen:
+    """The server in its own process (so client and server do not share a GIL)."""
+    if not SEED_DIR.is_dir():
+        sys.exit(f"seed fixture not found at {SEED_DIR}")
+    env = {**os.environ, "STOCKER_SOURCE": "files", "STOCKER_FILES_DIR": str(SEED_DIR), "STOCKER_HOME": home}
+    env.pop("STOCKER_API_KEY", None)
+    code = (
+        "import uvicorn\n"
+        "from stocker_core.env.server import create_app\n"
+        f"app = create_app(api_key='', max_sessions={max_sessions})\n"
+        f"uvicorn.run(app, host='127.0.0.1', port={port}, log_level='warning', backlog=4096)\n"
+    )
+    return subprocess.Popen([sys.executable, "-c", code], env=env)
+
+
+def wait_healthy(url: str, timeout_s: float = 60.0) -> None:
+    deadline = time.time() + timeout_s
+    while time.time() < deadline:
+        try:
+            if httpx.get(f"{url}/health", timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    sys.exit("the server did not start")
+
+
+async def client_loop(
+    http: httpx.AsyncClient,
+    index: int,
+    stop_at: float,
+    latencies: dict[str, list[float]],
+    errors: dict[str, int],
+) -> None:
+    """Reset, step to the end, repeat until ``stop_at``."""
+    task = TASKS[index % len(TASKS)]
+    session: str | None = None
+    step = 0
+
+    async def call(route: str, method: str, path: str, body: dict) -> dict | None:
+        headers = {"X-Session-Id": session} if session else {}
+        start = time.perf_counter()
+        try:
+            response = await http.request(method, path, json=body, headers=headers)
+        except httpx.HTTPError as exc:
+            errors[f"{route} {type(exc).__name__}"] += 1
+            return None
+        latencies[route].append(time.perf_counter() - start)
+        if response.status_code != 200:
+            errors[f"{route} HTTP {response.status_code}"] += 1
+            return None
+        return response.json()
+
+    while time.perf_counter() < stop_at:
+        route = "/reset" if session else "/reset*"  # * the client's first: may wait for a cold load
+        out = await call(route, "POST", "/reset", {"task_id": task, "session_id": session})
+        if out is None:
+            await asyncio.sleep(0.05)
+            continue
+        session, done = out["session_id"], False
+        while not done and time.perf_counter() < stop_at:
+            out = await call("/step", "POST", "/step", ACTIONS[step % 3])
+            step += 1
+            if out is None:
+                break
+            done = out["done"]
+
+
+async def run_load(url: str, clients: int, duration_s: float) -> tuple[dict, dict, float]:
+    latencies: dict[str, list[float]] = defaultdict(list)
+    errors: dict[str, int] = defaultdict(int)
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    async with httpx.AsyncClient(base_url=url, limits=limits, timeout=60) as http:
+        start = time.perf_counter()
+        stop_at = start + duration_s
+        await asyncio.gather(*(client_loop(http, i, stop_at, latencies, errors) for i in range(clients)))
+        elapsed = time.perf_counter() - start
+    return latencies, errors, elapsed
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process ``pid`` (Linux)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def report(
+    latencies: dict[str, list[float]], errors: dict[str, int], elapsed: float, clients: int, server_cpu: float
+) -> None:
+    total = sum(len(v) for v in latencies.values())
+    every = np.array([x for v in latencies.values() for x in v]) * 1e3
+    print(f"{clients} clients, {elapsed:.1f} s: {total} requests, {total / elapsed:.0f} req/s, "
+          f"{sum(errors.values())} errors; server CPU {server_cpu:.1f} s = "
+          f"{server_cpu / max(total, 1) * 1e3:.2f} ms per request (load average {os.getloadavg()[0]:.1f} "
+          f"on {os.cpu_count()} cores)")  # fmt: skip
+    print(f"{'route':<8} {'requests':>9} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8}")
+    for route, values in [("all", every), *((r, np.array(v) * 1e3) for r, v in sorted(latencies.items()))]:
+        if len(values):
+            print(f"{route:<8} {len(values):>9} {np.percentile(values, 50):>8.1f} "
+                  f"{np.percentile(values, 99):>8.1f} {values.max():>8.1f}")  # fmt: skip
+    for kind, count in sorted(errors.items()):
+        print(f"error {kind}: {count}")
+    print("/reset* = a client's first reset (the first of each task loads it: a cold cache)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--clients", type=int, default=50)
+    parser.add_argument("--duration", type=float, default=10.0, help="seconds of load")
+    args = parser.parse_args()
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    with tempfile.TemporaryDirectory() as home:
+        server = start_server(port, home, max_sessions=args.clients + 16)
+        try:
+            wait_healthy(url)
+            cpu_before = cpu_seconds(server.pid)
+            latencies, errors, elapsed = asyncio.run(run_load(url, args.clients, args.duration))
+            server_cpu = cpu_seconds(server.pid) - cpu_before
+        finally:
+            server.terminate()
+            server.wait(timeout=10)
+    report(latencies, errors, elapsed, args.clients, server_cpu)
+
+
+if __name__ == "__main__":
+    main()
