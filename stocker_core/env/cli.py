@@ -15,8 +15,11 @@ episode_app = typer.Typer(help="Inspect and play episodes.", no_args_is_help=Tru
 
 
 def _episode_name(task: str | None, episode: str | None) -> str:
-    if task and episode:
+    if task is not None and episode is not None:
         raise typer.BadParameter("give --task or --episode, not both")
+    for flag, value in (("--task", task), ("--episode", episode)):
+        if value is not None and not value.strip():
+            raise typer.BadParameter(f"{flag} is empty: give a task name or a key like GOOGL|2012-03-01")
     return task or episode or "task_easy"
 
 
@@ -28,6 +31,11 @@ def _print(data: dict[str, Any], as_json: bool) -> None:
         if isinstance(value, list):
             value = f"[{len(value)} items]"
         typer.echo(f"{key:>20}: {value}")
+
+
+def _money(value: float, start: float) -> str:
+    """``10234.12 (+2.34% on 10000.00 start cash)``."""
+    return f"{value:.2f} ({value / start - 1:+.2%} on {start:.2f} start cash)"
 
 
 def episode_info(name: str) -> dict[str, Any]:
@@ -106,15 +114,18 @@ def run_command(
     if as_json:
         typer.echo(json.dumps(trajectory))
     else:
+        steps, start = len(trajectory["rewards"]), ep.starting_cash
         _print(
             {
                 "episode": ep.key,
                 "policy": policy,
-                "steps": len(trajectory["rewards"]),
-                "total_reward": trajectory["total_reward"],
-                "final_value": trajectory["final_value"],
-                "buy_and_hold_final": trajectory["buy_and_hold_final"],
-                "ideal_total": trajectory["ideal_total"],
+                "steps": steps,
+                "total_reward": f"{trajectory['total_reward']:.4f} reward points "
+                f"(sum of {steps} step rewards, each in [-1, 1])",
+                "final_value": _money(trajectory["final_value"], start),
+                "buy_and_hold_final": _money(trajectory["buy_and_hold_final"], start),
+                "ideal_total": f"{trajectory['ideal_total']:.4f} of start cash "
+                f"(hindsight-ideal profit: {trajectory['ideal_total']:+.2%})",
                 **(
                     {"council_fallbacks": trajectory["council"]["fallbacks"]}
                     if "council" in trajectory

@@ -99,8 +99,10 @@ def backtest_command(
 
 
 def splits_command(as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
-    """Train / valid / test date ranges per ticker (stored by the `splits` asset, else computed
-    from the stored prices)."""
+    """Train / valid / test date ranges per ticker.
+
+    Stored by the `splits` asset, else computed from the stored prices.
+    """
     import duckdb
 
     from stocker_core.config import get_settings

@@ -27,8 +27,11 @@ def register(app: typer.Typer) -> None:
         model: str | None = typer.Option(None, "--model", help="tiny | smollm2 | HF id or path"),
         as_json: bool = typer.Option(False, "--json", help="Print the stage reports as JSON"),
     ) -> None:
-        """Train the moderator: base model, SFT warm start, GRPO; adapters under
-        $STOCKER_HOME/models/moderator_{base,sft,grpo}/ and a models.runs row per stage."""
+        """Train the moderator: base model, SFT warm start, GRPO.
+
+        Adapters go under $STOCKER_HOME/models/moderator_{base,sft,grpo}/, with a models.runs
+        row per stage.
+        """
         from stocker_core.training.config import load_config
 
         try:
