@@ -28,28 +28,63 @@ def bars_for_chart(settings: Settings, ticker: str, day: date) -> pd.DataFrame:
     return load_bars(settings, ticker, start, end)[0]
 
 
+def _outside_data(settings: Settings, ticker: str, day: date) -> str | None:
+    """Why ``day`` has no chart when no bar of ``ticker`` lies near it: the range it has."""
+    from stocker_core.market.bars import configured_source
+
+    try:
+        info = configured_source(settings).symbol_info(ticker)
+    except StockerError:
+        return None  # an unknown symbol: the loader's own error says so
+    if day > info.last_date:
+        return f"{ticker} has bars up to {info.last_date}; pick a date on or before it"
+    if day < info.first_date:
+        return f"{ticker} has bars from {info.first_date}; pick a date on or after it"
+    return None
+
+
+def output_file(output: Path, ticker: str, day: date) -> Path:
+    """``output`` itself when it names a file (``out.png``), else ``<output>/<TICKER>_<DATE>.png``
+    (an existing folder, or a path without a file extension such as ``charts/``)."""
+    if output.is_dir() or not output.suffix:
+        return output / f"{ticker}_{day.isoformat()}.png"
+    return output
+
+
 def chart(
-    ticker: str = typer.Argument(..., help="Symbol, e.g. AAPL or GC=F"),
+    ticker: str = typer.Argument(..., metavar="TICKER", help="Symbol, e.g. GOOGL, AAPL or GC=F"),
     day: str = typer.Argument(..., metavar="DATE", help="Trading day, YYYY-MM-DD"),
-    output: Path = typer.Option(Path("chart.png"), "-o", "--output", help="PNG file to write"),
+    output: Path = typer.Option(
+        Path("chart.png"),
+        "-o",
+        "--output",
+        help="PNG file to write, or a folder (no extension): then <folder>/<TICKER>_<DATE>.png",
+    ),
 ) -> None:
     """Render the 768×768 chart of TICKER's 60 trading days up to DATE."""
     from stocker_core.market.charts import render_chart
     from stocker_core.market.validation import validate_ticker
 
+    settings = Settings()
     try:
         validate_ticker(ticker)
         try:
             when = date.fromisoformat(day)
         except ValueError:
             raise typer.BadParameter(f"{day!r} is not a date: use YYYY-MM-DD") from None
-        bars = bars_for_chart(Settings(), ticker, when)
+        bars = bars_for_chart(settings, ticker, when)
+        if bars.empty:
+            fail(_outside_data(settings, ticker, when) or f"no bars for {ticker} around {when}")
         png = render_chart(bars, ticker, when)
     except StockerError as exc:
         fail(exc)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_bytes(png)
-    typer.echo(f"wrote {output} (768x768) for {ticker} {when.isoformat()}")
+    target = output_file(output, ticker, when)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(png)
+    except OSError as exc:
+        fail(f"cannot write {target}: {exc.strerror or exc}")
+    typer.echo(f"wrote {target} (768x768) for {ticker} {when.isoformat()}")
 
 
 def register(app: typer.Typer) -> None:

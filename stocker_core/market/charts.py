@@ -96,12 +96,12 @@ def _check_day(bars: pd.DataFrame, ticker: str, day: pd.Timestamp) -> None:
     first, last = dates.iloc[0], dates.iloc[-1]
     if day > last:
         raise ChartDataError(
-            f"{ticker} has no bars after {last:%Y-%m-%d}; {day:%Y-%m-%d} is later: "
-            "ingest more prices or pick an earlier date"
+            f"{ticker} has bars up to {last:%Y-%m-%d}; pick a date on or before it "
+            f"({day:%Y-%m-%d} is later), or ingest more prices"
         )
     if day < first:
         raise ChartDataError(
-            f"{ticker}'s bars start on {first:%Y-%m-%d}; {day:%Y-%m-%d} is earlier: pick a later date"
+            f"{ticker} has bars from {first:%Y-%m-%d}; pick a date on or after it ({day:%Y-%m-%d} is earlier)"
         )
     if not (dates == day).any():
         earlier = dates[dates < day].iloc[-1]
