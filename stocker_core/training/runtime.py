@@ -36,6 +36,8 @@ def quiet_libraries() -> None:
     transformers.utils.logging.disable_progress_bar()
     datasets.disable_progress_bars()
     datasets.utils.logging.set_verbosity_error()
+    # peft asks transformers 5.x for the old attribute name on every adapter load
+    warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
 
 
 @dataclass
