@@ -40,7 +40,7 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(port: int, home: str, max_sessions: int) -> subprocess.Popen:
+def start_server(port: int, home: str, max_sessions: int, preload: bool) -> subprocess.Popen:
     """The server in its own process (so client and server do not share a GIL)."""
     if not SEED_DIR.is_dir():
         sys.exit(f"seed fixture not found at {SEED_DIR}")
@@ -49,7 +49,7 @@ def start_server(port: int, home: str, max_sessions: int) -> subprocess.Popen:
     code = (
         "import uvicorn\n"
         "from stocker_core.env.server import create_app\n"
-        f"app = create_app(api_key='', max_sessions={max_sessions})\n"
+        f"app = create_app(api_key='', max_sessions={max_sessions}, preload={TASKS if preload else ()!r})\n"
         f"uvicorn.run(app, host='127.0.0.1', port={port}, log_level='warning', backlog=4096)\n"
     )
     return subprocess.Popen([sys.executable, "-c", code], env=env)
@@ -126,13 +126,19 @@ def cpu_seconds(pid: int) -> float:
 
 
 def report(
-    latencies: dict[str, list[float]], errors: dict[str, int], elapsed: float, clients: int, server_cpu: float
+    latencies: dict[str, list[float]],
+    errors: dict[str, int],
+    elapsed: float,
+    clients: int,
+    server_cpu: float,
+    client_cpu: float,
 ) -> None:
     total = sum(len(v) for v in latencies.values())
     every = np.array([x for v in latencies.values() for x in v]) * 1e3
     print(f"{clients} clients, {elapsed:.1f} s: {total} requests, {total / elapsed:.0f} req/s, "
           f"{sum(errors.values())} errors; server CPU {server_cpu:.1f} s = "
-          f"{server_cpu / max(total, 1) * 1e3:.2f} ms per request (load average {os.getloadavg()[0]:.1f} "
+          f"{server_cpu / max(total, 1) * 1e3:.2f} ms per request, clients' CPU "
+          f"{client_cpu / max(total, 1) * 1e3:.2f} ms per request (load average {os.getloadavg()[0]:.1f} "
           f"on {os.cpu_count()} cores)")  # fmt: skip
     print(f"{'route':<8} {'requests':>9} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8}")
     for route, values in [("all", every), *((r, np.array(v) * 1e3) for r, v in sorted(latencies.items()))]:
@@ -141,27 +147,34 @@ def report(
                   f"{np.percentile(values, 99):>8.1f} {values.max():>8.1f}")  # fmt: skip
     for kind, count in sorted(errors.items()):
         print(f"error {kind}: {count}")
-    print("/reset* = a client's first reset (the first of each task loads it: a cold cache)")
+    print("/reset* = a client's first reset (with --cold, the first of each task loads it)")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clients", type=int, default=50)
     parser.add_argument("--duration", type=float, default=10.0, help="seconds of load")
+    parser.add_argument("--cold", action="store_true", help="no preload: the first resets load the tasks")
     args = parser.parse_args()
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     with tempfile.TemporaryDirectory() as home:
-        server = start_server(port, home, max_sessions=args.clients + 16)
+        started = time.perf_counter()
+        server = start_server(port, home, max_sessions=args.clients + 16, preload=not args.cold)
         try:
             wait_healthy(url)
-            cpu_before = cpu_seconds(server.pid)
+            print(
+                f"server up in {time.perf_counter() - started:.1f} s"
+                + ("" if args.cold else " (3 tasks preloaded)")
+            )
+            cpu_before, client_before = cpu_seconds(server.pid), time.process_time()
             latencies, errors, elapsed = asyncio.run(run_load(url, args.clients, args.duration))
             server_cpu = cpu_seconds(server.pid) - cpu_before
+            client_cpu = time.process_time() - client_before
         finally:
             server.terminate()
             server.wait(timeout=10)
-    report(latencies, errors, elapsed, args.clients, server_cpu)
+    report(latencies, errors, elapsed, args.clients, server_cpu, client_cpu)
 
 
 if __name__ == "__main__":

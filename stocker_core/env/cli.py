@@ -210,6 +210,9 @@ def serve_command(
     session_idle_s: float = typer.Option(
         900.0, "--session-idle-s", min=1.0, help="a session unused this many seconds expires"
     ),
+    preload: str = typer.Option(
+        "", "--preload", help="episodes to load before serving, comma-separated (e.g. task_easy,task_hard)"
+    ),
 ) -> None:
     """Serve the environment over HTTP (OpenEnv contract: /reset /step /state /schema /mcp ...)."""
     from stocker_core.env.server import ServerConfigError, check_bind, serve
@@ -225,6 +228,7 @@ def serve_command(
         insecure_no_auth=insecure_no_auth,
         max_sessions=max_sessions,
         idle_s=session_idle_s,
+        preload=[name.strip() for name in preload.split(",") if name.strip()],
     )
 
 

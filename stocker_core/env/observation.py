@@ -120,18 +120,22 @@ def symbol_fields(ctx: DecisionContext) -> list[dict[str, Any]]:
     kinds = {**dict.fromkeys(RATE_SYMBOLS, "rate"), **dict.fromkeys(ctx.peers, "peer")}
     if ctx.commodity:
         kinds[ctx.commodity] = "commodity"
+    closes = ctx.context_closes  # already cut at the day by build_context
+    by_symbol = dict(tuple(closes.groupby("symbol", sort=False))) if len(closes) else {}
     out = []
     for symbol, kind in kinds.items():
-        closes = ctx.closes(symbol).tail(SYMBOL_CLOSES)
-        if len(closes):
-            out.append(
-                {
-                    "symbol": symbol,
-                    "kind": kind,
-                    "dates": [d.date().isoformat() for d in closes.index],
-                    "closes": [round(float(c), 6) for c in closes.to_numpy()],
-                }
-            )
+        rows = by_symbol.get(symbol)
+        if rows is None or not len(rows):
+            continue
+        rows = rows.sort_values("date").tail(SYMBOL_CLOSES)
+        out.append(
+            {
+                "symbol": symbol,
+                "kind": kind,
+                "dates": [pd.Timestamp(d).date().isoformat() for d in rows["date"]],
+                "closes": [round(float(c), 6) for c in rows["close"].to_numpy()],
+            }
+        )
     return out[:SYMBOL_LIMIT]
 
 

@@ -21,6 +21,8 @@ from __future__ import annotations
 import ipaddress
 import json
 import os
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI, Request, Response
@@ -115,16 +117,26 @@ def create_app(
     max_sessions: int = DEFAULT_MAX_SESSIONS,
     idle_s: float = DEFAULT_IDLE_S,
     max_body_bytes: int = MAX_BODY_BYTES,
+    preload: Sequence[str] = (),
 ) -> FastAPI:
     """The ASGI app; each app keeps its own sessions and episode cache.
 
-    ``api_key`` defaults to ``$STOCKER_API_KEY`` (``""`` turns auth off).
+    ``api_key`` defaults to ``$STOCKER_API_KEY`` (``""`` turns auth off); episodes named in
+    ``preload`` are loaded at start-up, before the first request (no cold first reset).
     """
     settings = settings or get_settings()
     if api_key is None:
         api_key = os.environ.get(API_KEY_ENV) or ""
     service = EnvService(settings, max_sessions, idle_s)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        for name in preload:
+            await run_in_threadpool(service.load, name)
+        yield
+
     app = FastAPI(
+        lifespan=lifespan,
         title="Stocker trading environment",
         description="OpenEnv single-agent trading environment (SPEC §1). Send the session_id of "
         f"POST /reset as the {SESSION_HEADER} header"
@@ -234,6 +246,7 @@ def serve(
     insecure_no_auth: bool = False,
     max_sessions: int = DEFAULT_MAX_SESSIONS,
     idle_s: float = DEFAULT_IDLE_S,
+    preload: Sequence[str] = (),
 ) -> None:
     """Run the server with uvicorn (blocking); ServerConfigError for an unsafe bind."""
     import uvicorn
@@ -241,5 +254,5 @@ def serve(
     if api_key is None:
         api_key = os.environ.get(API_KEY_ENV) or ""
     check_bind(host, api_key, insecure_no_auth)
-    app = create_app(settings, api_key=api_key, max_sessions=max_sessions, idle_s=idle_s)
+    app = create_app(settings, api_key=api_key, max_sessions=max_sessions, idle_s=idle_s, preload=preload)
     uvicorn.run(app, host=host, port=port, log_level="info")

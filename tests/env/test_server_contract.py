@@ -312,3 +312,11 @@ def test_mcp_json_rpc_errors(client):
         and batch[0]["result"] == {}
         and batch[1]["error"]["code"] == -32601
     )
+
+
+def test_preloaded_episodes_are_ready_before_the_first_request(seed_settings):
+    app = create_app(seed_settings, api_key="", preload=["task_hard"])
+    with TestClient(app) as client:  # start-up has run
+        assert app.state.service.episodes.loads == 1
+        assert client.post("/reset", json={"task_id": "task_hard"}).status_code == 200
+        assert app.state.service.episodes.loads == 1
