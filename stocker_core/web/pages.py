@@ -97,7 +97,7 @@ in the list or click a column; <kbd>←</kbd> <kbd>→</kbd> move one day.</p>
 <figure><figcaption id="chart-caption">Chart of the day</figcaption>
 <div id="day-chart" class="png"></div></figure>
 <section aria-labelledby="votes-title"><h2 id="votes-title">Seven votes</h2>
-<table id="votes-table"></table>
+<div class="scroll"><table id="votes-table"></table></div>
 <h2>Moderator</h2><p id="decision" class="decision"></p></section>
 </div>
 </section>""",

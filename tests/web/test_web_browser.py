@@ -105,13 +105,20 @@ def test_open_a_council_day(site):
     assert watch.problems == []
 
 
-def test_phone_sized_viewport_has_no_horizontal_scroll(site):
+@pytest.mark.parametrize(
+    ("view", "ready"),
+    [
+        ("episode?episode=SYN|2015-03-01&policy=hold", "#price-chart svg"),
+        ("council", "#votes-table tbody tr"),
+    ],
+)
+def test_phone_sized_viewport_has_no_horizontal_scroll(site, view, ready):
     url, browser, folder, _ = site
     page, watch = _page(browser, 390, 844)
-    page.goto(f"{url}/web/episode?episode=SYN|2015-03-01&policy=hold", wait_until="networkidle")
-    page.wait_for_selector("#price-chart svg")
+    page.goto(f"{url}/web/{view}", wait_until="networkidle")
+    page.wait_for_selector(ready)
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1")
-    page.screenshot(path=str(folder / "episode-phone.png"), full_page=True)
+    page.screenshot(path=str(folder / f"{view.split('?')[0]}-phone.png"), full_page=True)
     assert watch.problems == []
 
 
