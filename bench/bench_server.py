@@ -119,6 +119,20 @@ async def run_load(url: str, clients: int, duration_s: float) -> tuple[dict, dic
     return latencies, errors, elapsed
 
 
+def warm_resets(url: str, n: int = 100) -> np.ndarray:
+    """Latencies (ms) of ``n`` back-to-back resets of one session on a loaded task."""
+    times = []
+    with httpx.Client(base_url=url, timeout=60) as http:
+        session = None
+        for i in range(n):
+            start = time.perf_counter()
+            out = http.post("/reset", json={"task_id": TASKS[i % 3], "session_id": session}).json()
+            times.append((time.perf_counter() - start) * 1e3)
+            session = out["session_id"]
+        http.request("DELETE", "/session", headers={"X-Session-Id": session})
+    return np.array(times)
+
+
 def cpu_seconds(pid: int) -> float:
     """User + system CPU time of process ``pid`` (Linux)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -171,10 +185,13 @@ def main() -> None:
             latencies, errors, elapsed = asyncio.run(run_load(url, args.clients, args.duration))
             server_cpu = cpu_seconds(server.pid) - cpu_before
             client_cpu = time.process_time() - client_before
+            resets = warm_resets(url)
         finally:
             server.terminate()
             server.wait(timeout=10)
     report(latencies, errors, elapsed, args.clients, server_cpu, client_cpu)
+    print(f"warm /reset, one client, {len(resets)} in a row: p50 {np.percentile(resets, 50):.1f} ms, "
+          f"p99 {np.percentile(resets, 99):.1f} ms")  # fmt: skip
 
 
 if __name__ == "__main__":
