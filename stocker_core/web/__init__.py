@@ -13,6 +13,8 @@ from stocker_core.lazy import lazy_exports
 _EXPORTS = {
     "create_web_app": "app",
     "mount_web": "app",
+    "web_app": "app",
+    "with_web": "app",
     "WebContext": "api",
     "WarehouseReader": "reader",
     "PlaySessions": "play",

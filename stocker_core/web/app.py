@@ -54,16 +54,19 @@ def mount_web(
         return JSONResponse({"error": exc.message}, status_code=exc.status)
 
     app.add_exception_handler(WebError, web_error)
-    app.include_router(build_api(context), prefix=prefix)
-    app.mount(f"{prefix}/static", StaticFiles(directory=STATIC_DIR), name="web-static")
+    base = "" if prefix == "/" else prefix
+    app.include_router(build_api(context), prefix=base)
+    app.mount(f"{base}/static", StaticFiles(directory=STATIC_DIR), name="web-static")
 
-    @app.get(prefix, include_in_schema=False)
-    def web_root() -> RedirectResponse:
-        return RedirectResponse(f"{prefix}/")
+    if prefix != "/":
+
+        @app.get(prefix, include_in_schema=False)
+        def web_root() -> RedirectResponse:
+            return RedirectResponse(f"{prefix}/")
 
     for path, view in PAGES.items():
         app.add_api_route(
-            f"{prefix}/{path}",
+            f"{base}/{path}",
             _page_endpoint(view),
             methods=["GET"],
             response_class=HTMLResponse,
@@ -81,20 +84,59 @@ def _page_endpoint(view: str):
     return page
 
 
+def web_app(
+    settings: Settings | None = None,
+    dagster_url: str = DEFAULT_DAGSTER_URL,
+    api_key: str | None = None,
+) -> FastAPI:
+    """The page alone, at its own root (pages at ``/``, the API at ``/api``): mount it anywhere."""
+    app = FastAPI(title="Stocker web page", docs_url=None, redoc_url=None, openapi_url=None)
+    mount_web(app, settings, "", dagster_url, api_key)
+    return app
+
+
+def with_web(
+    server: FastAPI,
+    settings: Settings | None = None,
+    dagster_url: str = DEFAULT_DAGSTER_URL,
+    api_key: str | None = None,
+) -> FastAPI:
+    """``server`` (e.g. the environment server) with the page at ``/web``, side by side: the
+    page has its own key check (its HTML and scripts load without the key, so it can ask for
+    it; its API needs it), and ``server`` keeps its own middleware and start-up."""
+    settings = settings or get_settings()
+    outer = FastAPI(
+        title=server.title,
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
+        lifespan=server.router.lifespan_context,
+    )
+
+    @outer.get(DEFAULT_PREFIX, include_in_schema=False)
+    def web_root() -> RedirectResponse:
+        return RedirectResponse(f"{DEFAULT_PREFIX}/")
+
+    outer.mount(DEFAULT_PREFIX, web_app(settings, dagster_url, api_key))
+    outer.mount("/", server)
+    return outer
+
+
 def create_web_app(
     settings: Settings | None = None,
     dagster_url: str = DEFAULT_DAGSTER_URL,
     api_key: str | None = None,
 ) -> FastAPI:
-    """The environment server (``stocker_core.env.server``) with the web page at ``/web``."""
+    """The environment server (``stocker_core.env.server``, same API key) with the page at ``/web``;
+    ``/`` redirects to the page."""
     from stocker_core.env.server import create_app
 
     settings = settings or get_settings()
-    app = create_app(settings)
-    mount_web(app, settings, DEFAULT_PREFIX, dagster_url, api_key)
+    key = api_key if api_key is not None else (configured_api_key(settings) or "")
+    server = create_app(settings, api_key=key)
 
-    @app.get("/", include_in_schema=False)
+    @server.get("/", include_in_schema=False)
     def root() -> RedirectResponse:
         return RedirectResponse(f"{DEFAULT_PREFIX}/")
 
-    return app
+    return with_web(server, settings, dagster_url, key)

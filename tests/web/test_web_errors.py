@@ -114,6 +114,9 @@ def test_the_api_key_guards_the_api_but_not_the_pages(tiny):
     assert refused.status_code == 401 and "API key" in refused.json()["error"]
     assert client.get("/web/api/status", headers={"Authorization": "Bearer wrong"}).status_code == 401
     assert client.get("/web/api/status", headers={"Authorization": "Bearer s3cret"}).status_code == 200
+    assert client.post("/reset", json={"episode": KEY}).status_code == 401  # the server keeps its key
+    authorized = client.post("/reset", json={"episode": KEY}, headers={"Authorization": "Bearer s3cret"})
+    assert authorized.status_code == 200
 
 
 def test_cli_refuses_a_public_address_without_a_key(monkeypatch):
