@@ -6,14 +6,14 @@ from collections.abc import Mapping
 
 import dagster as dg
 
-from stocker_assets.assets import agent, council, drl, env, evaluation, market
+from stocker_assets.assets import agent, council, drl, env, evaluation, market, training
 from stocker_assets.checks import charts_are_complete, indicators_are_sane, prices_are_valid
 from stocker_assets.jobs import ALL_JOBS
 from stocker_assets.resources import default_resources
 from stocker_assets.schedules import corpus_refresh
 from stocker_assets.sensors import universe_sync
 
-ASSETS = dg.load_assets_from_modules([market, env, council, evaluation, drl, agent])
+ASSETS = dg.load_assets_from_modules([market, env, council, evaluation, drl, training, agent])
 CHECKS = [prices_are_valid, indicators_are_sane, charts_are_complete]
 
 

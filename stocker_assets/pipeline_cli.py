@@ -63,7 +63,8 @@ def tickers_add(tickers: list[str]) -> None:
     instance = _instance()
     new = register_tickers(instance, stored)
     console.print(f"universe: {', '.join(stored)} ({len(new)} newly registered partition(s))")
-    console.print("backfill them with: [bold]stocker materialize --ticker " + " ".join(tickers) + "[/bold]")
+    flags = " ".join(f"-t {t}" for t in stored if t in {t.upper() for t in tickers})
+    console.print(f"backfill them with: [bold]stocker materialize {flags}[/bold]", soft_wrap=True)
 
 
 @tickers_app.command("list")
@@ -102,11 +103,37 @@ def _month(value: str | None) -> date | None:
 DEFAULT_GROUPS = "market,env,text,council,evaluation,training"
 
 
+def _paragraphs(*paragraphs: str) -> str:
+    """Help text whose paragraphs Typer shows unbroken (it keeps a docstring's newlines)."""
+    return "\n\n".join(" ".join(p.split()) for p in paragraphs)
+
+
+MATERIALIZE_HELP = _paragraphs(
+    "The main job: the assets of the chosen groups for every month with data.",
+    """Runs go stage by stage along the asset graph (text events; then per ticker its prices,
+    indicators, charts, episodes and votes; then models, backtests, the rolling evaluation
+    and the report), each through its named Dagster job: market_job, env_job, council_job,
+    evaluation_job, training_job.""",
+    """Groups: market (prices, indicators, charts), env (episodes, ideal trajectories), text
+    (news, forum posts, macro events), council (specialist votes), evaluation (splits,
+    backtests, DRL baselines, rolling evaluation, report), training (moderator base/SFT/GRPO,
+    agent policy).""",
+    """Exits 1 when a run fails or a blocking check fails (the failing partitions and why are
+    printed): fix the data, add a reasoned fix to $STOCKER_HOME/corrections.csv, or pass
+    --allow-failed-checks.""",
+)
+
+
 def materialize(
     ticker: list[str] = typer.Option(None, "--ticker", "-t", help="Tickers (default: the universe)."),
     start: str = typer.Option(None, "--from", help="First month, YYYY-MM (default: first data)."),
     end: str = typer.Option(None, "--to", help="Last month, YYYY-MM (default: last data)."),
-    groups: str = typer.Option(DEFAULT_GROUPS, "--groups", "-g", help="Asset groups to build."),
+    groups: str = typer.Option(
+        DEFAULT_GROUPS,
+        "--groups",
+        "-g",
+        help=f"Comma-separated asset groups to build, from: {', '.join(DEFAULT_GROUPS.split(','))}.",
+    ),
     allow_failed_checks: bool = typer.Option(
         False,
         "--allow-failed-checks",
@@ -116,12 +143,8 @@ def materialize(
         ),
     ),
 ) -> None:
-    """The main job: every asset of ``--groups`` for every month with data, one run per ticker.
-
-    Exits 1 when a run fails or a blocking check fails (the failing partitions and why are
-    printed); fix the data, add a reasoned fix to $STOCKER_HOME/corrections.csv, or pass
-    ``--allow-failed-checks``.
-    """
+    """The main job: the assets of the chosen groups for every month with data
+    (the full text, shown by --help, is ``MATERIALIZE_HELP``)."""
     from stocker_assets.definitions import build_definitions
     from stocker_assets.materialize_progress import MaterializeProgress
     from stocker_assets.resources import StockerResource
@@ -201,6 +224,7 @@ def materialize(
                 )
                 results.append(run)
                 progress.finish(task, label, run.success, run.seconds)
+    _mark_empty_months(instance, source, plan, partitioned)
     table = Table(title="Materialized")
     for col in ("run of", "months", "runs (job: id)", "seconds", "status"):
         table.add_column(col)
@@ -216,11 +240,26 @@ def materialize(
         f"warehouse: {_row_counts(settings.warehouse_path)} — total {time.perf_counter() - started:.1f}s"
     )
     console.print(
-        "open the UI: [bold]stocker ui[/bold] (dagster dev on http://127.0.0.1:3000), "
-        f"or query: duckdb {settings.warehouse_path}"
+        "open the UI: [bold]stocker ui[/bold] (dagster dev on http://127.0.0.1:3000); "
+        'query the warehouse: [bold]stocker sql "SELECT * FROM env.episodes LIMIT 5"[/bold]',
+        soft_wrap=True,
     )
     if unusable or not all(r.success for r in results):
         raise typer.Exit(EXIT_FAILED)
+
+
+def _mark_empty_months(instance, source, plan: dict[str, list], partitioned: list) -> None:
+    """Months outside each ticker's data get a "no data" materialization (once), so the
+    UI shows them as such instead of missing."""
+    from stocker_assets.runner import mark_months_without_data
+
+    if not partitioned:
+        return
+    for name in plan:
+        with console.status(f"{name}: marking months outside its data as 'no data' …"):
+            count = mark_months_without_data(instance, source, name, partitioned)
+        if count:
+            console.print(f"{name}: {count} partition(s) outside its data marked 'no data' in Dagster")
 
 
 def _asset_names(assets: list) -> list[str]:
@@ -264,6 +303,13 @@ def _row_counts(path: Path) -> str:
     return ", ".join(counts) + " rows"
 
 
+UI_HELP = _paragraphs(
+    "Start `dagster dev` (web UI, daemon) on this project with the CLI's Dagster instance.",
+    """Ctrl-C or SIGTERM stops it and all its processes (the signal goes to its process group;
+    whatever is left after 10 s is killed).""",
+)
+
+
 def ui(
     port: int = typer.Option(3000, "--port", "-p", help="Port for the web UI."),
     host: str = typer.Option(
@@ -273,11 +319,7 @@ def ui(
         help="Address to listen on (127.0.0.1: this machine only; 0.0.0.0: every interface).",
     ),
 ) -> None:
-    """Start `dagster dev` (web UI, daemon) on this project with the CLI's Dagster instance.
-
-    Ctrl-C or SIGTERM stops it and all its processes (forwarded to its process group;
-    whatever is left after 10 s is killed).
-    """
+    """Start `dagster dev` on this project with the CLI's Dagster instance (``UI_HELP``)."""
     from stocker_assets.ui_process import SUPERSEDED_DEV, run_in_own_group
 
     _instance()
@@ -296,5 +338,5 @@ def ui(
 def register(app: typer.Typer) -> None:
     """Add ``tickers``, ``materialize`` and ``ui`` to the ``stocker`` command."""
     app.add_typer(tickers_app, name="tickers")
-    app.command()(materialize)
-    app.command()(ui)
+    app.command(help=MATERIALIZE_HELP)(materialize)
+    app.command(help=UI_HELP)(ui)

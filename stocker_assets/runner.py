@@ -340,3 +340,50 @@ def run_ticker_months(
     if allow_failed_checks:
         tags[ALLOW_FAILED_CHECKS_TAG] = "true"
     return _run_jobs(instance, defs, ticker, len(months), assets, tags, on_step, log_level)
+
+
+NO_DATA_TAG = "stocker/no_data"
+
+
+def mark_months_without_data(
+    instance: dg.DagsterInstance,
+    source: MarketDataSource,
+    ticker: str,
+    assets: Sequence[dg.AssetsDefinition],
+) -> int:
+    """Record a "no data" materialization for every month partition of ``ticker`` outside
+    the source's history of it (before its first bar, after its last), for each partitioned
+    asset of ``assets`` that has none yet; returns how many were recorded.
+
+    Dagster cannot bound one ticker's months differently from another's in a
+    ticker × month grid, so without this the UI counts every month after a symbol's data
+    ends (the sample's GOOGL stops in 2018-08) as missing. Each such partition instead shows
+    a materialization with ``status: no data …`` and ``rows_written: 0`` (tag
+    ``stocker/no_data``); a later `stocker materialize` that finds data there rebuilds it.
+    """
+    info = source.symbol_info(ticker)
+    with_data = {m.isoformat() for m in months_with_data(source, ticker)}
+    outside = [k for k in month_partitions.get_partition_keys() if k not in with_data]
+    status = (
+        f"no data: the {source.name} source has {ticker} bars from {info.first_date} to {info.last_date} only"
+    )
+    recorded = 0
+    for asset in assets:
+        if asset.partitions_def is None:
+            continue
+        for key in asset.keys:
+            done = instance.get_materialized_partitions(key)
+            for month in outside:
+                partition = f"{ticker}|{month}"
+                if partition in done:
+                    continue
+                instance.report_runless_asset_event(
+                    dg.AssetMaterialization(
+                        asset_key=key,
+                        partition=partition,
+                        metadata={"status": status, "rows_written": 0},
+                        tags={NO_DATA_TAG: "true"},
+                    )
+                )
+                recorded += 1
+    return recorded
