@@ -100,16 +100,17 @@ async def _call_tool(
         raise RpcError(INVALID_PARAMS, "arguments must be an object")
     arguments = dict(arguments)
     try:
+        # every tool runs off the event loop: a load or a chart rendering may take a while
         if name == "reset":
             request = service.parse_reset(arguments)
             loaded = await run_in_threadpool(service.load, service.episode_name(request))
-            return _tool_result(service.start(loaded, request, request.session_id))
+            return _tool_result(await run_in_threadpool(service.start, loaded, request, request.session_id))
         session_id = arguments.pop("session_id", None) or header_session
         if name == "step":
-            return _tool_result(service.step(session_id, arguments))
+            return _tool_result(await run_in_threadpool(service.step, session_id, arguments))
         if name == "state":
-            return _tool_result(service.state(session_id))
-        return _tool_result(service.close(session_id))
+            return _tool_result(await run_in_threadpool(service.state, session_id))
+        return _tool_result(await run_in_threadpool(service.close, session_id))
     except ApiError as exc:
         return _tool_error(f"{exc.message} (HTTP {exc.status})")
 
