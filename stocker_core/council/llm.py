@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import json
 import threading
 import time
@@ -68,6 +69,8 @@ class _RetryableStatus(Exception):
 RETRYABLE = (httpx.TimeoutException, httpx.TransportError, _RetryableStatus)
 MAX_REPLY_BYTES = 2_000_000
 """Replies longer than this are cut off and refused (a chat completion is a few KB)."""
+LLM_IO = LoopThread("stocker-llm-io")
+"""The one event-loop thread every OpenAI client of the process runs its requests on."""
 
 
 class OpenAIChatClient:
@@ -85,8 +88,8 @@ class OpenAIChatClient:
 
     Timeouts of a single attempt, transport errors, 429 and 5xx are retried ``retries``
     times with exponential backoff (within the deadline); at most ``concurrency``
-    requests are in flight at once. The requests run on the client's own event loop
-    thread, so a deadline cancels a request wherever it is waiting.
+    requests are in flight at once. The requests run on one event-loop thread that the
+    process's clients share (``LLM_IO``), so a deadline cancels a request wherever it waits.
     """
 
     def __init__(
@@ -119,7 +122,7 @@ class OpenAIChatClient:
         self._concurrency = concurrency
         self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._transport = transport
-        self._io = LoopThread(f"llm-{model}"[:40])
+        self._io = LLM_IO
         self._http: httpx.AsyncClient | None = None
         self._semaphore: asyncio.Semaphore | None = None
 
@@ -227,9 +230,11 @@ class OpenAIChatClient:
             raise LLMError(f"{self.base_url} gave no complete reply within {what}") from None
 
     def close(self) -> None:
-        """Close the connections and stop the client's event loop thread."""
+        """Close the client's connections (the shared I/O thread keeps running)."""
         http, self._http = self._http, None
-        self._io.stop(http.aclose() if http is not None else None)
+        if http is not None:
+            with contextlib.suppress(Exception):  # closing is best effort
+                self._io.run(http.aclose(), 5.0)
 
 
 class TransformersClient:

@@ -14,7 +14,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Coroutine, Hashable, Iterator
 from concurrent.futures import TimeoutError as FutureTimeout
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -99,21 +99,3 @@ class LoopThread:
         except FutureTimeout:
             future.cancel()
             raise TimeoutError(f"no result within {wait_s:.3g} s") from None
-
-    def stop(self, cleanup: Coroutine[Any, Any, Any] | None = None) -> None:
-        """Run ``cleanup`` (if any), then stop the loop and its thread."""
-        with self._lock:
-            loop, thread = self._loop, self._thread
-            self._loop = self._thread = None
-        if loop is None:
-            if cleanup is not None:
-                cleanup.close()
-            return
-        if cleanup is not None:
-            with suppress(Exception):  # closing is best effort
-                asyncio.run_coroutine_threadsafe(cleanup, loop).result(timeout=5)
-        loop.call_soon_threadsafe(loop.stop)
-        if thread is not None:
-            thread.join(timeout=5)
-        if not loop.is_running():
-            loop.close()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import io
 import threading
+import time
 
 import pandas as pd
 import pytest
@@ -216,6 +217,14 @@ def test_idle_sessions_expire(seed_settings):
         assert r.status_code == 404 and "idle for more than 60 s" in r.json()["error"]
         assert client.post("/step", json={"side": "hold"}, headers=ha).status_code == 200
         assert client.get("/health").json()["sessions"] == 1
+
+
+def test_idle_expiry_in_real_time(seed_settings):
+    with TestClient(create_app(seed_settings, api_key="", idle_s=0.3)) as client:
+        _, h = _reset(client)
+        assert client.get("/state", headers=h).status_code == 200
+        time.sleep(0.4)
+        assert client.get("/state", headers=h).status_code == 404
 
 
 def test_reset_loads_each_episode_once(app):
