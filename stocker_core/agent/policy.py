@@ -94,13 +94,36 @@ def agent_data(ticker: str, settings: Settings) -> AgentData:
     return _cached_data(ticker, settings.model_dump_json())
 
 
+_TRACES: dict[tuple[str, int, int, str, pd.Timestamp], Trace] = {}
+"""Decided days per (policy, writer's model, data, config, day): a decision depends only on
+(ticker, day), so overlapping episodes and rolling windows of one process reuse it."""
+
+
+_PINNED: dict[int, object] = {}
+"""Objects whose ids key ``_TRACES``, kept alive so an id is never reused by another object."""
+
+
+def _identity(obj: object) -> int:
+    if obj is None:
+        return 0
+    _PINNED[id(obj)] = obj
+    return id(obj)
+
+
 class AgentPolicy:
     """Plays the agent's daily decisions in the environment (see the module docstring)."""
 
     def __init__(self, env: TradingEnv, writer: TurnWriter, data: AgentData, config: AgentConfig, name: str):
         self.cost = env.params.transaction_cost
         days = [pd.Timestamp(d) for d in env.episode.dates]
-        self.traces: list[Trace] = run_decisions(writer, [AgentTools(data, d) for d in days], config, name)
+        model = getattr(writer, "loaded", None)  # the cached model behind a ModelWriter
+        keys = [(name, _identity(model), _identity(data), config.model_dump_json(), d) for d in days]
+        missing = [i for i, key in enumerate(keys) if key not in _TRACES]
+        if missing:
+            tools = [AgentTools(data, days[i]) for i in missing]
+            for i, trace in zip(missing, run_decisions(writer, tools, config, name), strict=True):
+                _TRACES[keys[i]] = trace
+        self.traces: list[Trace] = [_TRACES[key] for key in keys]
         self.decisions = [t.action for t in self.traces]
 
     def act(self, observation: Observation) -> Action:
