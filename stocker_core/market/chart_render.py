@@ -26,7 +26,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg
 from matplotlib.collections import PolyCollection
-from matplotlib.ticker import Formatter
+from matplotlib.lines import Line2D
+from matplotlib.ticker import FixedLocator, Formatter
 from PIL import Image
 
 CHART_PX = 768
@@ -37,6 +38,13 @@ SMA_COLORS = {"sma20": "#1f77b4", "sma50": "#ff7f0e"}
 SMA_WIDTH = 1.0
 TITLE_Y = 0.95  # figure fraction; leaves room for a second title line
 CLOSE_COLOR = "#202020"
+# plotting area in figure fractions: the price axis and its labels are on the right,
+# dates below in one or two lines, the legend row between the title and the plot
+AX_LEFT, AX_RIGHT, AX_BOTTOM, AX_TOP = 0.03, 0.875, 0.075, 0.85
+VOLUME_SHARE = 0.26  # of the plotting height, for the volume panel
+X_TICKS = 6  # date labels per chart at most, the decision day always one of them
+Y_LABEL_PX = 74  # price/volume axis titles this far right of the plot: clear of 8-character prices
+LEGEND_FONT = 9
 PNG_COMPRESS_LEVEL = 1
 _PROCESS_WIDE_RC = {"backend", "backend_fallback", "interactive"}  # never switched per chart
 
@@ -171,6 +179,92 @@ class ChartWindow:
         return (self.kind, len(self.bars), self.has_volume)
 
 
+def tick_positions(n: int) -> list[int]:
+    """Bar indices that get a date label: every ``ceil(n / X_TICKS)``-th bar counted back
+    from the last one (the decision day), so that day is always labelled and a short
+    window never repeats a date."""
+    if n <= 0:
+        return []
+    step = max(1, math.ceil(n / X_TICKS))
+    return list(range(n - 1, -1, -step))[::-1]
+
+
+def tick_labels(dates: pd.DatetimeIndex, ticks: list[int]) -> list[str]:
+    """Label per bar (empty where no tick): ``Mar 02``; the first tick, a tick in a new
+    year and the decision day also carry the year on a second line."""
+    labels = [""] * len(dates)
+    previous_year = None
+    for position, ix in enumerate(ticks):
+        day = dates[ix]
+        text = day.strftime("%b %d")
+        if position == 0 or day.year != previous_year or ix == len(dates) - 1:
+            text += day.strftime("\n%Y")
+        labels[ix] = text
+        previous_year = day.year
+    return labels
+
+
+def _legend_handles(kind: str) -> tuple[list[Line2D], list[str]]:
+    handles = [Line2D([], [], color=CLOSE_COLOR, linewidth=1.5)] if kind == "line" else []
+    labels = ["Close"] if kind == "line" else []
+    for name, label in (("sma20", "SMA 20"), ("sma50", "SMA 50")):
+        handles.append(Line2D([], [], color=SMA_COLORS[name], linewidth=2 * SMA_WIDTH))
+        labels.append(label)
+    return handles, labels
+
+
+def _decorate(fig: Any, axes: list, kind: str, has_volume: bool, n: int) -> tuple[Any, _IndexLabelFormatter]:
+    """Our layout over mplfinance's figure: narrow margins, a legend row, date ticks that
+    always include the decision day (bold, with its year), horizontal labels. Returns the
+    legend and the formatter whose ``labels`` each chart sets."""
+    width = AX_RIGHT - AX_LEFT
+    if has_volume:
+        volume_height = (AX_TOP - AX_BOTTOM) * VOLUME_SHARE
+        main = [AX_LEFT, AX_BOTTOM + volume_height, width, AX_TOP - AX_BOTTOM - volume_height]
+        for each in axes[2:4]:
+            each.set_position([AX_LEFT, AX_BOTTOM, width, volume_height])
+    else:
+        main = [AX_LEFT, AX_BOTTOM, width, AX_TOP - AX_BOTTOM]
+    for each in axes[:2]:
+        each.set_position(main)
+    bottom = axes[2] if has_volume else axes[0]
+    ticks = tick_positions(n)
+    formatter = _IndexLabelFormatter()
+    for each in axes:
+        each.xaxis.set_major_locator(FixedLocator(ticks))
+        each.xaxis.set_major_formatter(formatter)
+    label_x = 1 + Y_LABEL_PX / (width * CHART_PX)  # fixed: no tick-label measuring per draw
+    for each in axes[::2]:
+        each.yaxis.set_label_coords(label_x, 0.5)
+    bottom.tick_params(axis="x", labelrotation=0)
+    for position, tick in enumerate(bottom.xaxis.get_major_ticks(len(ticks))):
+        tick.label1.set_horizontalalignment("center")
+        tick.label1.set_fontweight("bold" if position == len(ticks) - 1 else "normal")
+    handles, labels = _legend_handles(kind)
+    legend = fig.legend(
+        handles,
+        labels,
+        loc="lower right",
+        bbox_to_anchor=(AX_RIGHT, AX_TOP),
+        ncol=len(labels),
+        frameon=False,
+        fontsize=LEGEND_FONT,
+        borderaxespad=0.1,
+        handlelength=1.6,
+        columnspacing=1.2,
+    )
+    return legend, formatter
+
+
+def _show_drawn_smas(legend: Any, kind: str, sma20: np.ndarray, sma50: np.ndarray) -> None:
+    """Legend entries only for SMAs with at least one value (none before 20/50 bars)."""
+    first = 1 if kind == "line" else 0
+    for offset, values in enumerate((sma20, sma50)):
+        shown = bool(np.isfinite(values).any())
+        legend.legend_handles[first + offset].set_visible(shown)
+        legend.get_texts()[first + offset].set_visible(shown)
+
+
 def _mpf_frame(bars: pd.DataFrame) -> pd.DataFrame:
     frame = bars.set_index(pd.DatetimeIndex(bars["date"]))[["open", "high", "low", "close"]]
     frame = frame.rename(columns=str.capitalize)
@@ -214,15 +308,20 @@ def _mpf_kwargs(window: ChartWindow) -> dict[str, Any]:
 
 def reference_png(window: ChartWindow) -> bytes:
     """The straightforward rendering: a new mplfinance figure and ``savefig``."""
+    import matplotlib.pyplot as plt
     import mplfinance as mpf
 
     buf = io.BytesIO()
     with matplotlib.rc_context():
-        mpf.plot(
-            _mpf_frame(window.bars),
-            **_mpf_kwargs(window),
-            savefig={"fname": buf, "dpi": CHART_DPI, "metadata": {"Software": None}},
-        )
+        fig, axes = mpf.plot(_mpf_frame(window.bars), **_mpf_kwargs(window), returnfig=True)
+        try:
+            legend, formatter = _decorate(fig, axes, window.kind, window.has_volume, len(window.bars))
+            _show_drawn_smas(legend, window.kind, window.sma20, window.sma50)
+            dates = pd.DatetimeIndex(window.bars["date"])
+            formatter.labels = tick_labels(dates, tick_positions(len(dates)))
+            fig.savefig(buf, dpi=CHART_DPI, metadata={"Software": None})
+        finally:
+            plt.close(fig)
     return buf.getvalue()
 
 
@@ -233,12 +332,6 @@ def encode_png(rgba: np.ndarray, compress_level: int = PNG_COMPRESS_LEVEL) -> by
     image = Image.frombuffer("RGBA", (width, height), np.ascontiguousarray(rgba), "raw", "RGBA", 0, 1)
     image.convert("RGB").save(buf, format="png", compress_level=compress_level)
     return buf.getvalue()
-
-
-def _date_format(dates: np.ndarray) -> str:
-    """mplfinance's tick format for daily data (year shown when the window spans two)."""
-    first, last = pd.Timestamp(dates[0]), pd.Timestamp(dates[-1])
-    return "%Y-%b-%d" if first.year != last.year else "%b %d"
 
 
 def _synthetic_window(kind: str, n: int, has_volume: bool) -> ChartWindow:
@@ -303,13 +396,11 @@ class ChartTemplate:
             if not twin.lines and not twin.collections and not twin.patches:
                 twin.set_visible(False)
         self.title = fig._suptitle
-        # mplfinance's index->date formatter converts dates per tick on every draw;
-        # ours looks up labels formatted once per chart (same strings)
-        self.formatter = _IndexLabelFormatter()
-        original = self.ax.xaxis.get_major_formatter()
+        # our layout, ticks and legend; the formatter looks up labels formatted once per
+        # chart (mplfinance's converts dates per tick on every draw)
+        self.legend, self.formatter = _decorate(fig, axes, kind, has_volume, n)
+        self.ticks = tick_positions(n)
         for each in axes:
-            if each.xaxis.get_major_formatter() is original:
-                each.xaxis.set_major_formatter(self.formatter)
             if not each.get_xlabel():  # empty x label: skip re-placing it on every draw
                 each.xaxis.set_label_coords(0.5, 0.0)
         lines = list(self.ax.lines)
@@ -326,6 +417,12 @@ class ChartTemplate:
             self.wick = (wick[0], wick[1 % len(wick)])
         if self.vax is not None:
             self._replace_volume_bars(n)
+        if n == 1:  # one synthetic bar shows only the "up" colours: take both from two bars
+            pair = ChartTemplate(kind, 2, has_volume)
+            if kind == "candle":
+                self.face, self.edge, self.wick = pair.face, pair.edge, pair.wick
+            if self.vax is not None:
+                self.vface, self.vedge = pair.vface, pair.vedge
 
     def _replace_volume_bars(self, n: int) -> None:
         """Swap mplfinance's 60 Rectangle patches for one PolyCollection (same look,
@@ -415,8 +512,8 @@ class ChartTemplate:
         ax.ignore_existing_data_limits = True
         ax.update_datalim(np.concatenate([[(minx, miny), (maxx, maxy)], *points]))
         ax.autoscale_view()
-        dates = pd.DatetimeIndex(bars["date"])
-        self.formatter.labels = list(dates.strftime(_date_format(dates.to_numpy())))
+        self.formatter.labels = tick_labels(pd.DatetimeIndex(bars["date"]), self.ticks)
+        _show_drawn_smas(self.legend, self.layout[0], window.sma20, window.sma50)
         self.title.set_text(window.title)
         if self.vax is not None:
             self._update_volume(opens, closes, bars["volume"].to_numpy("float64"))

@@ -76,7 +76,8 @@ class RenderedChart:
         return hashlib.sha256(self.png).hexdigest()
 
 
-RENDER_VERSION = "2"  # bump when the look changes: every chart is then redrawn (2: exact SMAs)
+RENDER_VERSION = "3"  # bump when the look changes: every chart is then redrawn (2: exact SMAs;
+# 3: narrow margins, legend, date ticks ending on the decision day with the year)
 
 
 def window_digest(window: ChartWindow) -> str:

@@ -99,8 +99,8 @@ def test_short_history_renders_what_exists_and_says_so(aapl: pd.DataFrame) -> No
 @pytest.mark.parametrize(
     ("ticker", "day", "message"),
     [
-        ("AAPL", "2024-06-03", "no bars after 2023-09-29"),
-        ("AAPL", "2022-01-03", "is earlier"),
+        ("AAPL", "2024-06-03", "has bars up to 2023-09-29; pick a date on or before it"),
+        ("AAPL", "2022-01-03", "pick a date on or after it"),
         ("AAPL", "2023-08-12", "not a trading session"),
         ("../etc", "2023-08-15", "invalid ticker"),
     ],
@@ -187,7 +187,7 @@ def test_cli_renders_one_chart(cli_env: Path) -> None:
     ("args", "message"),
     [
         (["NOPE", "2023-08-15"], "no symbol"),
-        (["AAPL", "2031-01-02"], "no bars"),
+        (["AAPL", "2031-01-02"], "has bars up to"),
         (["AAPL", "2023-08-12"], "not a trading session"),
         (["AAPL", "15-08-2023"], "YYYY-MM-DD"),
     ],
