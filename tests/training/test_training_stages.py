@@ -102,3 +102,11 @@ def test_missing_adapter_tells_the_user_to_materialize(tmp_path, seed_data):
     env = next(iter(seed_data.train_contexts.values())).env
     with pytest.raises(ModelLoadError, match="materialize the training group first"):
         ModeratorPolicy(env, "grpo", Settings(home=tmp_path))
+
+
+def test_one_prompt_fast_path_gives_the_batched_generate_tokens(trained, seed_data):
+    """The policies' single-prompt greedy loop equals transformers' generate, prompt by prompt."""
+    prompts = [r["prompt_words"] for r in seed_data.rows][:40]
+    for stage in ("sft", "grpo"):
+        model = load_with_adapter(model_dir(trained.settings, "base"), model_dir(trained.settings, stage))
+        assert [generate(model, [p])[0] for p in prompts] == generate(model, prompts, batch_size=1)
