@@ -18,7 +18,8 @@ from stocker_core.env.server import ServerConfigError, check_bind, create_app
 @pytest.mark.slow
 def test_openenv_core_validator_passes(seed_settings):
     validation = pytest.importorskip(
-        "openenv.cli._validation", reason="pip install --no-deps openenv-core==0.3.0 (the README test command does)"
+        "openenv.cli._validation",
+        reason="pip install --no-deps openenv-core==0.3.0 (the README test command does)",
     )
     with live_server(create_app(seed_settings, api_key="")) as url:
         report = validation.validate_running_environment(url, timeout_s=10)
