@@ -38,6 +38,8 @@ _EXPORTS = {
     "step_reward": "rewards",
     "step_rewards": "rewards",
     "create_app": "server",
+    "StockerEnvClient": "client",
+    "EnvClientError": "client",
     "Task": "tasks",
     "get_task": "tasks",
     "resolve_episode_key": "tasks",
