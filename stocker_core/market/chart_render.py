@@ -256,13 +256,55 @@ def _decorate(fig: Any, axes: list, kind: str, has_volume: bool, n: int) -> tupl
     return legend, formatter
 
 
-def _show_drawn_smas(legend: Any, kind: str, sma20: np.ndarray, sma50: np.ndarray) -> None:
+LegendEntry = tuple[Any, Any]
+"""(line artist, text artist) of one legend entry."""
+
+
+def legend_entries(legend: Any) -> list[LegendEntry]:
+    """A matplotlib legend's (handle, text) pairs."""
+    return list(zip(legend.legend_handles, legend.get_texts(), strict=True))
+
+
+def _show_drawn_smas(entries: list[LegendEntry], kind: str, sma20: np.ndarray, sma50: np.ndarray) -> None:
     """Legend entries only for SMAs with at least one value (none before 20/50 bars)."""
     first = 1 if kind == "line" else 0
     for offset, values in enumerate((sma20, sma50)):
         shown = bool(np.isfinite(values).any())
-        legend.legend_handles[first + offset].set_visible(shown)
-        legend.get_texts()[first + offset].set_visible(shown)
+        for artist in entries[first + offset]:
+            artist.set_visible(shown)
+
+
+def _freeze_legend(fig: Any, legend: Any) -> list[LegendEntry]:
+    """The legend as plain figure lines and texts where it laid them out (the figure is
+    drawn once for that), so later draws skip its layout; the legend itself is removed."""
+    fig.canvas.draw()
+    to_figure = fig.transFigure.inverted()
+    entries = []
+    for handle, text in legend_entries(legend):
+        xy = to_figure.transform(handle.get_transform().transform(handle.get_xydata()))
+        line = Line2D(
+            xy[:, 0],
+            xy[:, 1],
+            color=handle.get_color(),
+            linewidth=handle.get_linewidth(),
+            linestyle=handle.get_linestyle(),
+            solid_capstyle=handle.get_solid_capstyle(),
+            transform=fig.transFigure,
+        )
+        fig.add_artist(line)
+        x, y = to_figure.transform(text.get_transform().transform(text.get_unitless_position()))
+        label = fig.text(
+            x,
+            y,
+            text.get_text(),
+            fontproperties=text.get_fontproperties(),
+            color=text.get_color(),
+            ha=text.get_horizontalalignment(),
+            va=text.get_verticalalignment(),
+        )
+        entries.append((line, label))
+    legend.remove()
+    return entries
 
 
 def _mpf_frame(bars: pd.DataFrame) -> pd.DataFrame:
@@ -316,7 +358,7 @@ def reference_png(window: ChartWindow) -> bytes:
         fig, axes = mpf.plot(_mpf_frame(window.bars), **_mpf_kwargs(window), returnfig=True)
         try:
             legend, formatter = _decorate(fig, axes, window.kind, window.has_volume, len(window.bars))
-            _show_drawn_smas(legend, window.kind, window.sma20, window.sma50)
+            _show_drawn_smas(legend_entries(legend), window.kind, window.sma20, window.sma50)
             dates = pd.DatetimeIndex(window.bars["date"])
             formatter.labels = tick_labels(dates, tick_positions(len(dates)))
             fig.savefig(buf, dpi=CHART_DPI, metadata={"Software": None})
@@ -332,6 +374,10 @@ def encode_png(rgba: np.ndarray, compress_level: int = PNG_COMPRESS_LEVEL) -> by
     image = Image.frombuffer("RGBA", (width, height), np.ascontiguousarray(rgba), "raw", "RGBA", 0, 1)
     image.convert("RGB").save(buf, format="png", compress_level=compress_level)
     return buf.getvalue()
+
+
+def _no_tick_label_boxes(ticks: Any, renderer: Any) -> tuple[list, list]:
+    return [], []
 
 
 def _synthetic_window(kind: str, n: int, has_volume: bool) -> ChartWindow:
@@ -398,11 +444,16 @@ class ChartTemplate:
         self.title = fig._suptitle
         # our layout, ticks and legend; the formatter looks up labels formatted once per
         # chart (mplfinance's converts dates per tick on every draw)
-        self.legend, self.formatter = _decorate(fig, axes, kind, has_volume, n)
+        legend, self.formatter = _decorate(fig, axes, kind, has_volume, n)
         self.ticks = tick_positions(n)
         for each in axes:
             if not each.get_xlabel():  # empty x label: skip re-placing it on every draw
                 each.xaxis.set_label_coords(0.5, 0.0)
+            for axis in (each.xaxis, each.yaxis):
+                if hasattr(axis, "_get_ticklabel_bboxes"):
+                    # every axis title is pinned and the x offset text is empty, so the
+                    # tick-label extents matplotlib measures on each draw are never used
+                    axis._get_ticklabel_bboxes = _no_tick_label_boxes
         lines = list(self.ax.lines)
         self.close_line = lines.pop(0) if kind == "line" else None
         self.sma_lines = lines  # sma20, sma50 (addplot order)
@@ -423,6 +474,8 @@ class ChartTemplate:
                 self.face, self.edge, self.wick = pair.face, pair.edge, pair.wick
             if self.vax is not None:
                 self.vface, self.vedge = pair.vface, pair.vedge
+        with _rc_params(self.rc):
+            self.legend = _freeze_legend(fig, legend)
 
     def _replace_volume_bars(self, n: int) -> None:
         """Swap mplfinance's 60 Rectangle patches for one PolyCollection (same look,

@@ -67,8 +67,8 @@ def test_candle_chart_labels_the_decision_day_and_has_a_legend(googl):
     texts = _tick_texts(template)
     assert texts[-1] == ("Mar 15\n2016", "bold")
     assert all(weight == "normal" for _, weight in texts[:-1])
-    assert [t.get_text() for t in template.legend.get_texts()] == ["SMA 20", "SMA 50"]
-    assert all(t.get_visible() for t in template.legend.get_texts())
+    assert [text.get_text() for _, text in template.legend] == ["SMA 20", "SMA 50"]
+    assert all(text.get_visible() for _, text in template.legend)
     assert template.vax.xaxis.get_major_ticks()[0].label1.get_rotation() == 0
 
 
@@ -83,7 +83,7 @@ def test_first_day_chart_names_its_day_once(googl):
     window = chart_window(googl, "GOOGL", "2009-05-22")  # the sample's first GOOGL bar
     template = _drawn(window)
     assert _tick_texts(template) == [("May 22\n2009", "bold")]
-    assert not any(t.get_visible() for t in template.legend.get_texts())  # no SMA yet
+    assert not any(text.get_visible() for _, text in template.legend)  # no SMA yet
     # one bar down (open 198.5 > close 197.0): drawn in the down colour, as mplfinance does
     ours = np.asarray(Image.open(io.BytesIO(render_chart(googl, "GOOGL", "2009-05-22"))).convert("RGB"))
     reference = np.asarray(Image.open(io.BytesIO(reference_png(window))).convert("RGB"))
@@ -95,7 +95,7 @@ def test_close_only_line_chart_shows_the_year(aapl):
     template = _drawn(window)
     texts = [text for text, _ in _tick_texts(template)]
     assert texts[0].endswith("\n2016") and texts[-1] == "Jun 15\n2016"
-    assert [t.get_text() for t in template.legend.get_texts()] == ["Close", "SMA 20", "SMA 50"]
+    assert [text.get_text() for _, text in template.legend] == ["Close", "SMA 20", "SMA 50"]
 
 
 def test_the_look_is_deterministic_and_matches_the_reference(googl):
