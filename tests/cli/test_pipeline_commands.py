@@ -4,6 +4,7 @@ it means, runs through named jobs with progress, empty months marked, read-only 
 from __future__ import annotations
 
 import json
+import os
 from datetime import date
 
 import dagster as dg
@@ -190,3 +191,25 @@ def test_sql_without_a_warehouse_is_a_clear_error(sample_env):
     result = runner.invoke(_app(), ["sql", "SELECT 1"])
     assert result.exit_code == 2 and "run `stocker materialize` first" in result.output
     assert not sample_env.warehouse_path.exists()
+
+
+def test_terminal_bar_moves_with_every_step_and_inside_long_steps():
+    from rich.console import Console
+
+    console = Console(force_terminal=True, width=120, file=open(os.devnull, "w"))  # noqa: SIM115
+    with MaterializeProgress(console, ["prices_are_valid"]) as progress:
+        task, on_event = progress.track("GOOGL", 4)
+        bar = progress.bars.tasks[0]
+        on_event(StepEvent("market_job", "prices", "started"))
+        assert bar.completed == 0 and "prices" in bar.description
+        on_event(StepEvent("market_job", "prices", "done", partitions=2))
+        assert bar.completed == 1
+        on_event(StepEvent("market_job", "prices_prices_are_valid", "done"))
+        assert bar.completed == 2
+        on_event(StepEvent("market_job", "charts", "progress", Progress(21, 42, "charts")))
+        assert bar.completed == 2.5 and "charts 21/42 charts" in bar.description
+        on_event(StepEvent("market_job", "charts", "done", partitions=2))
+        assert bar.completed == 3 and bar.fields["steps"] == "3/4 steps"
+        progress.finish(task, "GOOGL", True, 1.0)
+        assert bar.completed == 4
+    console.file.close()
