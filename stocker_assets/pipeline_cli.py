@@ -17,6 +17,7 @@ from stocker_core.cli_support import EXIT_FAILED, fail
 from stocker_core.config import get_settings
 from stocker_core.errors import StockerError
 from stocker_core.universe import add_tickers, read_universe, remove_tickers
+from stocker_core.warehouse import sql_cli
 
 console = Console()
 tickers_app = typer.Typer(help="The ticker universe (also registered as Dagster partitions).")
@@ -336,7 +337,9 @@ def ui(
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``tickers``, ``materialize`` and ``ui`` to the ``stocker`` command."""
+    """Add ``tickers``, ``materialize``, ``ui`` and ``sql`` to the ``stocker`` command."""
     app.add_typer(tickers_app, name="tickers")
     app.command(help=MATERIALIZE_HELP)(materialize)
     app.command(help=UI_HELP)(ui)
+    # `sql` reads what the pipeline builds; it needs no Dagster (its home is stocker_core)
+    sql_cli.register(app)

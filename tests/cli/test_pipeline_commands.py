@@ -21,14 +21,13 @@ from stocker_assets.runner import NO_DATA_TAG, StepEvent
 from stocker_core.config import get_settings
 from stocker_core.env import cli as env_cli
 from stocker_core.market import chart_cli
-from stocker_core.warehouse import sql_cli
 
 runner = CliRunner()
 
 
 def _app() -> typer.Typer:
     app = typer.Typer()
-    for register in (pipeline_cli.register, chart_cli.register, env_cli.register, sql_cli.register):
+    for register in (pipeline_cli.register, chart_cli.register, env_cli.register):
         register(app)
     return app
 
