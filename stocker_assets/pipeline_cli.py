@@ -1,4 +1,5 @@
-"""The pipeline's commands (``tickers``, ``materialize``, ``ui``): the Dagster-driven area."""
+"""The pipeline's commands (``tickers``, ``materialize``, ``ui``; ``sql`` to read what they
+built): the Dagster-driven area."""
 
 from __future__ import annotations
 
@@ -58,13 +59,14 @@ def tickers_add(tickers: list[str]) -> None:
 
     settings = get_settings(fresh=True)
     try:
-        stored = add_tickers(settings, _known_to_source(settings, tickers))
+        names = _known_to_source(settings, tickers)
+        stored = add_tickers(settings, names)
     except StockerError as exc:
         fail(exc)
     instance = _instance()
     new = register_tickers(instance, stored)
     console.print(f"universe: {', '.join(stored)} ({len(new)} newly registered partition(s))")
-    flags = " ".join(f"-t {t}" for t in stored if t in {t.upper() for t in tickers})
+    flags = " ".join(f"-t {name}" for name in dict.fromkeys(names))  # --ticker takes one value
     console.print(f"backfill them with: [bold]stocker materialize {flags}[/bold]", soft_wrap=True)
 
 
