@@ -200,7 +200,8 @@ def materialize(
                 continue
             if stage.unpartitioned:
                 names = _asset_names(stage.unpartitioned)
-                label = f"stage {number}: {', '.join(names)}"
+                shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+                label = f"stage {number}: {shown}"
                 task, on_step = progress.track(label, len(stage.unpartitioned))
                 run = run_unpartitioned(instance, defs, stage.unpartitioned, on_step=on_step)
                 results.append(replace(run, ticker=", ".join(names)))

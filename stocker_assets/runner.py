@@ -185,7 +185,8 @@ def _report_records(records, job: str, on_event: StepCallback, materialized: dic
             if found is not None:
                 on_event(StepEvent(job, step, "progress", progress=found))
         elif event.event_type == dg.DagsterEventType.ASSET_MATERIALIZATION:
-            materialized[step] = materialized.get(step, 0) + 1
+            if event.partition:  # an unpartitioned asset's one event is no partition
+                materialized[step] = materialized.get(step, 0) + 1
         elif event.event_type in _REPORTED:
             status = _REPORTED[event.event_type]
             on_event(StepEvent(job, step, status, partitions=materialized.get(step, 0)))
