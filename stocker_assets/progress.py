@@ -39,18 +39,6 @@ def parse_progress(message: str | None) -> Progress | None:
     return Progress(int(found.group(1)), int(found.group(2)), found.group(3))
 
 
-def step_progress(
-    context: dg.AssetExecutionContext, total: int, unit: str, every: int = 1
-) -> Callable[[int], None]:
-    """A callback ``report(done)`` that logs progress every ``every`` items and at the end."""
-
-    def report(done: int) -> None:
-        if done == total or done % max(1, every) == 0:
-            context.log.info(progress_message(done, total, unit))
-
-    return report
-
-
 def throttled_progress(
     context: dg.AssetExecutionContext, unit: str, every_s: float = 2.0
 ) -> Callable[[int, int], None]:
