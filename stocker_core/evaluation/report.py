@@ -212,7 +212,8 @@ def verdict_lines(comparisons: pd.DataFrame, baselines: tuple[str, ...]) -> list
                 continue
             r = row.iloc[0]
             p = None if pd.isna(r["p_value"]) else float(r["p_value"])
-            text = verdict(policy, baseline, int(r["wins"]), int(r["n"]), p)
+            ties = int(r["ties"]) if "ties" in r and not pd.isna(r["ties"]) else 0
+            text = verdict(policy, baseline, int(r["wins"]), int(r["n"]), p, ties=ties)
             css = "even" if p is None or p >= 0.05 else ("good" if r["wins"] * 2 > r["n"] else "bad")
             lines.append({"text": text, "css": css})
     return lines

@@ -203,13 +203,22 @@ def summarise(rows: pd.DataFrame, config: RollingConfig | None = None) -> tuple[
     return pd.DataFrame(summary), pd.DataFrame(comparisons)
 
 
-def verdict(policy: str, baseline: str, wins: int, n: int, p_value: float | None, alpha: float = 0.05) -> str:
+def verdict(
+    policy: str,
+    baseline: str,
+    wins: int,
+    n: int,
+    p_value: float | None,
+    alpha: float = 0.05,
+    ties: int = 0,
+) -> str:
     """One plain-language line, e.g. "council beats random in 15/30 windows, p = 1.0 — not
-    distinguishable from chance"."""
+    distinguishable from chance" (``n`` counts the windows that did not tie)."""
     label = policy_label(policy)
     if n == 0 or p_value is None:
         return f"{label} ties {baseline} in every window — no difference"
-    head = f"{label} beats {baseline} in {wins}/{n} windows, p = {p_value:.2g}"
+    tied = f" ({ties} tied window{'s' if ties != 1 else ''} left out)" if ties else ""
+    head = f"{label} beats {baseline} in {wins}/{n} windows{tied}, p = {p_value:.2g}"
     if p_value >= alpha:
         return f"{head} — not distinguishable from chance"
     better = wins * 2 > n

@@ -70,3 +70,14 @@ def test_timing_test_perfect_timing_beats_all_other_orders():
 def test_timing_test_constant_exposure_has_nothing_to_shuffle():
     assert timing_test([1.0, 1.0, 1.0], [10.0, 11.0, 12.0]).share_beaten is None
     assert timing_test([1.0], [10.0]).share_beaten is None
+
+
+def test_verdict_names_tied_windows_it_leaves_out():
+    from stocker_core.evaluation.rolling import verdict
+
+    line = verdict("a2c", "buy_and_hold", wins=1, n=2, p_value=1.0, ties=55)
+    assert line == (
+        "a2c beats buy_and_hold in 1/2 windows (55 tied windows left out), p = 1"
+        " — not distinguishable from chance"
+    )
+    assert "tied" not in verdict("council", "random", wins=15, n=30, p_value=1.0)
