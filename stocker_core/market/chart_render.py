@@ -19,6 +19,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import matplotlib
@@ -169,9 +170,11 @@ class ChartWindow:
     title: str
     kind: str  # "candle" or "line" (close-only data)
 
-    @property
+    @cached_property
     def has_volume(self) -> bool:
-        return bool(self.bars["volume"].notna().any() and self.bars["volume"].fillna(0).gt(0).any())
+        """Whether any bar has a positive volume (asked several times per chart: cached)."""
+        volume = self.bars["volume"].to_numpy(dtype="float64")
+        return bool((volume > 0).any())
 
     @property
     def layout(self) -> tuple[str, int, bool]:
