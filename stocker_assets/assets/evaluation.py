@@ -148,8 +148,14 @@ def splits(context: dg.AssetExecutionContext, stocker: StockerResource) -> dg.Ma
         build.rows[str(ticker)] = len(part)
         build.data_versions[str(ticker)] = frame_version(part.astype(str))
     record_build(context, warehouse, build)
+    for ticker, why in result.skipped:
+        context.log.warning(f"{ticker} left out of the splits: {why}")
     return dg.MaterializeResult(
-        metadata={"tickers": len(build.rows), "splits": dg.MetadataValue.md(table.to_markdown(index=False))},
+        metadata={
+            "tickers": len(build.rows),
+            "splits": dg.MetadataValue.md(table.to_markdown(index=False)),
+            "skipped_tickers": dg.MetadataValue.json(dict(result.skipped)),
+        },
         data_version=combined_version(build),
     )
 

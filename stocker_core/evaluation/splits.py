@@ -94,6 +94,8 @@ class Splits:
     """Every ticker's split ranges, with the questions training code asks of them."""
 
     ranges: tuple[SplitRange, ...]
+    skipped: tuple[tuple[str, str], ...] = ()
+    """(ticker, why) of tickers with too little history to split."""
 
     @classmethod
     def from_rows(cls, rows: Iterable[dict]) -> Splits:
@@ -180,15 +182,24 @@ def training_days(splits: Splits, ticker: str, days: Iterable[date | pd.Timestam
 def splits_from_prices(
     prices: pd.DataFrame, config: SplitConfig | None = None, tickers: Sequence[str] | None = None
 ) -> Splits:
-    """Splits of every ticker in a long ``ticker, date`` frame (e.g. ``market.prices``)."""
+    """Splits of every ticker in a long ``ticker, date`` frame (e.g. ``market.prices``).
+
+    A ticker with too little history for three sets and their gaps is left out and named in
+    ``Splits.skipped``; SplitError when no ticker has enough."""
     if prices.empty:
         raise EmptyDataError("no stored prices to split: materialize prices first")
     ranges: list[SplitRange] = []
+    skipped: dict[str, str] = {}
     for ticker, part in prices.groupby("ticker", sort=True):
         if tickers is not None and ticker not in tickers:
             continue
-        ranges.extend(compute_splits(str(ticker), part["date"].tolist(), config))
-    return Splits(tuple(ranges))
+        try:
+            ranges.extend(compute_splits(str(ticker), part["date"].tolist(), config))
+        except SplitError as exc:
+            skipped[str(ticker)] = str(exc)
+    if not ranges and skipped:
+        raise SplitError("; ".join(skipped.values()))
+    return Splits(tuple(ranges), tuple(skipped.items()))
 
 
 def save_splits(warehouse, splits: Splits, config: SplitConfig | None = None) -> int:

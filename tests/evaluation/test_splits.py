@@ -79,3 +79,23 @@ def test_splits_round_trip_through_the_warehouse(tmp_path):
     save_splits(warehouse, splits)
     save_splits(warehouse, splits)  # replaces, never duplicates
     assert load_splits(warehouse) == splits
+
+
+def test_a_ticker_too_short_to_split_is_left_out_and_named():
+    import pandas as pd
+
+    from stocker_core.evaluation.splits import SplitError, splits_from_prices
+
+    long_days = pd.bdate_range("2015-01-01", periods=400)
+    short_days = pd.bdate_range("2023-12-01", periods=61)
+    prices = pd.concat(
+        [
+            pd.DataFrame({"ticker": "GOOGL", "date": long_days}),
+            pd.DataFrame({"ticker": "INTC", "date": short_days}),
+        ]
+    )
+    splits = splits_from_prices(prices)
+    assert splits.tickers == ["GOOGL"]
+    assert dict(splits.skipped)["INTC"].startswith("INTC: 61 trading day(s) cannot hold")
+    with pytest.raises(SplitError, match="INTC: 61 trading day"):
+        splits_from_prices(prices[prices["ticker"] == "INTC"])
