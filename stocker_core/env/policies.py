@@ -23,6 +23,17 @@ PolicyFactory = Callable[[TradingEnv, int | None], Policy]
 """Builds a policy for an environment (seeded where it is random)."""
 
 
+def long_flat_action(want_long: bool, observation: Observation, cost: float) -> Action:
+    """All in (the most whole shares cash buys) when ``want_long`` and flat, sell the whole
+    position when not, else hold: the trade of every long/flat rule."""
+    if want_long and observation.position == 0:
+        qty = max_affordable(observation.cash, observation.close, cost)
+        return Action.buy(qty) if qty else Action.hold()
+    if not want_long and observation.position > 0:
+        return Action.sell(observation.position)
+    return Action.hold()
+
+
 class HoldPolicy:
     """Never trades."""
 
@@ -68,13 +79,7 @@ class IdealPolicy:
         self.cost = env.params.transaction_cost
 
     def act(self, observation: Observation) -> Action:
-        want_long = bool(self.long[observation.step])
-        if want_long and observation.position == 0:
-            qty = max_affordable(observation.cash, observation.close, self.cost)
-            return Action.buy(qty) if qty else Action.hold()
-        if not want_long and observation.position > 0:
-            return Action.sell(observation.position)
-        return Action.hold()
+        return long_flat_action(bool(self.long[observation.step]), observation, self.cost)
 
 
 POLICIES: dict[str, PolicyFactory] = {

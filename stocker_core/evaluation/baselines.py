@@ -25,7 +25,7 @@ from stocker_core.env.actions import Action, Side
 from stocker_core.env.environment import Observation, TradingEnv
 from stocker_core.env.episode import Episode
 from stocker_core.env.ideal import ideal_trajectory
-from stocker_core.env.policies import register_policy
+from stocker_core.env.policies import long_flat_action, register_policy
 from stocker_core.env.portfolio import apply_trade, max_affordable
 from stocker_core.env.rewards import RewardParams
 
@@ -81,13 +81,7 @@ class LongFlatPolicy:
         raise NotImplementedError
 
     def act(self, observation: Observation) -> Action:
-        want = self.want_long(observation)
-        if want and observation.position == 0:
-            qty = max_affordable(observation.cash, observation.close, self.cost)
-            return Action.buy(qty) if qty else Action.hold()
-        if not want and observation.position > 0:
-            return Action.sell(observation.position)
-        return Action.hold()
+        return long_flat_action(self.want_long(observation), observation, self.cost)
 
 
 class MacdPolicy(LongFlatPolicy):

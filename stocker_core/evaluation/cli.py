@@ -9,24 +9,9 @@ import typer
 
 from stocker_core.cli_support import EXIT_FAILED, fail
 from stocker_core.errors import StockerError
+from stocker_core.evaluation.metrics import METRIC_NAMES
 
-TABLE_COLUMNS = [
-    "label",
-    "total_reward",
-    "final_value",
-    "total_return",
-    "arr",
-    "sharpe",
-    "sharpe_annual",
-    "sortino",
-    "volatility",
-    "mdd",
-    "calmar",
-    "win_rate",
-    "trades",
-    "turnover",
-    "exposure",
-]
+TABLE_COLUMNS = ["label", *METRIC_NAMES]
 
 
 def _episode_name(task: str | None, episode: str | None) -> str:

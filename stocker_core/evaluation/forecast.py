@@ -17,8 +17,7 @@ import numpy as np
 
 from stocker_core.env.actions import Action
 from stocker_core.env.environment import Observation, TradingEnv
-from stocker_core.env.policies import register_policy
-from stocker_core.env.portfolio import max_affordable
+from stocker_core.env.policies import long_flat_action, register_policy
 from stocker_core.errors import StockerError
 
 log = logging.getLogger(__name__)
@@ -141,13 +140,7 @@ class ForecastPolicy:
             self.note = f"holding on {observation.date}: {exc}"
             return Action.hold()
         self.last_forecast, self.note = forecast, None
-        want_long = forecast.predicted_return > self.config.threshold
-        if want_long and observation.position == 0:
-            shares = max_affordable(observation.cash, observation.close, self.cost)
-            return Action.buy(shares) if shares else Action.hold()
-        if not want_long and observation.position > 0:
-            return Action.sell(observation.position)
-        return Action.hold()
+        return long_flat_action(forecast.predicted_return > self.config.threshold, observation, self.cost)
 
 
 def make_forecast_policy(env: TradingEnv, seed: int | None = None) -> ForecastPolicy:
