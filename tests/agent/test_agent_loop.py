@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from conftest import DECISION_DAY
+from agent_testing import DECISION_DAY
 
 from stocker_core.agent.config import AgentConfig
 from stocker_core.agent.loop import run_decision

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pandas as pd
-from conftest import DECISION_DAY, FUTURE_CLOSE
+from agent_testing import DECISION_DAY, FUTURE_CLOSE
 
 from stocker_core.agent.tools import TOOL_NAMES, AgentTools, tool_schemas
 
@@ -153,7 +153,7 @@ def test_every_tool_has_a_json_schema():
 def test_tools_on_a_planted_future_warehouse(tmp_path):
     """The same cut-off through the real loaders: bars and text events (with their
     publication instants) stored in DuckDB and read back by ``load_agent_data``."""
-    from conftest import planted_bars, planted_macro, planted_text
+    from agent_testing import planted_bars, planted_macro, planted_text
 
     from stocker_core.agent.data import load_agent_data
     from stocker_core.config import Settings

@@ -3,7 +3,7 @@
 import json
 
 import numpy as np
-from conftest import TRAIN
+from training_testing import TRAIN
 
 from stocker_core.env.ideal import ideal_trajectory
 from stocker_core.training.dataset import episode_rows, target_path

@@ -4,7 +4,7 @@ import importlib.util
 
 import pytest
 import torch
-from conftest import tiny_config
+from training_testing import tiny_config
 
 from stocker_core.training.models import (
     SMOLLM2_PACKAGE,

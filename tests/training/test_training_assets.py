@@ -3,7 +3,7 @@
 import json
 
 import dagster as dg
-from conftest import TRAIN, VALID
+from training_testing import TRAIN, VALID
 
 from stocker_assets.assets.training import moderator_base, moderator_grpo, moderator_sft
 from stocker_assets.resources import StockerResource

@@ -3,7 +3,7 @@
 from datetime import date
 
 import pytest
-from conftest import TRAIN, VALID, seed_settings, tiny_config
+from training_testing import TRAIN, VALID, seed_settings, tiny_config
 
 from stocker_core.config import Settings
 from stocker_core.env.episode import episode_from_closes

@@ -4,7 +4,7 @@ reproducible runs, the moderators as registry policies."""
 import json
 
 import pytest
-from conftest import VALID, tiny_config
+from training_testing import VALID, tiny_config
 
 from stocker_core.env.environment import TradingEnv
 from stocker_core.env.policies import make_policy, policy_names, run_episode
