@@ -25,33 +25,12 @@ STOP_TAGS = ("</tool>", "</answer>")
 
 def build_tiny_agent(config: AgentConfig) -> LoadedModel:
     """A small Llama over the agent vocabulary (sizes from ``config``), seeded."""
-    import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    from stocker_core.training.models import device_and_dtype
+    from stocker_core.training.models import device_and_dtype, tiny_llama
     from stocker_core.training.tokenizer import build_word_tokenizer
 
     tokenizer = build_word_tokenizer(vocabulary())
     tokenizer.model_max_length = TINY_CONTEXT
-    llama = LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=config.tiny_hidden_size,
-        intermediate_size=config.tiny_intermediate_size,
-        num_hidden_layers=config.tiny_layers,
-        num_attention_heads=config.tiny_heads,
-        num_key_value_heads=config.tiny_heads,
-        max_position_embeddings=TINY_CONTEXT,
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-        pad_token_id=tokenizer.pad_token_id,
-        tie_word_embeddings=False,
-    )
-    torch.manual_seed(config.seed)
-    model = LlamaForCausalLM(llama)
-    generation = model.generation_config
-    generation.eos_token_id = tokenizer.eos_token_id
-    generation.pad_token_id = tokenizer.pad_token_id
-    generation.bos_token_id = tokenizer.bos_token_id
+    model = tiny_llama(tokenizer, config, context=TINY_CONTEXT)
     device, _ = device_and_dtype()
     return LoadedModel(model.to(device), tokenizer, TINY, "words", device)
 

@@ -11,7 +11,7 @@ import importlib.util
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from stocker_core.errors import StockerError
 
@@ -53,34 +53,53 @@ def device_and_dtype() -> tuple[str, Any]:
     return "cpu", torch.float32
 
 
-def build_tiny(config: TrainingConfig) -> LoadedModel:
-    """A small Llama (``tiny_*`` sizes) with the word-level tokenizer, seeded by ``config.seed``."""
+class TinySizes(Protocol):
+    """The ``tiny_*`` size fields and seed that the moderator's and the agent's configs share."""
+
+    tiny_hidden_size: int
+    tiny_intermediate_size: int
+    tiny_layers: int
+    tiny_heads: int
+    seed: int
+
+
+def tiny_llama(tokenizer: Any, sizes: TinySizes, context: int) -> Any:
+    """A freshly initialised small Llama over ``tokenizer``'s vocabulary, seeded by ``sizes.seed``,
+    with the tokenizer's special ids set for generation."""
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    from stocker_core.training.tokenizer import build_word_tokenizer
-
-    tokenizer = build_word_tokenizer()
     llama = LlamaConfig(
         vocab_size=len(tokenizer),
-        hidden_size=config.tiny_hidden_size,
-        intermediate_size=config.tiny_intermediate_size,
-        num_hidden_layers=config.tiny_layers,
-        num_attention_heads=config.tiny_heads,
-        num_key_value_heads=config.tiny_heads,
-        max_position_embeddings=128,
+        hidden_size=sizes.tiny_hidden_size,
+        intermediate_size=sizes.tiny_intermediate_size,
+        num_hidden_layers=sizes.tiny_layers,
+        num_attention_heads=sizes.tiny_heads,
+        num_key_value_heads=sizes.tiny_heads,
+        max_position_embeddings=context,
         bos_token_id=tokenizer.bos_token_id,
         eos_token_id=tokenizer.eos_token_id,
         pad_token_id=tokenizer.pad_token_id,
         tie_word_embeddings=False,
     )
-    torch.manual_seed(config.seed)
+    torch.manual_seed(sizes.seed)
     model = LlamaForCausalLM(llama)
+    set_generation_ids(model, tokenizer)
+    return model
+
+
+def build_tiny(config: TrainingConfig) -> LoadedModel:
+    """A small Llama (``tiny_*`` sizes) with the word-level tokenizer, seeded by ``config.seed``."""
+    import torch
+
+    from stocker_core.training.tokenizer import build_word_tokenizer
+
+    tokenizer = build_word_tokenizer()
+    model = tiny_llama(tokenizer, config, context=128)
     # With the default head (std 0.02) the logits of a RMS-normed hidden state stay within
     # about +-0.3, so a LoRA cannot make any token likely (SFT entropy stayed ~4.3 nats);
     # a wider head lets the adapter sharpen the distribution (entropy ~0.2 after SFT).
     torch.nn.init.normal_(model.lm_head.weight, std=TINY_HEAD_STD)
-    _set_generation_ids(model, tokenizer)
     device, _ = device_and_dtype()
     return LoadedModel(model.to(device), tokenizer, TINY, "words", device)
 
@@ -117,7 +136,7 @@ def load_smollm2() -> LoadedModel:
     device, dtype = device_and_dtype()
     model = model.to(device=device, dtype=dtype)
     _ensure_pad(tokenizer)
-    _set_generation_ids(model, tokenizer)
+    set_generation_ids(model, tokenizer)
     return LoadedModel(model, tokenizer, SMOLLM2, _style(tokenizer), device)
 
 
@@ -144,7 +163,7 @@ def load_pretrained(name_or_path: str, load_in_4bit: bool = True) -> LoadedModel
     if "device_map" not in kwargs:
         model = model.to(device)
     _ensure_pad(tokenizer)
-    _set_generation_ids(model, tokenizer)
+    set_generation_ids(model, tokenizer)
     return LoadedModel(model, tokenizer, name_or_path, _style(tokenizer), device)
 
 
@@ -190,7 +209,7 @@ def load_base(folder: Path) -> LoadedModel:
     device, dtype = device_and_dtype()
     tokenizer = AutoTokenizer.from_pretrained(folder)
     model = AutoModelForCausalLM.from_pretrained(folder, dtype=dtype).to(device)
-    _set_generation_ids(model, tokenizer)
+    set_generation_ids(model, tokenizer)
     return LoadedModel(model, tokenizer, manifest["name"], manifest["prompt_style"], device)
 
 
@@ -230,7 +249,8 @@ def _ensure_pad(tokenizer: Any) -> None:
         tokenizer.pad_token = tokenizer.eos_token
 
 
-def _set_generation_ids(model: Any, tokenizer: Any) -> None:
+def set_generation_ids(model: Any, tokenizer: Any) -> None:
+    """The tokenizer's eos/pad/bos ids in the model's generation config."""
     generation = getattr(model, "generation_config", None)
     if generation is not None:
         generation.eos_token_id = tokenizer.eos_token_id
