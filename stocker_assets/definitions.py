@@ -17,10 +17,14 @@ ASSETS = dg.load_assets_from_modules([market, env, council, evaluation, drl, tra
 CHECKS = [prices_are_valid, indicators_are_sane, charts_are_complete]
 
 
-def build_definitions(resources: Mapping[str, object] | None = None) -> dg.Definitions:
+def build_definitions(
+    resources: Mapping[str, object] | None = None, executor: dg.ExecutorDefinition | None = None
+) -> dg.Definitions:
     """Every asset, check, job, schedule and sensor, bound to ``resources`` (default: the
     local deployment's, filled from Settings). ``stocker materialize`` builds its own with
-    the resource of the moment, so its runs go through the named jobs."""
+    the resource of the moment, so its runs go through the named jobs. ``executor`` replaces
+    Dagster's default (multiprocess) for every job, e.g. the Celery executor of
+    ``stocker_assets.celery_definitions``."""
     return dg.Definitions(
         assets=ASSETS,
         asset_checks=CHECKS,
@@ -28,6 +32,7 @@ def build_definitions(resources: Mapping[str, object] | None = None) -> dg.Defin
         schedules=[corpus_refresh],
         sensors=[universe_sync],
         resources=dict(resources) if resources is not None else default_resources(),
+        executor=executor,
     )
 
 

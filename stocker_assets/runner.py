@@ -13,6 +13,7 @@ import tempfile
 import threading
 import time
 import uuid
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
@@ -25,7 +26,7 @@ import pandas as pd
 from stocker_assets.jobs import split_by_job
 from stocker_assets.partitions import month_partitions, ticker_partitions
 from stocker_assets.progress import Progress, parse_progress
-from stocker_core.config import Settings
+from stocker_core.config import Settings, get_settings
 from stocker_core.errors import StockerError
 from stocker_core.market.sources import MarketDataSource
 
@@ -37,12 +38,17 @@ INIT_LOCK = ".stocker-init.lock"
 """Lock file in DAGSTER_HOME serialising instance creation and storage migrations."""
 
 
+def dagster_home_path(settings: Settings) -> Path:
+    """$DAGSTER_HOME, else STOCKER_HOME/dagster (``Settings.dagster_home``)."""
+    return Path(os.environ.get("DAGSTER_HOME") or settings.dagster_home).resolve()
+
+
 def ensure_dagster_home(settings: Settings) -> Path:
     """Use $DAGSTER_HOME, or STOCKER_HOME/dagster with our dagster.yaml (telemetry off).
 
     The config file is written atomically, so a concurrent command never reads half of it.
     """
-    home = Path(os.environ.get("DAGSTER_HOME") or settings.dagster_home).resolve()
+    home = dagster_home_path(settings)
     home.mkdir(parents=True, exist_ok=True)
     config = home / "dagster.yaml"
     if not config.exists():
@@ -220,7 +226,11 @@ def _execute(
     on_event: StepCallback | None,
     log_level: str,
 ) -> dg.ExecuteInProcessResult:
-    """One run of the named ``job`` over ``selection`` (with the selected assets' checks)."""
+    """One run of the named ``job`` over ``selection`` (with the selected assets' checks),
+    in this process, or with its steps on Celery workers when ``STOCKER_EXECUTOR=celery``."""
+    settings = get_settings()
+    if settings.executor == "celery":
+        return _execute_on_celery(instance, job, selection, tags, on_event, log_level, settings)
     run_id = str(uuid.uuid4())
     stop = threading.Event()
     watcher = None
@@ -238,6 +248,95 @@ def _execute(
             raise_on_error=False,
             run_config={"loggers": {"console": {"config": {"log_level": log_level}}}},
         )
+    finally:
+        stop.set()
+        if watcher is not None:
+            watcher.join()
+
+
+LAUNCH_TAG = "stocker/launch"
+"""Tag with a token of ours on each Celery run, so the progress watcher can find its id."""
+
+QUEUE_TAG = "dagster-celery/queue"
+"""dagster-celery's op tag naming the Celery queue a step is sent to (default: ``dagster``)."""
+
+
+def resource_run_config(settings: Settings) -> dict[str, object]:
+    """The ``stocker`` resource's config for a run: the launching process's Settings
+    (so workers with other ``STOCKER_*`` variables still build what was asked)."""
+    from stocker_assets.resources import RUN_FIELDS
+
+    values = {name: getattr(settings, name) for name in RUN_FIELDS}
+    config = {k: str(v) if isinstance(v, Path) else v for k, v in values.items() if v is not None}
+    return {"stocker": {"config": config}}
+
+
+def celery_run_config(settings: Settings, log_level: str) -> dict[str, object]:
+    """Run config for a job of ``stocker_assets.celery_definitions``: broker, backend,
+    console log level and the resource's values."""
+    return {
+        "execution": {
+            "config": {
+                "broker": settings.celery_broker,
+                "backend": settings.celery_backend or settings.celery_broker,
+            }
+        },
+        "loggers": {"console": {"config": {"log_level": log_level}}},
+        "resources": resource_run_config(settings),
+    }
+
+
+def _watch_tagged_run(
+    instance: dg.DagsterInstance, token: str, job: str, on_event: StepCallback, stop: threading.Event
+) -> None:
+    """``_watch_run`` for the run tagged ``LAUNCH_TAG=token``, once it exists."""
+    while True:
+        runs = instance.get_run_records(dg.RunsFilter(tags={LAUNCH_TAG: token}), limit=1)
+        if runs:
+            _watch_run(instance, runs[0].dagster_run.run_id, job, on_event, stop)
+            return
+        if stop.wait(0.25):
+            return
+
+
+def _execute_on_celery(
+    instance: dg.DagsterInstance,
+    job: str,
+    selection: Sequence[dg.AssetsDefinition],
+    tags: dict[str, str],
+    on_event: StepCallback | None,
+    log_level: str,
+    settings: Settings,
+):
+    """One run of ``job`` whose steps execute on Celery workers (``STOCKER_EXECUTOR=celery``).
+
+    The job comes from ``stocker_assets.celery_definitions`` as a reconstructable pointer:
+    each worker loads that module and runs one step, writing its events to this instance
+    (which must be one the workers reach too, i.e. Postgres storage).
+    """
+    from stocker_assets.celery_definitions import reconstructable_job
+
+    token = str(uuid.uuid4())
+    stop = threading.Event()
+    watcher = None
+    if on_event is not None:
+        watcher = threading.Thread(
+            target=_watch_tagged_run, args=(instance, token, job, on_event, stop), daemon=True
+        )
+        watcher.start()
+    try:
+        with warnings.catch_warnings():
+            # dagster-celery registers its one task again for each step (harmless; Celery 5.7 warns)
+            warnings.filterwarnings("ignore", message="Task name 'execute_plan' is already registered")
+            with dg.execute_job(
+                reconstructable_job(job),
+                instance=instance,
+                run_config=celery_run_config(settings, log_level),
+                tags={**tags, LAUNCH_TAG: token},
+                asset_selection=[k for a in selection for k in a.keys],
+                raise_on_error=False,
+            ) as result:
+                return result
     finally:
         stop.set()
         if watcher is not None:

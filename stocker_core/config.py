@@ -15,6 +15,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 SourceName = Literal["sample", "files", "yfinance"]
 BackendName = Literal["rule", "openai", "transformers"]
 ModeratorName = Literal["rule", "llm"]
+ExecutorName = Literal["in_process", "celery"]
 
 
 class Settings(BaseSettings):
@@ -71,6 +72,19 @@ class Settings(BaseSettings):
 
     # Work sizes
     chart_workers: int | None = Field(default=None, ge=1, description="Chart processes (None: by size)")
+
+    # Scale-out (`stocker deploy init`): where `stocker materialize` runs each step
+    executor: ExecutorName = Field(
+        default="in_process", description="in_process: this process; celery: steps on Celery workers"
+    )
+    celery_broker: str = Field(default="redis://127.0.0.1:6379/0", description="Celery broker URL")
+    celery_backend: str | None = Field(default=None, description="Celery result backend (None: the broker)")
+    celery_gpu_queue: str | None = Field(
+        default=None, description="Celery queue for training steps (a GPU worker listens on it)"
+    )
+    celery_llm_queue: str | None = Field(
+        default=None, description="Celery queue for council vote steps (workers near the LLM server)"
+    )
 
     @field_validator("home", "files_dir", "text_dir", mode="after")
     @classmethod
