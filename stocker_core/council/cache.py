@@ -15,13 +15,6 @@ from stocker_core.council.models import SpecialistVote
 from stocker_core.warehouse.db import Warehouse
 
 VOTES_TABLE = "council.votes"
-VOTES_DDL = """
-CREATE TABLE IF NOT EXISTS council.votes (
-    role VARCHAR NOT NULL, backend VARCHAR NOT NULL, model_id VARCHAR NOT NULL,
-    prompt_version VARCHAR NOT NULL, ticker VARCHAR NOT NULL, date DATE NOT NULL,
-    signal DOUBLE NOT NULL, confidence DOUBLE NOT NULL, rationale VARCHAR,
-    parse_error BOOLEAN NOT NULL DEFAULT FALSE, created_at TIMESTAMP,
-    PRIMARY KEY (role, backend, model_id, prompt_version, ticker, date))"""
 VOTE_COLUMNS = [
     "role",
     "backend",
@@ -45,12 +38,10 @@ class VoteCache:
         self._ready = False
 
     def ensure_table(self) -> None:
-        """Create ``council.votes`` if missing."""
+        """Create the warehouse's tables and views (``council.votes`` among them) if missing."""
         if self._ready:
             return
-        with self.warehouse.connect() as con:
-            con.execute("CREATE SCHEMA IF NOT EXISTS council")
-            con.execute(VOTES_DDL)
+        self.warehouse.ensure_schema()
         self._ready = True
 
     def votes_for(
@@ -66,19 +57,17 @@ class VoteCache:
         given role -> prompt version map), one query."""
         self.ensure_table()
         day_list = [pd.Timestamp(d).date() for d in dates]
-        sql = (
-            f"SELECT {', '.join(VOTE_COLUMNS)} FROM {VOTES_TABLE} "
-            "WHERE ticker = ? AND date IN (SELECT unnest(?::DATE[]))"
-        )
-        params: list[object] = [ticker, day_list]
+        where = "date IN (SELECT unnest(?::DATE[]))"
+        params: list[object] = [day_list]
         if backend is not None:
-            sql += " AND backend = ?"
+            where += " AND backend = ?"
             params.append(backend)
         if model_id is not None:
-            sql += " AND model_id = ?"
+            where += " AND model_id = ?"
             params.append(model_id)
-        with self.warehouse.connect(read_only=True) as con:
-            frame = con.execute(sql + " ORDER BY date, role", params).df()
+        frame = self.warehouse.read_partitioned(
+            VOTES_TABLE, ticker, where, params, VOTE_COLUMNS, order="date, role"
+        )
         if prompt_versions is not None and len(frame):
             wanted = frame["role"].map(prompt_versions)
             frame = frame.loc[frame["prompt_version"] == wanted].reset_index(drop=True)
@@ -135,8 +124,4 @@ class VoteCache:
             return 0
         self.ensure_table()
         frame = pd.DataFrame(records, columns=VOTE_COLUMNS)
-        with self.warehouse.connect() as con:
-            con.register("incoming_votes", frame)
-            con.execute(f"INSERT OR REPLACE INTO {VOTES_TABLE} BY NAME SELECT * FROM incoming_votes")
-            con.unregister("incoming_votes")
-        return len(records)
+        return self.warehouse.upsert_partitioned(VOTES_TABLE, ticker, frame)

@@ -1,4 +1,5 @@
-"""The DuckDB file: short-lived connections, idempotent partition writes, lineage."""
+"""The warehouse: a DuckDB file (catalog, lineage, small tables) beside a folder of Parquet
+partitions (the per ticker-month tables), with idempotent partition writes and lineage."""
 
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ import pandas as pd
 from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_random_exponential
 
 from stocker_core.errors import EmptyDataError, StockerError
-from stocker_core.warehouse.schema import MIGRATIONS, SCHEMAS, TABLES
+from stocker_core.warehouse.migrate import TableMigration, is_base_table, migrate_table
+from stocker_core.warehouse.partitioned import PartitionStore
+from stocker_core.warehouse.schema import MIGRATIONS, PARTITIONED, SCHEMAS, TABLES
 
 LOCK_WAIT_SECONDS = 30.0
 """How long opening the file waits for another process's write lock before giving up.
@@ -40,16 +43,30 @@ def frame_version(frame: pd.DataFrame) -> str:
 
 
 class Warehouse:
-    """One DuckDB file. Connections are opened per operation and closed at once,
-    so several processes can take turns as the single writer. Opening waits up to
-    ``lock_wait`` seconds (default ``LOCK_WAIT_SECONDS``) for another process's lock,
-    then raises WarehouseBusyError."""
+    """A DuckDB file ``<name>.duckdb`` and its Parquet partitions in ``<name>.parts/``.
+
+    The per ticker-month tables (``schema.PARTITIONED``: prices, indicators, charts,
+    episodes, ideal trajectories, votes) are written as one Parquet file per partition, so
+    any number of processes write them at once; in the DuckDB file they are views of the
+    same names. Everything else lives in the file, written in short transactions:
+    connections are opened per operation and closed at once, so several processes take
+    turns as its single writer. Opening waits up to ``lock_wait`` seconds (default
+    ``LOCK_WAIT_SECONDS``) for another process's lock, then raises WarehouseBusyError.
+    A warehouse from before the Parquet layout is migrated, row for row, on first write."""
 
     def __init__(self, path: Path | str, lock_wait: float | None = None) -> None:
         self.path = Path(path)
         self.lock_wait = LOCK_WAIT_SECONDS if lock_wait is None else lock_wait
         self._ready = False
         self._session: duckdb.DuckDBPyConnection | None = None
+        self._live_views: set[str] = set()
+        self.migrations: list[TableMigration] = []
+        """What the first write connection migrated (empty for a warehouse already current)."""
+
+    @property
+    def parts(self) -> PartitionStore:
+        """The Parquet partitions beside the file (``stocker.duckdb`` -> ``stocker.parts/``)."""
+        return PartitionStore(self.path.with_suffix(".parts"))
 
     def _open(self, read_only: bool) -> duckdb.DuckDBPyConnection:
         """Open the file, retrying briefly while another process holds its lock; after
@@ -63,7 +80,9 @@ class Warehouse:
         try:
             for attempt in retrying:
                 with attempt:
-                    return duckdb.connect(str(self.path), read_only=read_only)
+                    con = duckdb.connect(str(self.path), read_only=read_only)
+                    self._configure(con)
+                    return con
         except duckdb.IOException as exc:
             if not _is_lock_error(exc):
                 raise
@@ -74,6 +93,14 @@ class Warehouse:
                 f"{self.lock_wait:.0f} s. Let that command finish (or stop it), then retry."
             ) from None
         raise AssertionError("unreachable")  # pragma: no cover - Retrying either returns or raises
+
+    def _configure(self, con: duckdb.DuckDBPyConnection) -> None:
+        """Resolve the views' relative Parquet paths against the warehouse's folder, and let
+        them be read even where a caller switches external access off (``stocker sql``)."""
+        folder = str(self.path.parent.resolve()).replace("'", "''")
+        parts = self.parts.root.name.replace("'", "''")
+        con.execute(f"SET file_search_path = '{folder}'")
+        con.execute(f"SET allowed_directories = ['{folder}/{parts}/', '{parts}/']")
 
     @contextmanager
     def session(self) -> Iterator[Warehouse]:
@@ -100,6 +127,7 @@ class Warehouse:
         """A short-lived connection (retried while another process holds the write lock)."""
         if self._session is not None:
             cursor = self._session.cursor()
+            self._configure(cursor)
             try:
                 yield cursor
             finally:
@@ -130,16 +158,48 @@ class Warehouse:
             con.execute("COMMIT")
 
     def _create_schema(self, con: duckdb.DuckDBPyConnection) -> None:
+        """Create what is missing; move a pre-Parquet warehouse's tables to part files."""
         for schema in SCHEMAS:
             con.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
-        for ddl in TABLES.values():
-            con.execute(ddl)
-        for migration in MIGRATIONS:
-            con.execute(migration)
+        for name, ddl in TABLES.items():
+            if name not in PARTITIONED:
+                con.execute(ddl)
+        for name, statement in MIGRATIONS:
+            if name not in PARTITIONED or is_base_table(con, name):
+                con.execute(statement)
+        store = self.parts
+        for table in PARTITIONED.values():
+            if is_base_table(con, table.name):
+                self.migrations.append(migrate_table(con, store, table))
+        if not store.is_current:
+            store.mark_current()
+        for table in PARTITIONED.values():
+            self._refresh_view(con, table.name)
         self._ready = True
 
+    def _refresh_view(self, con: duckdb.DuckDBPyConnection, name: str) -> None:
+        """(Re)define partitioned table ``name``'s view: its files, or empty while it has none."""
+        table = PARTITIONED[name]
+        schema, view = name.split(".")
+        found = con.execute(
+            "SELECT sql FROM duckdb_views() WHERE schema_name = ? AND view_name = ?", [schema, view]
+        ).fetchone()
+        live = self.parts.has_parts(table)
+        if found is None or (self.parts.glob(table) in found[0]) != live:
+            con.execute(f"CREATE OR REPLACE VIEW {name} AS {self.parts.view_sql(table)}")
+        if live:
+            self._live_views.add(name)
+
+    def _after_partition_write(self, name: str) -> None:
+        """Point the view at the files once its table has some (one catalog write per table)."""
+        if name not in self._live_views:
+            with self.connect() as con:
+                self._refresh_view(con, name)
+
     def ensure_schema(self) -> None:
-        """Create every schema and table if missing."""
+        """Create every schema, table and view if missing (migrating an older warehouse)."""
+        if self._ready or self._session is not None:
+            return
         with self.connect():
             pass
 
@@ -162,6 +222,11 @@ class Warehouse:
             raise ValueError(f"unknown table {table!r}")
         if len(frame) == 0 and not allow_empty:
             raise EmptyDataError(f"refusing to replace {table} for {ticker} with zero rows; stored rows kept")
+        if table in PARTITIONED:
+            self.ensure_schema()
+            written = self.parts.replace_months(PARTITIONED[table], ticker, months, frame)
+            self._after_partition_write(table)
+            return written
         from stocker_core.market.calendar import month_end
 
         rows = frame.assign(ticker=ticker)
@@ -180,6 +245,13 @@ class Warehouse:
                 con.unregister("incoming")
         return len(rows)
 
+    def replace_partitions(self, table: str, ticker: str, frame: pd.DataFrame) -> int:
+        """Replace the ticker-months of partitioned ``table`` that ``frame``'s rows fall in."""
+        spec = PARTITIONED[table]
+        column = frame[spec.month_column or "date"]
+        months = sorted({pd.Timestamp(d).date().replace(day=1) for d in column})
+        return self.replace_months(table, ticker, months, frame, month_column=spec.month_column)
+
     def read_table(
         self,
         table: str,
@@ -191,6 +263,18 @@ class Warehouse:
         """Rows of ``ticker`` with ``start <= date < end`` (either bound optional), by date."""
         if table not in TABLES:
             raise ValueError(f"unknown table {table!r}")
+        if table in PARTITIONED:
+            where, bounds = [], []
+            if start is not None:
+                where.append("date >= ?")
+                bounds.append(start)
+            if end is not None:
+                where.append("date < ?")
+                bounds.append(end)
+            frame = self.read_partitioned(table, ticker, " AND ".join(where), bounds, columns)
+            if "date" in frame.columns:
+                frame["date"] = pd.to_datetime(frame["date"]).astype("datetime64[ns]")
+            return frame
         cols = "*" if not columns else ", ".join(f'"{c}"' for c in columns)
         sql = f"SELECT {cols} FROM {table} WHERE ticker = ?"
         params: list[object] = [ticker]
@@ -207,6 +291,31 @@ class Warehouse:
         if "date" in frame.columns:
             frame["date"] = pd.to_datetime(frame["date"]).astype("datetime64[ns]")
         return frame
+
+    def read_partitioned(
+        self,
+        table: str,
+        ticker: str,
+        where: str = "",
+        params: Sequence[object] = (),
+        columns: Sequence[str] | None = None,
+        order: str | None = None,
+    ) -> pd.DataFrame:
+        """Rows of ``ticker`` in partitioned ``table`` matching SQL condition ``where`` (with ``?``
+        parameters), read from the part files without opening the DuckDB file."""
+        if not self.parts.is_current:
+            self.ensure_schema()  # a new warehouse, or one still to migrate
+        spec = PARTITIONED[table]
+        if order is None:
+            order = ", ".join(f'"{c}"' for c in spec.key if c != "ticker")
+        return self.parts.read(spec, ticker, where, params, columns, order)
+
+    def upsert_partitioned(self, table: str, ticker: str, frame: pd.DataFrame) -> int:
+        """``INSERT OR REPLACE`` of ``frame``'s rows into partitioned ``table`` (by primary key)."""
+        self.ensure_schema()
+        written = self.parts.upsert(PARTITIONED[table], ticker, frame)
+        self._after_partition_write(table)
+        return written
 
     def read_prices(self, ticker: str, start: date | None = None, end: date | None = None):
         """Normalized bars of ``ticker`` (without the ticker and source columns)."""

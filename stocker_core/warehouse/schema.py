@@ -1,4 +1,10 @@
-"""DDL for every warehouse table, one place."""
+"""DDL for every warehouse table, one place, and which tables are stored per ticker-month.
+
+The partitioned tables (``PARTITIONED``) live as Parquet files in a hive layout next to the
+DuckDB file (see ``partitioned.py``) and appear in it as views of the same name; the others
+are ordinary DuckDB tables (catalog, lineage, small tables)."""
+
+from stocker_core.warehouse.partitioned import PartitionedTable
 
 SCHEMAS = ["market", "text", "env", "council", "meta", "models"]
 
@@ -57,9 +63,35 @@ TABLES: dict[str, str] = {
             wall_seconds DOUBLE, metrics JSON, created_at TIMESTAMP)""",
 }
 
+TABLES["council.votes"] = """
+        CREATE TABLE IF NOT EXISTS council.votes (
+            role VARCHAR NOT NULL, backend VARCHAR NOT NULL, model_id VARCHAR NOT NULL,
+            prompt_version VARCHAR NOT NULL, ticker VARCHAR NOT NULL, date DATE NOT NULL,
+            signal DOUBLE NOT NULL, confidence DOUBLE NOT NULL, rationale VARCHAR,
+            parse_error BOOLEAN NOT NULL DEFAULT FALSE, created_at TIMESTAMP,
+            PRIMARY KEY (role, backend, model_id, prompt_version, ticker, date))"""
+
+
+def _partitioned(name: str, key: tuple[str, ...], month_column: str | None = None) -> PartitionedTable:
+    return PartitionedTable(name, TABLES[name], key, month_column)
+
+
+PARTITIONED: dict[str, PartitionedTable] = {
+    t.name: t
+    for t in (
+        _partitioned("market.prices", ("ticker", "date")),
+        _partitioned("market.indicators", ("ticker", "date")),
+        _partitioned("market.charts", ("ticker", "date")),
+        _partitioned("env.episodes", ("ticker", "month"), month_column="month"),
+        _partitioned("env.ideal_trajectories", ("ticker", "month", "step"), month_column="month"),
+        _partitioned("council.votes", ("role", "backend", "model_id", "prompt_version", "ticker", "date")),
+    )
+}
+
 # Columns added after a table first shipped: applied to existing warehouses on connect.
-MIGRATIONS: list[str] = [
-    "ALTER TABLE market.charts ADD COLUMN IF NOT EXISTS input_hash VARCHAR",
+# (table, statement); applied to the table while it is still a DuckDB table.
+MIGRATIONS: list[tuple[str, str]] = [
+    ("market.charts", "ALTER TABLE market.charts ADD COLUMN IF NOT EXISTS input_hash VARCHAR"),
     # which source each stored bar came from (NULL for bars stored before: unknown)
-    "ALTER TABLE market.prices ADD COLUMN IF NOT EXISTS source VARCHAR",
+    ("market.prices", "ALTER TABLE market.prices ADD COLUMN IF NOT EXISTS source VARCHAR"),
 ]

@@ -28,10 +28,7 @@ def _store_prices_and_episodes(resource: StockerResource, with_splits: bool = Tr
     warehouse = Warehouse(settings.warehouse_path)
     closes = 100 * np.exp(np.cumsum(np.random.default_rng(5).normal(0.0003, 0.015, 700)))
     bars = make_bars(closes, start="2019-01-01")
-    with warehouse.transaction() as con:
-        con.register("bars", bars.assign(ticker="SYN"))
-        con.execute("INSERT INTO market.prices BY NAME SELECT * FROM bars")
-        con.unregister("bars")
+    warehouse.replace_partitions("market.prices", "SYN", bars)
     if with_splits:
         compute_and_store_splits(warehouse)
     keys = [f"SYN|{m.date().isoformat()}" for m in pd.date_range("2019-01-01", "2020-12-01", freq="MS")]

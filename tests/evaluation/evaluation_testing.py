@@ -42,8 +42,6 @@ RULE_POLICIES = ["buy_and_hold", "hold", "random", "macd", "zmr", "ideal"]
 
 
 def store_prices(warehouse, frame: pd.DataFrame) -> None:
-    """Insert bars straight into ``market.prices`` (what the prices asset would store)."""
-    with warehouse.connect() as con:
-        con.register("incoming_prices", frame)
-        con.execute("INSERT INTO market.prices BY NAME SELECT * FROM incoming_prices")
-        con.unregister("incoming_prices")
+    """Store bars in ``market.prices`` (what the prices asset would store), per ticker."""
+    for ticker, bars in frame.groupby("ticker"):
+        warehouse.replace_partitions("market.prices", ticker, bars.drop(columns="ticker"))

@@ -62,11 +62,9 @@ def _chart(settings: Settings, warehouse: Warehouse, day: str) -> None:
     path = settings.charts_dir / "SYN" / f"{day}.png"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(PNG)
-    with warehouse.connect() as con:
-        con.execute(
-            "INSERT INTO market.charts VALUES (?, ?, ?, 'x', 1, 1, ?, ?, 'h')",
-            ["SYN", day, str(path), day, day],
-        )
+    row = {"date": day, "path": str(path), "sha256": "x", "width": 1, "height": 1}
+    row |= {"window_start": day, "window_end": day, "input_hash": "h"}
+    warehouse.replace_partitions("market.charts", "SYN", pd.DataFrame([row]))
 
 
 def _rolling(warehouse: Warehouse) -> None:
@@ -200,12 +198,8 @@ def build_tiny_home(home: Path) -> TinyHome:
     warehouse = Warehouse(settings.warehouse_path)
     store_prices(warehouse, synthetic_prices(days=400))
     episode = load_episode(KEY, settings, warehouse)
-    with warehouse.connect() as con:
-        con.register(
-            "incoming", pd.DataFrame([episode_row(solve_episode(episode, settings.transaction_cost))])
-        )
-        con.execute("INSERT INTO env.episodes BY NAME SELECT * FROM incoming")
-        con.unregister("incoming")
+    row = episode_row(solve_episode(episode, settings.transaction_cost))
+    warehouse.replace_partitions("env.episodes", "SYN", pd.DataFrame([row]).drop(columns="ticker"))
     _votes(warehouse, list(episode.dates))
     days = [d.date().isoformat() for d in episode.dates]
     _chart(settings, warehouse, days[0])
