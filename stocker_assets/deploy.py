@@ -17,6 +17,7 @@ Nothing is written unless every URL is valid, an existing file is only replaced 
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,12 +84,17 @@ class DeployConfig:
     broker_url: str
     backend_url: str | None = None
     max_concurrent_runs: int = 4
+    gpu_queue: str | None = None
+    llm_queue: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "postgres_url", check_postgres_url(self.postgres_url))
         check_broker_url(self.broker_url)
         if self.backend_url is not None:
             check_backend_url(self.backend_url)
+        for option, queue in (("--gpu-queue", self.gpu_queue), ("--llm-queue", self.llm_queue)):
+            if queue is not None and not re.fullmatch(r"[A-Za-z0-9_.-]+", queue):
+                raise DeployConfigError(f"{option} {queue!r}: use letters, digits, '_', '.', '-'")
         if self.max_concurrent_runs < 1:
             raise DeployConfigError(f"--max-concurrent-runs must be ≥ 1, not {self.max_concurrent_runs}")
 
@@ -135,6 +141,8 @@ def stocker_env(config: DeployConfig, home: Path) -> str:
         "STOCKER_EXECUTOR=celery\n"
         f"STOCKER_CELERY_BROKER={config.broker_url}\n"
         f"STOCKER_CELERY_BACKEND={config.backend}\n"
+        + (f"STOCKER_CELERY_GPU_QUEUE={config.gpu_queue}\n" if config.gpu_queue else "")
+        + (f"STOCKER_CELERY_LLM_QUEUE={config.llm_queue}\n" if config.llm_queue else "")
     )
 
 
@@ -169,22 +177,20 @@ def write_deploy_files(home: Path, config: DeployConfig, force: bool = False) ->
     return targets
 
 
-def start_commands(home: Path) -> list[tuple[str, str]]:
+def start_commands(home: Path, config: DeployConfig) -> list[tuple[str, str]]:
     """(where, command) for each process of a deployment using ``home``."""
     env = f"set -a; . {home}/stocker.env; set +a"
     workspace = "-m stocker_assets.celery_definitions"
-    return [
-        ("every machine", env + "   # plus STOCKER_HOME on the shared folder"),
+    worker = f"dagster-celery worker start -A dagster_celery.app -y {home}/celery.yaml"
+    commands = [
+        ("every machine, first", env + "   # and STOCKER_HOME=<the shared folder>"),
         ("web machine", f"dagster-webserver {workspace} -h 0.0.0.0 -p 3000"),
-        ("web machine (one daemon only)", f"dagster-daemon run {workspace}"),
-        (
-            "each worker machine",
-            f"dagster-celery worker start -A dagster_celery.app -y {home}/celery.yaml -- -c 2",
-        ),
-        (
-            "GPU worker (training steps)",
-            f"STOCKER_CELERY_GPU_QUEUE=gpu dagster-celery worker start -A dagster_celery.app "
-            f"-y {home}/celery.yaml -q gpu -- -c 1",
-        ),
-        ("anywhere", "stocker materialize -g market --from 2024-01 --to 2024-06"),
+        ("web machine (one daemon in all)", f"dagster-daemon run {workspace}"),
+        ("each worker machine", f"{worker} -q dagster -- -c 2"),
     ]
+    if config.gpu_queue:
+        commands.append(("GPU machine (training steps)", f"{worker} -q {config.gpu_queue} -- -c 1"))
+    if config.llm_queue:
+        commands.append(("near the LLM server (council votes)", f"{worker} -q {config.llm_queue} -- -c 4"))
+    commands.append(("anywhere", "stocker materialize -g market --from 2020-01 --to 2020-06"))
+    return commands

@@ -29,6 +29,12 @@ def deploy_init(
         None, "--home", help="Dagster home to write (default: $DAGSTER_HOME, else $STOCKER_HOME/dagster)."
     ),
     max_concurrent_runs: int = typer.Option(4, "--max-concurrent-runs", help="Run queue size (the daemon)."),
+    gpu_queue: str = typer.Option(
+        None, "--gpu-queue", help="Celery queue for training steps (start a GPU worker with -q NAME)."
+    ),
+    llm_queue: str = typer.Option(
+        None, "--llm-queue", help="Celery queue for council vote steps (workers near the LLM server)."
+    ),
     force: bool = typer.Option(
         False, "--force", help="Replace existing dagster.yaml/celery.yaml/stocker.env."
     ),
@@ -40,7 +46,7 @@ def deploy_init(
 
     target = home if home is not None else dagster_home_path(get_settings(fresh=True))
     try:
-        config = DeployConfig(postgres, broker, backend, max_concurrent_runs)
+        config = DeployConfig(postgres, broker, backend, max_concurrent_runs, gpu_queue, llm_queue)
         written = write_deploy_files(target, config, force=force)
     except DeployConfigError as exc:
         fail(exc)
@@ -53,7 +59,7 @@ def deploy_init(
         "charts, models) on a shared folder mounted at the same path everywhere.",
         soft_wrap=True,
     )
-    for where, command in start_commands(written[0].parent):
+    for where, command in start_commands(written[0].parent, config):
         console.print(f"[dim]{where}:[/dim]\n  {command}", soft_wrap=True)
 
 

@@ -257,10 +257,6 @@ def _execute(
 LAUNCH_TAG = "stocker/launch"
 """Tag with a token of ours on each Celery run, so the progress watcher can find its id."""
 
-QUEUE_TAG = "dagster-celery/queue"
-"""dagster-celery's op tag naming the Celery queue a step is sent to (default: ``dagster``)."""
-
-
 def resource_run_config(settings: Settings) -> dict[str, object]:
     """The ``stocker`` resource's config for a run: the launching process's Settings
     (so workers with other ``STOCKER_*`` variables still build what was asked)."""

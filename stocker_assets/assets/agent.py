@@ -15,6 +15,7 @@ import dagster as dg
 import pandas as pd
 
 from stocker_assets.assets.market import DUCKDB_POOL
+from stocker_assets.queues import celery_queue_tags
 from stocker_assets.resources import StockerResource
 
 if TYPE_CHECKING:
@@ -48,6 +49,7 @@ class AgentPolicyConfig(dg.Config):
 @dg.asset(
     group_name=TRAINING,
     code_version="1",
+    op_tags=celery_queue_tags("gpu"),
     pool=DUCKDB_POOL,
     deps=[dg.AssetKey("prices"), dg.AssetKey("splits"), dg.AssetKey("news"), dg.AssetKey("forum_posts")],
     kinds={"pytorch", "duckdb"},

@@ -13,6 +13,7 @@ from stocker_assets.lineage import (
 )
 from stocker_assets.partitions import month_window_mapping, months_by_ticker, ticker_month_partitions
 from stocker_assets.progress import progress_message
+from stocker_assets.queues import celery_queue_tags
 from stocker_assets.resources import StockerResource
 from stocker_core.config import Settings
 from stocker_core.council.backends import get_backend
@@ -109,6 +110,7 @@ def _vote_inputs(settings: Settings, warehouse: Warehouse, keys: list[str]) -> d
     partitions_def=ticker_month_partitions,
     group_name=COUNCIL,
     code_version="1",
+    op_tags=celery_queue_tags("llm"),
     pool=DUCKDB_POOL,
     backfill_policy=dg.BackfillPolicy.single_run(),
     deps=[

@@ -15,6 +15,7 @@ from stocker_assets.assets.council import specialist_votes
 from stocker_assets.assets.env import episodes, ideal_trajectories
 from stocker_assets.assets.evaluation import splits
 from stocker_assets.assets.market import DUCKDB_POOL
+from stocker_assets.queues import celery_queue_tags
 from stocker_assets.resources import StockerResource
 from stocker_core.training.config import TrainingConfig, load_config
 from stocker_core.training.pipeline import (
@@ -116,6 +117,7 @@ def _materialize(
 @dg.asset(
     group_name=TRAINING,
     code_version="1",
+    op_tags=celery_queue_tags("gpu"),
     pool=DUCKDB_POOL,
     deps=[episodes, specialist_votes, splits],
     kinds={"pytorch", "duckdb"},
@@ -133,6 +135,7 @@ def moderator_base(
 @dg.asset(
     group_name=TRAINING,
     code_version="1",
+    op_tags=celery_queue_tags("gpu"),
     pool=DUCKDB_POOL,
     deps=[moderator_base, specialist_votes, ideal_trajectories],
     kinds={"pytorch", "duckdb"},
@@ -150,6 +153,7 @@ def moderator_sft(
 @dg.asset(
     group_name=TRAINING,
     code_version="1",
+    op_tags=celery_queue_tags("gpu"),
     pool=DUCKDB_POOL,
     deps=[moderator_sft],
     kinds={"pytorch", "duckdb"},
