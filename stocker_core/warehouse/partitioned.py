@@ -204,7 +204,11 @@ class PartitionStore:
                 con.register("incoming", incoming)
                 try:
                     con.execute(f"INSERT INTO {table.name} BY NAME SELECT * FROM incoming")
-                except (duckdb.ConstraintException, duckdb.ConversionException, duckdb.BinderException) as exc:
+                except (
+                    duckdb.ConstraintException,
+                    duckdb.ConversionException,
+                    duckdb.BinderException,
+                ) as exc:
                     raise PartitionError(f"{table.name} for {ticker}: {str(exc).splitlines()[0]}") from None
                 finally:
                     con.unregister("incoming")

@@ -62,7 +62,17 @@ def test_two_writers_and_a_reader_never_collide(tmp_path):
     here = str(Path(__file__).parent)
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", WRITER, str(path), str(w), here, str(OWN_TICKERS), str(MONTHS), ",".join(SHARED)],
+            [
+                sys.executable,
+                "-c",
+                WRITER,
+                str(path),
+                str(w),
+                here,
+                str(OWN_TICKERS),
+                str(MONTHS),
+                ",".join(SHARED),
+            ],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -107,7 +117,9 @@ def test_two_writers_and_a_reader_never_collide(tmp_path):
     )
     assert len(per_month) == tickers * MONTHS and per_month["n"].between(20, 23).all()
     # the shared partitions hold the same rows whoever wrote last, and both writers' votes survive
-    votes = warehouse.query("SELECT ticker, model_id, count(*) AS n FROM council.votes GROUP BY ALL ORDER BY ALL")
+    votes = warehouse.query(
+        "SELECT ticker, model_id, count(*) AS n FROM council.votes GROUP BY ALL ORDER BY ALL"
+    )
     assert votes["n"].tolist() == [MONTHS] * (len(SHARED) * WRITERS)
 
 

@@ -66,7 +66,17 @@ def test_replacing_with_no_rows_empties_the_month_and_keeps_others(warehouse):
 def test_views_keep_the_table_contract(warehouse):
     """Same names, columns in DDL order and types as the old tables; empty before any write."""
     empty = warehouse.query("SELECT * FROM market.prices")
-    assert list(empty.columns) == ["ticker", "date", "open", "high", "low", "close", "adj_close", "volume", "source"]
+    assert list(empty.columns) == [
+        "ticker",
+        "date",
+        "open",
+        "high",
+        "low",
+        "close",
+        "adj_close",
+        "volume",
+        "source",
+    ]
     assert empty.empty
     warehouse.replace_months("market.prices", "AAPL", [JAN], month_bars("AAPL", JAN))
     types = dict(warehouse.query("DESCRIBE market.prices")[["column_name", "column_type"]].values)
@@ -82,7 +92,9 @@ def test_views_keep_the_table_contract(warehouse):
     assert len(run_query(warehouse.path, "SELECT * FROM market.prices")) == 23
 
 
-@pytest.mark.parametrize("ticker", ["../etc", "a/b", "x'; DROP TABLE market.prices; --", "", ".hidden", "A" * 40])
+@pytest.mark.parametrize(
+    "ticker", ["../etc", "a/b", "x'; DROP TABLE market.prices; --", "", ".hidden", "A" * 40]
+)
 def test_unsafe_ticker_names_are_refused_before_writing(warehouse, ticker):
     with pytest.raises(PartitionError, match="cannot name a partition folder"):
         warehouse.replace_months("market.prices", ticker, [JAN], month_bars("X", JAN))
@@ -98,7 +110,9 @@ def test_rows_outside_the_months_or_duplicate_keys_write_nothing(warehouse):
     with pytest.raises(PartitionError, match="PRIMARY KEY"):
         warehouse.replace_months("market.prices", "AAPL", [JAN], doubled)
     with pytest.raises(PartitionError, match="NOT NULL"):
-        warehouse.replace_months("market.prices", "AAPL", [JAN], month_bars("AAPL", JAN).drop(columns="close"))
+        warehouse.replace_months(
+            "market.prices", "AAPL", [JAN], month_bars("AAPL", JAN).drop(columns="close")
+        )
     assert set(warehouse.read_table("market.prices", "AAPL")["source"]) == {"test-1"}  # untouched
 
 
@@ -131,7 +145,9 @@ def test_partition_reads_and_writes_never_wait_for_the_duckdb_file(warehouse):
     """Once a table has files, another process holding the file's write lock blocks neither."""
     for month in months("2024-01-01", 3):
         warehouse.replace_months("market.prices", "AAPL", [month], month_bars("AAPL", month))
-    holder = subprocess.Popen([sys.executable, "-c", LOCK_HOLDER, str(warehouse.path)], stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", LOCK_HOLDER, str(warehouse.path)], stdout=subprocess.PIPE, text=True
+    )
     try:
         assert holder.stdout.readline().strip() == "holding"
         other = Warehouse(warehouse.path, lock_wait=0.5)
