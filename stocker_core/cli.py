@@ -18,6 +18,7 @@ from stocker_core.evaluation import cli as evaluation_cli
 from stocker_core.evaluation import drl_cli
 from stocker_core.market import chart_cli
 from stocker_core.training import cli as training_cli
+from stocker_core.warehouse import cli as warehouse_cli
 from stocker_core.web import cli as web_cli
 
 Registrar = Callable[[typer.Typer], None]
@@ -31,6 +32,7 @@ CORE_AREAS: tuple[Registrar, ...] = (
     training_cli.register,
     agent_cli.register,
     web_cli.register,
+    warehouse_cli.register,
 )
 """Core command areas, in the order their commands are listed."""
 

@@ -104,7 +104,7 @@ class Settings(BaseSettings):
 
     @property
     def warehouse_path(self) -> Path:
-        """The DuckDB file holding every table."""
+        """The DuckDB file (catalog, lineage, small tables; partitions in ``stocker.parts/`` beside it)."""
         return self.home / "stocker.duckdb"
 
     @property

@@ -138,3 +138,24 @@ def test_a_failed_migration_keeps_the_table(tmp_path, monkeypatch):
     monkeypatch.undo()
     Warehouse(path).ensure_schema()  # the next attempt starts over and succeeds
     assert _snapshot(path) == before
+
+
+def test_migrate_command_prints_the_figures(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from stocker_core.cli import build_app
+
+    monkeypatch.setenv("STOCKER_HOME", str(tmp_path))
+    path = tmp_path / "stocker.duckdb"
+    _legacy_warehouse(path)
+    app = build_app()
+    status = CliRunner().invoke(app, ["warehouse", "status", "--json"])
+    assert status.exit_code == 0, status.output
+    assert '"layout": "single-file"' in status.output
+    result = CliRunner().invoke(app, ["warehouse", "migrate"])
+    assert result.exit_code == 0, result.output
+    assert "market.prices" in result.output and "608 rows ->       608 rows in 28 partitions" in result.output
+    status = CliRunner().invoke(app, ["warehouse", "status"])
+    assert "layout: parquet" in status.output and "market.prices" in status.output
+    again = CliRunner().invoke(app, ["warehouse", "migrate"])
+    assert "nothing to migrate" in again.output
