@@ -6,6 +6,8 @@ both sides agree on the executor's config. Point a scale-out deployment's ``work
 here so runs launched from the UI or by schedules also go to the workers. Needs the
 ``scale`` extra (dagster-celery).
 
+The executor's broker and backend come from ``STOCKER_CELERY_BROKER``/``_BACKEND`` of the
+process that loads the module (the one launching the run; a worker only runs steps).
 The resource is left unset (``StockerResource()``): each process reads ``STOCKER_*`` from
 its own environment, and ``stocker materialize`` passes its own values in the run config
 (see ``stocker_assets.runner.resource_run_config``).
@@ -18,8 +20,18 @@ from dagster_celery import celery_executor
 
 from stocker_assets.definitions import build_definitions
 from stocker_assets.resources import StockerResource
+from stocker_core.config import Settings
 
-defs = build_definitions({"stocker": StockerResource()}, executor=celery_executor)
+
+def configured_executor(settings: Settings | None = None) -> dg.ExecutorDefinition:
+    """dagster-celery's executor with broker and backend from ``STOCKER_CELERY_BROKER`` /
+    ``STOCKER_CELERY_BACKEND`` (runs launched from the UI or the daemon need no run config)."""
+    settings = settings or Settings()
+    config = {"broker": settings.celery_broker, "backend": settings.celery_backend or settings.celery_broker}
+    return celery_executor.configured(config, name="celery")
+
+
+defs = build_definitions({"stocker": StockerResource()}, executor=configured_executor())
 
 
 def market_job() -> dg.JobDefinition:

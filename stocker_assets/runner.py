@@ -257,6 +257,7 @@ def _execute(
 LAUNCH_TAG = "stocker/launch"
 """Tag with a token of ours on each Celery run, so the progress watcher can find its id."""
 
+
 def resource_run_config(settings: Settings) -> dict[str, object]:
     """The ``stocker`` resource's config for a run: the launching process's Settings
     (so workers with other ``STOCKER_*`` variables still build what was asked)."""
@@ -268,15 +269,9 @@ def resource_run_config(settings: Settings) -> dict[str, object]:
 
 
 def celery_run_config(settings: Settings, log_level: str) -> dict[str, object]:
-    """Run config for a job of ``stocker_assets.celery_definitions``: broker, backend,
-    console log level and the resource's values."""
+    """Run config for a job of ``stocker_assets.celery_definitions`` (whose executor takes
+    broker and backend from Settings): console log level and the resource's values."""
     return {
-        "execution": {
-            "config": {
-                "broker": settings.celery_broker,
-                "backend": settings.celery_backend or settings.celery_broker,
-            }
-        },
         "loggers": {"console": {"config": {"log_level": log_level}}},
         "resources": resource_run_config(settings),
     }

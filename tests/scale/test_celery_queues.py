@@ -13,7 +13,8 @@ PROBE = """
 import json
 from stocker_assets.celery_definitions import defs
 tags = {}
-for name in ("moderator_base", "moderator_sft", "moderator_grpo", "agent_policy", "specialist_votes", "prices"):
+names = ("moderator_base", "moderator_sft", "moderator_grpo", "agent_policy", "specialist_votes", "prices")
+for name in names:
     tags[name] = dict(defs.resolve_assets_def(name).op.tags)
 print(json.dumps(tags))
 """
