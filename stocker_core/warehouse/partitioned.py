@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
+from urllib.parse import quote, unquote
 
 import duckdb
 import pandas as pd
@@ -35,7 +36,7 @@ LAYOUT_FILE = "LAYOUT"
 """Written in the parts root once the warehouse uses this layout (new, or migrated)."""
 LAYOUT_VERSION = "hive-parquet-1"
 
-_TICKER = re.compile(r"^[A-Za-z0-9^][A-Za-z0-9._^-]{0,31}$")
+_TICKER = re.compile(r"^[A-Za-z0-9^][A-Za-z0-9._^=-]{0,31}$")
 
 
 class PartitionError(StockerError, ValueError):
@@ -91,10 +92,16 @@ class PartitionedTable:
 
 
 def check_ticker(ticker: str) -> str:
-    """``ticker`` if it is safe as a folder name (letters, digits, ``. _ ^ -``), else raise."""
+    """``ticker`` if it may name a partition (letters, digits, ``. _ ^ = -``), else raise."""
     if not isinstance(ticker, str) or not _TICKER.match(ticker) or ".." in ticker:
         raise PartitionError(f"ticker {ticker!r} cannot name a partition folder")
     return ticker
+
+
+def ticker_folder(ticker: str) -> str:
+    """``ticker=<T>`` with ``T`` percent-encoded as Hive does (``GC=F`` -> ``GC%3DF``);
+    DuckDB decodes it back when it reads the layout."""
+    return f"ticker={quote(check_ticker(ticker), safe='._-')}"
 
 
 def month_label(month: date | pd.Timestamp | str) -> str:
@@ -113,14 +120,14 @@ class PartitionStore:
         return self.root / table.folder
 
     def partition_dir(self, table: PartitionedTable, ticker: str, month: date | str) -> Path:
-        return self.table_dir(table) / f"ticker={check_ticker(ticker)}" / f"month={month_label(month)}"
+        return self.table_dir(table) / ticker_folder(ticker) / f"month={month_label(month)}"
 
     def part_path(self, table: PartitionedTable, ticker: str, month: date | str) -> Path:
         return self.partition_dir(table, ticker, month) / PART_FILE
 
     def glob(self, table: PartitionedTable, ticker: str | None = None) -> str:
         """The glob of ``table``'s part files (of one ticker), relative to ``root``'s parent."""
-        who = f"ticker={check_ticker(ticker)}" if ticker is not None else "*"
+        who = ticker_folder(ticker) if ticker is not None else "*"
         return f"{self.root.name}/{table.folder.as_posix()}/{who}/*/{PART_FILE}"
 
     def has_parts(self, table: PartitionedTable) -> bool:
@@ -130,7 +137,8 @@ class PartitionStore:
         """(ticker, YYYY-MM) of every stored partition."""
         found = []
         for path in self.table_dir(table).glob(f"ticker=*/month=*/{PART_FILE}"):
-            found.append((path.parent.parent.name[len("ticker=") :], path.parent.name[len("month=") :]))
+            ticker = unquote(path.parent.parent.name[len("ticker=") :])
+            found.append((ticker, path.parent.name[len("month=") :]))
         return sorted(found)
 
     @property
@@ -260,7 +268,7 @@ class PartitionStore:
         """Rows of ``ticker`` (``where``: an SQL condition with ``?`` parameters), straight
         from its part files: no DuckDB file is opened, so writers never wait for this."""
         cols = "*" if not columns else ", ".join(f'"{c}"' for c in columns)
-        folder = self.table_dir(table) / f"ticker={check_ticker(ticker)}"
+        folder = self.table_dir(table) / ticker_folder(ticker)
         if not any(folder.glob(f"*/{PART_FILE}")):
             empty = pd.DataFrame({c: pd.Series(dtype=object) for c, _ in table.columns})
             return empty[list(columns)] if columns else empty

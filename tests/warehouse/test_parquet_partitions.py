@@ -157,3 +157,19 @@ def test_partition_reads_and_writes_never_wait_for_the_duckdb_file(warehouse):
     finally:
         holder.kill()
         holder.wait()
+
+
+@pytest.mark.parametrize("ticker", ["GC=F", "^GSPC", "BRK.B"])
+def test_tickers_with_hive_special_characters_round_trip(warehouse, ticker):
+    warehouse.replace_months("market.prices", ticker, [JAN], month_bars(ticker, JAN))
+    assert len(warehouse.read_prices(ticker)) == 23
+    assert warehouse.query("SELECT DISTINCT ticker FROM market.prices")["ticker"].tolist() == [ticker]
+    counted = warehouse.query("SELECT count(*) AS n FROM market.prices WHERE ticker = ?", [ticker])
+    assert counted["n"].iloc[0] == 23
+    assert warehouse.parts.partitions(warehouse_table()) == [(ticker, "2024-01")]
+
+
+def warehouse_table():
+    from stocker_core.warehouse.schema import PARTITIONED
+
+    return PARTITIONED["market.prices"]
