@@ -1,0 +1,181 @@
+"""Scale-out throughput: partitions/s of the market group (prices, indicators, charts and their
+checks) on the offline sample source, in four set-ups measured in the same run:
+
+  a. today's default: one in-process run per ticker over its month range, SQLite instance
+     (what `stocker materialize` does without `stocker deploy init`) — the reference;
+  b. Celery, 1 worker (one process): the same runs, each step sent to the worker, Postgres
+     instance, Redis broker;
+  c. Celery, 2 workers (one process each): the same, one ticker after the other as the CLI does
+     (parallel only where a run has independent steps: indicators ∥ charts);
+  d. Celery, 2 workers, one `stocker materialize` per ticker launched at once (CLI start-up
+     of ~5 s included).
+
+Postgres, Redis and the workers are started as in tests/scale (stocker_assets.local_services)
+and stopped at the end. Each set-up gets a fresh warehouse and instance and one untimed warm-up
+month of another ticker (imports, worker start). Prints partitions/s, seconds/partition and the
+ratio to (a).
+
+Run: python bench/bench_scale.py [--tickers AAPL,MSFT --from 2019-01 --to 2019-06]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+WARMUP_TICKER, WARMUP_MONTH = "KO", date(2018, 1, 1)
+
+
+@dataclass
+class Row:
+    label: str
+    partitions: int
+    seconds: float
+
+    @property
+    def rate(self) -> float:
+        return self.partitions / self.seconds
+
+
+def _months(first: str, last: str) -> list[date]:
+    import pandas as pd
+
+    return [p.to_timestamp().date() for p in pd.period_range(first, last, freq="M")]
+
+
+def _use_home(root: Path, name: str, **extra: str) -> None:
+    """Point STOCKER_HOME/DAGSTER_HOME (and the executor settings) at a fresh folder."""
+    for key in [k for k in os.environ if k.startswith("STOCKER_") or k == "DAGSTER_HOME"]:
+        del os.environ[key]
+    os.environ.update(STOCKER_HOME=str(root / name / "home"), DAGSTER_HOME=str(root / name / "dagster"))
+    os.environ.update(extra)
+
+
+def _run_one(ticker: str, months: list[date], instance=None) -> None:
+    """The market group of ``ticker`` × ``months`` as `stocker materialize` runs it."""
+    from stocker_assets.definitions import build_definitions
+    from stocker_assets.resources import StockerResource
+    from stocker_assets.runner import dagster_instance, run_ticker_months, select_assets
+    from stocker_core.config import get_settings
+
+    own = instance is None
+    instance = instance or dagster_instance(get_settings(fresh=True))
+    defs = build_definitions({"stocker": StockerResource()})
+    assets, _, _ = select_assets(defs, ["market"])
+    outcome = run_ticker_months(instance, defs, ticker, months, assets)
+    if own:
+        instance.dispose()
+    assert outcome.success, (ticker, outcome.errors)
+
+
+def _materialize(tickers: list[str], months: list[date], concurrent: bool = False) -> float:
+    """Seconds for the market group of ``tickers`` × ``months`` in the current set-up: one
+    ticker after the other, or (``concurrent``) one ``stocker materialize`` process per ticker,
+    as if each were launched from its own machine (CLI start-up included). Two Celery runs
+    from threads, or forks, of one process that already ran one hung here: use processes."""
+    from stocker_assets.runner import dagster_instance, register_tickers
+    from stocker_core.config import get_settings
+
+    instance = dagster_instance(get_settings(fresh=True))
+    register_tickers(instance, [*tickers, WARMUP_TICKER])
+    _run_one(WARMUP_TICKER, [WARMUP_MONTH], instance)
+    started = time.perf_counter()
+    if concurrent:
+        first, last = f"{months[0]:%Y-%m}", f"{months[-1]:%Y-%m}"
+        command = [str(Path(sys.executable).parent / "stocker"), "materialize", "--from", first, "--to", last]
+        procs = [
+            subprocess.Popen(
+                [*command, "-t", t, "-g", "market"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+            )
+            for t in tickers
+        ]
+        for proc in procs:
+            _, err = proc.communicate(timeout=900)
+            assert proc.returncode == 0, err[-2000:]
+    else:
+        for ticker in tickers:
+            _run_one(ticker, months, instance)
+    seconds = time.perf_counter() - started
+    instance.dispose()
+    return seconds
+
+
+def dagster_executors(args: argparse.Namespace, root: Path) -> list[Row]:
+    """Section 1: in-process SQLite vs Celery with 1 and 2 workers on Postgres + Redis."""
+    from stocker_assets.deploy import DeployConfig, write_deploy_files
+    from stocker_assets.local_services import LocalServices
+
+    tickers, months = args.tickers.split(","), _months(args.start, args.end)
+    partitions = len(tickers) * len(months)
+    print(f"market group, sample source: {len(tickers)} tickers × {len(months)} months = {partitions}")
+    rows = []
+    _use_home(root, "inprocess")
+    rows.append(Row("a. in-process, SQLite (today's default)", partitions, _materialize(tickers, months)))
+    with LocalServices() as services:
+        postgres, redis = services.start_postgres(), services.start_redis()
+        setups = [("b. Celery, 1 worker", 1, False), ("c. Celery, 2 workers", 2, False)]
+        setups.append(("d. Celery, 2 workers, 1 CLI per ticker at once", 2, True))
+        for number, (label, workers, concurrent) in enumerate(setups):
+            database = _fresh_database(postgres, f"bench{number}")
+            broker = f"{redis}/0"  # celery_definitions reads it once per process: one for all
+            _use_home(root, f"celery{number}", STOCKER_EXECUTOR="celery", STOCKER_CELERY_BROKER=broker)
+            home = Path(os.environ["DAGSTER_HOME"])
+            write_deploy_files(home, DeployConfig(database, broker))
+            started = [
+                services.start_worker(home / "celery.yaml", dict(os.environ), name=f"b{number}w{i}")
+                for i in range(workers)
+            ]
+            try:
+                rows.append(Row(label, partitions, _materialize(tickers, months, concurrent)))
+            finally:
+                for worker in started:
+                    services.stop(worker)
+    _print_table("Dagster executors (market group)", rows)
+    return rows
+
+
+def _fresh_database(url: str, name: str) -> str:
+    import psycopg2
+
+    con = psycopg2.connect(url)
+    con.autocommit = True
+    with con.cursor() as cur:
+        cur.execute(f"CREATE DATABASE {name}")
+    con.close()
+    return url.rsplit("/", 1)[0] + "/" + name
+
+
+def _print_table(title: str, rows: list[Row]) -> None:
+    reference = rows[0].rate
+    print(f"\n{title}")
+    print(f"{'set-up':42} {'partitions':>10} {'seconds':>8} {'part/s':>8} {'s/part':>7} {'vs a':>6}")
+    for row in rows:
+        print(
+            f"{row.label:42} {row.partitions:10d} {row.seconds:8.1f} {row.rate:8.2f} "
+            f"{row.seconds / row.partitions:7.2f} {row.rate / reference:5.2f}x"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tickers", default="AAPL,MSFT", help="comma-separated sample tickers")
+    parser.add_argument("--from", dest="start", default="2019-01", help="first month, YYYY-MM")
+    parser.add_argument("--to", dest="end", default="2019-06", help="last month, YYYY-MM")
+    args = parser.parse_args()
+    root = Path(tempfile.mkdtemp(prefix="stocker-bench-scale-"))
+    os.environ.setdefault("PYTHONWARNINGS", "ignore")
+
+    # Sections, in order; each prints its own table.
+    dagster_executors(args, root)
+    # ── section 2, "warehouse writers": added here by the warehouse rewrite ──
+
+
+if __name__ == "__main__":
+    main()
