@@ -114,7 +114,9 @@ def dagster_executors(args: argparse.Namespace, root: Path) -> list[Row]:
 
     tickers, months = args.tickers.split(","), _months(args.start, args.end)
     partitions = len(tickers) * len(months)
-    print(f"market group, sample source: {len(tickers)} tickers × {len(months)} months = {partitions}")
+    print(
+        f"market group, sample source: {len(tickers)} tickers × {len(months)} months = {partitions} partitions"
+    )
     rows = []
     _use_home(root, "inprocess")
     rows.append(Row("a. in-process, SQLite (today's default)", partitions, _materialize(tickers, months)))
@@ -155,10 +157,10 @@ def _fresh_database(url: str, name: str) -> str:
 def _print_table(title: str, rows: list[Row]) -> None:
     reference = rows[0].rate
     print(f"\n{title}")
-    print(f"{'set-up':42} {'partitions':>10} {'seconds':>8} {'part/s':>8} {'s/part':>7} {'vs a':>6}")
+    print(f"{'set-up':46} {'partitions':>10} {'seconds':>8} {'part/s':>8} {'s/part':>7} {'vs a':>6}")
     for row in rows:
         print(
-            f"{row.label:42} {row.partitions:10d} {row.seconds:8.1f} {row.rate:8.2f} "
+            f"{row.label:46} {row.partitions:10d} {row.seconds:8.1f} {row.rate:8.2f} "
             f"{row.seconds / row.partitions:7.2f} {row.rate / reference:5.2f}x"
         )
 
