@@ -114,9 +114,8 @@ def dagster_executors(args: argparse.Namespace, root: Path) -> list[Row]:
 
     tickers, months = args.tickers.split(","), _months(args.start, args.end)
     partitions = len(tickers) * len(months)
-    print(
-        f"market group, sample source: {len(tickers)} tickers × {len(months)} months = {partitions} partitions"
-    )
+    grid = f"{len(tickers)} tickers × {len(months)} months = {partitions} partitions"
+    print(f"market group (sample source): {grid}")
     rows = []
     _use_home(root, "inprocess")
     rows.append(Row("a. in-process, SQLite (today's default)", partitions, _materialize(tickers, months)))
