@@ -15,7 +15,11 @@ and stopped at the end. Each set-up gets a fresh warehouse and instance and one 
 month of another ticker (imports, worker start). Prints partitions/s, seconds/partition and the
 ratio to (a).
 
-Run: python bench/bench_scale.py [--tickers AAPL,MSFT --from 2019-01 --to 2019-06]
+Section 2 (bench/scale_writers.py): concurrent-writer throughput of the Parquet warehouse vs the
+single DuckDB file, 1 and 2 writer processes. Then the projected wall time of a 500-ticker ×
+15-year corpus on N workers, on paper, from the measured per-partition costs.
+
+Run: python bench/bench_scale.py [--tickers AAPL,MSFT --from 2019-01 --to 2019-06 --writer-partitions 200]
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ import time
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
+
+from scale_writers import writers_section
 
 WARMUP_TICKER, WARMUP_MONTH = "KO", date(2018, 1, 1)
 
@@ -169,13 +175,35 @@ def main() -> None:
     parser.add_argument("--tickers", default="AAPL,MSFT", help="comma-separated sample tickers")
     parser.add_argument("--from", dest="start", default="2019-01", help="first month, YYYY-MM")
     parser.add_argument("--to", dest="end", default="2019-06", help="last month, YYYY-MM")
+    parser.add_argument("--writer-partitions", type=int, default=200, help="partitions per writer process")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="stocker-bench-scale-"))
     os.environ.setdefault("PYTHONWARNINGS", "ignore")
 
     # Sections, in order; each prints its own table.
-    dagster_executors(args, root)
-    # ── section 2, "warehouse writers": added here by the warehouse rewrite ──
+    executors = dagster_executors(args, root)
+    writers = writers_section(args.writer_partitions)
+    projection(executors, writers)
+
+
+def projection(executors: list[Row], writers: list[dict[str, float]]) -> None:
+    """On paper: a 500-ticker × 15-year corpus (90,000 ticker-months) on N workers, from the
+    measured seconds per partition of one Celery worker, assuming the workers are separate
+    machines (no shared cores) and the shared stores keep up: the Parquet partitions take
+    ``parquet part/s`` writes per writer and grow with writers; the DuckDB catalog takes one
+    lineage write per asset per run, not per partition."""
+    partitions = 500 * 15 * 12
+    one_worker = next(r for r in executors if "1 worker" in r.label)
+    today = executors[0]
+    writes = max(w["partitions_per_s"] for w in writers if w["mode"] == "parquet")
+    print(f"\nProjection: 500 tickers × 15 years = {partitions:,} ticker-month partitions, market group")
+    today_hours = partitions * today.seconds / today.partitions / 3600
+    print(f"  today (one process, in-process runs): {today_hours:7.1f} h")
+    for n in (1, 4, 16, 64):
+        hours = partitions * one_worker.seconds / one_worker.partitions / n / 3600
+        print(f"  Celery, {n:3d} worker machine(s):        {hours:7.1f} h")
+    minutes = partitions / writes / 60
+    print(f"  (warehouse writes alone: {minutes:.1f} min for one writer at {writes:.0f} partitions/s)")
 
 
 if __name__ == "__main__":

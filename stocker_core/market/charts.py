@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from datetime import date
-from multiprocessing import get_context
+from multiprocessing import current_process, get_context
 from pathlib import Path
 
 import numpy as np
@@ -201,6 +201,10 @@ def _render_chunk(bars: pd.DataFrame, ticker: str, days: list[pd.Timestamp]) -> 
 
 
 def _pool_size(n_charts: int, workers: int | None) -> int:
+    if current_process().daemon:
+        # a daemonic process (a Celery prefork worker's child, a multiprocessing pool's worker)
+        # may not start children: draw here; the workers around it are the parallelism
+        return 1
     if workers is None:
         workers = (os.cpu_count() or 1) if n_charts >= POOL_MIN_CHARTS else 1
     return max(1, min(workers, n_charts))
@@ -231,7 +235,7 @@ def render_charts(
     stamps = [pd.Timestamp(d).normalize() for d in days]
     if not stamps:
         return []
-    if pool is not None:
+    if pool is not None and not current_process().daemon:
         n_workers = max(1, min(workers or os.cpu_count() or 1, len(stamps)))
     else:
         n_workers = _pool_size(len(stamps), workers)

@@ -153,6 +153,25 @@ def test_process_pool_gives_the_same_bytes(aapl: pd.DataFrame) -> None:
     assert [c.png for c in pooled] == [render_chart(aapl, "AAPL", d) for d in days]
 
 
+def _render_in_daemon(aapl: pd.DataFrame, days: list[date], out) -> None:
+    out.put([c.png for c in render_charts(aapl, "AAPL", days, workers=2)])
+
+
+def test_a_daemonic_process_draws_in_place(aapl: pd.DataFrame) -> None:
+    """A Celery prefork child is daemonic and may not start a pool: it draws the charts itself."""
+    import multiprocessing
+
+    days = [date(2023, 8, d) for d in (1, 2, 3)]
+    context = multiprocessing.get_context("fork")
+    out = context.Queue()
+    worker = context.Process(target=_render_in_daemon, args=(aapl, days, out), daemon=True)
+    worker.start()
+    pngs = out.get(timeout=120)
+    worker.join(timeout=30)
+    assert worker.exitcode == 0
+    assert pngs == [render_chart(aapl, "AAPL", d) for d in days]
+
+
 def test_render_month_without_bars_is_an_error(aapl: pd.DataFrame, tmp_path: Path) -> None:
     with pytest.raises(ChartDataError, match="no bars in 2024-03"):
         render_month(aapl, "AAPL", date(2024, 3, 1), tmp_path)
