@@ -195,7 +195,8 @@ def projection(executors: list[Row], writers: list[dict[str, float]]) -> None:
     partitions = 500 * 15 * 12
     one_worker = next(r for r in executors if "1 worker" in r.label)
     today = executors[0]
-    writes = max(w["partitions_per_s"] for w in writers if w["mode"] == "parquet")
+    fastest = max((w for w in writers if w["mode"] == "parquet"), key=lambda w: w["partitions_per_s"])
+    writes, writer_count = fastest["partitions_per_s"], fastest["processes"]
     print(f"\nProjection: 500 tickers × 15 years = {partitions:,} ticker-month partitions, market group")
     today_hours = partitions * today.seconds / today.partitions / 3600
     print(f"  today (one process, in-process runs): {today_hours:7.1f} h")
@@ -203,7 +204,8 @@ def projection(executors: list[Row], writers: list[dict[str, float]]) -> None:
         hours = partitions * one_worker.seconds / one_worker.partitions / n / 3600
         print(f"  Celery, {n:3d} worker machine(s):        {hours:7.1f} h")
     minutes = partitions / writes / 60
-    print(f"  (warehouse writes alone: {minutes:.1f} min for one writer at {writes:.0f} partitions/s)")
+    rate = f"{writer_count} writer(s) at {writes:.0f} partitions/s"
+    print(f"  (warehouse writes alone: {minutes:.1f} min for {rate})")
 
 
 if __name__ == "__main__":
