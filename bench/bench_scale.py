@@ -7,8 +7,8 @@ checks) on the offline sample source, in four set-ups measured in the same run:
      instance, Redis broker;
   c. Celery, 2 workers (one process each): the same, one ticker after the other as the CLI does
      (parallel only where a run has independent steps: indicators ∥ charts);
-  d. Celery, 2 workers, one `stocker materialize` per ticker launched at once (CLI start-up
-     of ~5 s included).
+  d. Celery, 2 workers, one process per ticker running its run at once (as if launched from
+     two machines; process start-up of ~3 s included).
 
 Postgres, Redis and the workers are started as in tests/scale (stocker_assets.local_services)
 and stopped at the end. Each set-up gets a fresh warehouse and instance and one untimed warm-up
@@ -83,9 +83,10 @@ def _run_one(ticker: str, months: list[date], instance=None) -> None:
 
 def _materialize(tickers: list[str], months: list[date], concurrent: bool = False) -> float:
     """Seconds for the market group of ``tickers`` × ``months`` in the current set-up: one
-    ticker after the other, or (``concurrent``) one ``stocker materialize`` process per ticker,
-    as if each were launched from its own machine (CLI start-up included). Two Celery runs
-    from threads, or forks, of one process that already ran one hung here: use processes."""
+    ticker after the other, or (``concurrent``) one process per ticker running its run at
+    once, as if each were launched from its own machine (process start-up included). Two
+    Celery runs from threads, or forks, of one process that already ran one hung here: use
+    processes."""
     from stocker_assets.runner import dagster_instance, register_tickers
     from stocker_core.config import get_settings
 
@@ -95,13 +96,9 @@ def _materialize(tickers: list[str], months: list[date], concurrent: bool = Fals
     started = time.perf_counter()
     if concurrent:
         first, last = f"{months[0]:%Y-%m}", f"{months[-1]:%Y-%m}"
-        command = [str(Path(sys.executable).parent / "stocker"), "materialize", "--from", first, "--to", last]
-        procs = [
-            subprocess.Popen(
-                [*command, "-t", t, "-g", "market"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-            )
-            for t in tickers
-        ]
+        command = [sys.executable, __file__, "--run-one", "--from", first, "--to", last, "--tickers"]
+        quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.PIPE}
+        procs = [subprocess.Popen([*command, t], **quiet) for t in tickers]
         for proc in procs:
             _, err = proc.communicate(timeout=900)
             assert proc.returncode == 0, err[-2000:]
@@ -128,7 +125,7 @@ def dagster_executors(args: argparse.Namespace, root: Path) -> list[Row]:
     with LocalServices() as services:
         postgres, redis = services.start_postgres(), services.start_redis()
         setups = [("b. Celery, 1 worker", 1, False), ("c. Celery, 2 workers", 2, False)]
-        setups.append(("d. Celery, 2 workers, 1 CLI per ticker at once", 2, True))
+        setups.append(("d. Celery, 2 workers, 1 run per ticker at once", 2, True))
         for number, (label, workers, concurrent) in enumerate(setups):
             database = _fresh_database(postgres, f"bench{number}")
             broker = f"{redis}/0"  # celery_definitions reads it once per process: one for all
@@ -176,7 +173,11 @@ def main() -> None:
     parser.add_argument("--from", dest="start", default="2019-01", help="first month, YYYY-MM")
     parser.add_argument("--to", dest="end", default="2019-06", help="last month, YYYY-MM")
     parser.add_argument("--writer-partitions", type=int, default=200, help="partitions per writer process")
+    parser.add_argument("--run-one", action="store_true", help=argparse.SUPPRESS)  # set-up d's processes
     args = parser.parse_args()
+    if args.run_one:
+        _run_one(args.tickers, _months(args.start, args.end))
+        return
     root = Path(tempfile.mkdtemp(prefix="stocker-bench-scale-"))
     os.environ.setdefault("PYTHONWARNINGS", "ignore")
 
