@@ -1,5 +1,5 @@
 """Scale-out throughput: partitions/s of the market group (prices, indicators, charts and their
-checks) on the offline sample source, in four set-ups measured in the same run:
+checks) on the offline sample source, in five set-ups measured in the same run:
 
   a. today's default: one in-process run per ticker over its month range, SQLite instance
      (what `stocker materialize` does without `stocker deploy init`) — the reference;
@@ -8,7 +8,9 @@ checks) on the offline sample source, in four set-ups measured in the same run:
   c. Celery, 2 workers (one process each): the same, one ticker after the other as the CLI does
      (parallel only where a run has independent steps: indicators ∥ charts);
   d. Celery, 2 workers, one process per ticker running its run at once (as if launched from
-     two machines; process start-up of ~3 s included).
+     two machines; process start-up of ~3 s included);
+  e. Celery, 1 worker with the ``solo`` pool: steps run in the worker process itself, which is
+     not daemonic, so the charts step keeps its own process pool.
 
 Postgres, Redis and the workers are started as in tests/scale (stocker_assets.local_services)
 and stopped at the end. Each set-up gets a fresh warehouse and instance and one untimed warm-up
@@ -124,16 +126,18 @@ def dagster_executors(args: argparse.Namespace, root: Path) -> list[Row]:
     rows.append(Row("a. in-process, SQLite (today's default)", partitions, _materialize(tickers, months)))
     with LocalServices() as services:
         postgres, redis = services.start_postgres(), services.start_redis()
-        setups = [("b. Celery, 1 worker", 1, False), ("c. Celery, 2 workers", 2, False)]
-        setups.append(("d. Celery, 2 workers, 1 run per ticker at once", 2, True))
-        for number, (label, workers, concurrent) in enumerate(setups):
+        setups = [("b. Celery, 1 worker", 1, False, "prefork"), ("c. Celery, 2 workers", 2, False, "prefork")]
+        setups.append(("d. Celery, 2 workers, 1 run per ticker at once", 2, True, "prefork"))
+        setups.append(("e. Celery, 1 solo-pool worker", 1, False, "solo"))
+        for number, (label, workers, concurrent, pool) in enumerate(setups):
             database = _fresh_database(postgres, f"bench{number}")
             broker = f"{redis}/0"  # celery_definitions reads it once per process: one for all
             _use_home(root, f"celery{number}", STOCKER_EXECUTOR="celery", STOCKER_CELERY_BROKER=broker)
             home = Path(os.environ["DAGSTER_HOME"])
             write_deploy_files(home, DeployConfig(database, broker))
+            env = dict(os.environ)
             started = [
-                services.start_worker(home / "celery.yaml", dict(os.environ), name=f"b{number}w{i}")
+                services.start_worker(home / "celery.yaml", env, name=f"b{number}w{i}", pool=pool)
                 for i in range(workers)
             ]
             try:

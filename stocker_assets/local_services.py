@@ -194,15 +194,17 @@ class LocalServices:
         concurrency: int = 1,
         queues: tuple[str, ...] = (),
         timeout_s: float = 90,
+        pool: str = "prefork",
     ) -> subprocess.Popen:
-        """A ``dagster-celery worker start`` (prefork pool of ``concurrency`` processes),
-        waiting until it answers a ping over the broker."""
+        """A ``dagster-celery worker start`` (Celery pool ``pool``: ``prefork`` with
+        ``concurrency`` processes, or ``solo``: steps run in the worker process itself, which
+        may then start its own process pools), waiting until it answers a ping over the broker."""
         log = self.root / f"worker-{name}.log"
         command = [
             str(Path(sys.executable).parent / "dagster-celery"), "worker", "start",
             "-A", "dagster_celery.app", "-y", str(celery_yaml), "-n", name, "-l", "INFO",
             *[arg for q in queues for arg in ("-q", q)],
-            "--", "-c", str(concurrency), "--without-gossip", "--without-mingle",
+            "--", "-P", pool, "-c", str(concurrency), "--without-gossip", "--without-mingle",
         ]  # fmt: skip
         proc = subprocess.Popen(
             command,
