@@ -16,15 +16,14 @@ Nothing is written unless every URL is valid, an existing file is only replaced 
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import yaml
 
+from stocker_core.atomic_files import write_text_atomic
 from stocker_core.errors import StockerError
 
 POSTGRES_SCHEMES = ("postgresql", "postgresql+psycopg2")
@@ -147,15 +146,7 @@ def stocker_env(config: DeployConfig, home: Path) -> str:
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.chmod(tmp, 0o600 if path.name != "celery.yaml" else 0o644)  # the Postgres password
-        Path(tmp).replace(path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_text_atomic(path, text, 0o600 if path.name != "celery.yaml" else 0o644)  # the Postgres password
 
 
 def write_deploy_files(home: Path, config: DeployConfig, force: bool = False) -> list[Path]:

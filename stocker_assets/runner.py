@@ -7,14 +7,14 @@ range, executed as a single run (the assets' single-run backfill policy), so a
 
 from __future__ import annotations
 
+import functools
 import os
-import shutil
-import tempfile
 import threading
 import time
 import uuid
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date
 from importlib import resources as pkg_resources
@@ -26,6 +26,7 @@ import pandas as pd
 from stocker_assets.jobs import split_by_job
 from stocker_assets.partitions import month_partitions, ticker_partitions
 from stocker_assets.progress import Progress, parse_progress
+from stocker_core.atomic_files import write_text_atomic
 from stocker_core.config import Settings, get_settings
 from stocker_core.errors import StockerError
 from stocker_core.market.sources import MarketDataSource
@@ -53,11 +54,7 @@ def ensure_dagster_home(settings: Settings) -> Path:
     config = home / "dagster.yaml"
     if not config.exists():
         template = pkg_resources.files("stocker_assets") / "dagster.yaml"
-        fd, tmp = tempfile.mkstemp(dir=home, prefix=".dagster-yaml-")
-        os.close(fd)
-        with pkg_resources.as_file(template) as path:
-            shutil.copyfile(path, tmp)
-        Path(tmp).replace(config)
+        write_text_atomic(config, template.read_text())
     os.environ["DAGSTER_HOME"] = str(home)
     return home
 
@@ -232,14 +229,8 @@ def _execute(
     if settings.executor == "celery":
         return _execute_on_celery(instance, job, selection, tags, on_event, log_level, settings)
     run_id = str(uuid.uuid4())
-    stop = threading.Event()
-    watcher = None
-    if on_event is not None:
-        watcher = threading.Thread(
-            target=_watch_run, args=(instance, run_id, job, on_event, stop), daemon=True
-        )
-        watcher.start()
-    try:
+    watch = None if on_event is None else functools.partial(_watch_run, instance, run_id, job, on_event)
+    with _watching(watch):
         return defs.resolve_job_def(job).execute_in_process(
             instance=instance,
             asset_selection=[k for a in selection for k in a.keys],
@@ -248,10 +239,23 @@ def _execute(
             raise_on_error=False,
             run_config={"loggers": {"console": {"config": {"log_level": log_level}}}},
         )
+
+
+@contextmanager
+def _watching(watch: Callable[[threading.Event], None] | None) -> Iterator[None]:
+    """Run ``watch(stop)`` in a thread during the block (the run's progress reporter), then
+    set ``stop`` and wait until it has read everything."""
+    if watch is None:
+        yield
+        return
+    stop = threading.Event()
+    watcher = threading.Thread(target=watch, args=(stop,), daemon=True)
+    watcher.start()
+    try:
+        yield
     finally:
         stop.set()
-        if watcher is not None:
-            watcher.join()
+        watcher.join()
 
 
 LAUNCH_TAG = "stocker/launch"
@@ -308,30 +312,19 @@ def _execute_on_celery(
     from stocker_assets.celery_definitions import reconstructable_job
 
     token = str(uuid.uuid4())
-    stop = threading.Event()
-    watcher = None
-    if on_event is not None:
-        watcher = threading.Thread(
-            target=_watch_tagged_run, args=(instance, token, job, on_event, stop), daemon=True
-        )
-        watcher.start()
-    try:
-        with warnings.catch_warnings():
-            # dagster-celery registers its one task again for each step (harmless; Celery 5.7 warns)
-            warnings.filterwarnings("ignore", message="Task name 'execute_plan' is already registered")
-            with dg.execute_job(
-                reconstructable_job(job),
-                instance=instance,
-                run_config=celery_run_config(settings, log_level),
-                tags={**tags, LAUNCH_TAG: token},
-                asset_selection=[k for a in selection for k in a.keys],
-                raise_on_error=False,
-            ) as result:
-                return result
-    finally:
-        stop.set()
-        if watcher is not None:
-            watcher.join()
+    watch = None if on_event is None else functools.partial(_watch_tagged_run, instance, token, job, on_event)
+    with _watching(watch), warnings.catch_warnings():
+        # dagster-celery registers its one task again for each step (harmless; Celery 5.7 warns)
+        warnings.filterwarnings("ignore", message="Task name 'execute_plan' is already registered")
+        with dg.execute_job(
+            reconstructable_job(job),
+            instance=instance,
+            run_config=celery_run_config(settings, log_level),
+            tags={**tags, LAUNCH_TAG: token},
+            asset_selection=[k for a in selection for k in a.keys],
+            raise_on_error=False,
+        ) as result:
+            return result
 
 
 def _run_jobs(

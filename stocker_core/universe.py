@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Iterable
-from pathlib import Path
 
+from stocker_core.atomic_files import write_text_atomic
 from stocker_core.config import Settings
 from stocker_core.market.validation import validate_ticker
 
@@ -35,12 +33,7 @@ def read_universe(settings: Settings) -> list[str]:
 def write_universe(settings: Settings, tickers: Iterable[str]) -> list[str]:
     """Atomically replace the universe file; returns the stored list."""
     cleaned = list(dict.fromkeys(validate_ticker(t) for t in tickers))
-    path = settings.universe_path
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".universe-")
-    with os.fdopen(fd, "w") as handle:
-        handle.write("".join(f"{t}\n" for t in cleaned))
-    Path(tmp).replace(path)
+    write_text_atomic(settings.universe_path, "".join(f"{t}\n" for t in cleaned))
     return cleaned
 
 

@@ -9,11 +9,11 @@ runs stay so every ``models.runs`` row keeps a valid path.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 from stocker_core.agent.errors import AgentNotTrainedError
+from stocker_core.atomic_files import write_json_atomic
 
 CURRENT = "current.json"
 MANIFEST = "agent.json"
@@ -23,13 +23,6 @@ HINT = "no trained agent: materialize agent_policy first (stocker materialize --
 def agent_model_dir(home: Path | str) -> Path:
     """``$STOCKER_HOME/models/agent_rl``."""
     return Path(home) / "models" / "agent_rl"
-
-
-def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True, default=str))
-    os.replace(tmp, path)
 
 
 def publish_run(run_dir: Path, manifest: dict[str, Any]) -> None:

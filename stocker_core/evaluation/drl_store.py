@@ -8,13 +8,13 @@ every ``models.runs`` row keeps a valid path.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from stocker_core.atomic_files import write_json_atomic
 from stocker_core.errors import InvalidNameError, StockerError
 from stocker_core.warehouse.db import Warehouse
 
@@ -75,17 +75,11 @@ class DrlTrainingResult:
         return cls(**data)
 
 
-def _write_json_atomic(path: Path, data: dict[str, Any]) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True))
-    os.replace(tmp, path)
-
-
 def publish_result(result: DrlTrainingResult) -> None:
     """Write the result beside its model and make it the algorithm's current model."""
     model = Path(result.model_path)
-    _write_json_atomic(model.with_suffix(".json"), result.to_dict())
-    _write_json_atomic(model.parent / CURRENT, result.to_dict())
+    write_json_atomic(model.with_suffix(".json"), result.to_dict())
+    write_json_atomic(model.parent / CURRENT, result.to_dict())
 
 
 def current_result(home: Path | str, algo: str) -> DrlTrainingResult:

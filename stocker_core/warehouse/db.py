@@ -247,10 +247,9 @@ class Warehouse:
 
     def replace_partitions(self, table: str, ticker: str, frame: pd.DataFrame) -> int:
         """Replace the ticker-months of partitioned ``table`` that ``frame``'s rows fall in."""
-        spec = PARTITIONED[table]
-        column = frame[spec.month_column or "date"]
+        column = frame[PARTITIONED[table].month_column or "date"]
         months = sorted({pd.Timestamp(d).date().replace(day=1) for d in column})
-        return self.replace_months(table, ticker, months, frame, month_column=spec.month_column)
+        return self.replace_months(table, ticker, months, frame)
 
     def read_table(
         self,

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 import duckdb
 
 from stocker_core.errors import StockerError
-from stocker_core.warehouse.partitioned import PartitionedTable, PartitionStore
+from stocker_core.warehouse.partitioned import PART_FILE, PartitionedTable, PartitionStore
 
 
 class MigrationError(StockerError, RuntimeError):
@@ -79,7 +79,7 @@ def migrate_table(
         )
         store.replace_months(table, ticker, months, frame)
         partitions += len(months)
-    files = f"({store.select_sql(table, str(store.table_dir(table) / '*' / '*' / 'part.parquet'))})"
+    files = f"({store.select_sql(table, str(store.table_dir(table) / '*' / '*' / PART_FILE))})"
     rows_after, hash_after = (0, "0") if rows_before == 0 else content_fingerprint(con, table, files)
     if (rows_before, hash_before) != (rows_after, hash_after):
         raise MigrationError(

@@ -29,6 +29,7 @@ from urllib.parse import quote, unquote
 import duckdb
 import pandas as pd
 
+from stocker_core.atomic_files import write_text_atomic
 from stocker_core.errors import StockerError
 
 PART_FILE = "part.parquet"
@@ -86,10 +87,6 @@ class PartitionedTable:
     def key_list(self) -> str:
         return ", ".join(f'"{c}"' for c in self.key)
 
-    @property
-    def key_tuple(self) -> str:
-        return ", ".join(f'"{c}"' for c in self.key)
-
 
 def check_ticker(ticker: str) -> str:
     """``ticker`` if it may name a partition (letters, digits, ``. _ ^ = -``), else raise."""
@@ -125,10 +122,9 @@ class PartitionStore:
     def part_path(self, table: PartitionedTable, ticker: str, month: date | str) -> Path:
         return self.partition_dir(table, ticker, month) / PART_FILE
 
-    def glob(self, table: PartitionedTable, ticker: str | None = None) -> str:
-        """The glob of ``table``'s part files (of one ticker), relative to ``root``'s parent."""
-        who = ticker_folder(ticker) if ticker is not None else "*"
-        return f"{self.root.name}/{table.folder.as_posix()}/{who}/*/{PART_FILE}"
+    def glob(self, table: PartitionedTable) -> str:
+        """The glob of ``table``'s part files, relative to ``root``'s parent."""
+        return f"{self.root.name}/{table.folder.as_posix()}/*/*/{PART_FILE}"
 
     def has_parts(self, table: PartitionedTable) -> bool:
         return next(self.table_dir(table).glob(f"*/*/{PART_FILE}"), None) is not None
@@ -149,7 +145,7 @@ class PartitionStore:
 
     def mark_current(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
-        _atomic_write_text(self.root / LAYOUT_FILE, LAYOUT_VERSION + "\n")
+        write_text_atomic(self.root / LAYOUT_FILE, LAYOUT_VERSION + "\n")
 
     # -- writes -------------------------------------------------------------------------
     def replace_months(
@@ -274,7 +270,7 @@ class PartitionStore:
             return empty[list(columns)] if columns else empty
         con = _scratch().cursor()
         try:
-            source = self.select_sql(table, f"{_quote(folder)}/*/{PART_FILE}")
+            source = self.select_sql(table, f"{folder}/*/{PART_FILE}")
             sql = f"SELECT {cols} FROM ({source}) AS t {('WHERE ' + where) if where else ''}"
             if order:
                 sql += f" ORDER BY {order}"
@@ -294,7 +290,7 @@ class PartitionStore:
             for c, t in table.columns
         )
         return (
-            f"SELECT {select} FROM read_parquet('{pattern}', hive_partitioning = true, "
+            f"SELECT {select} FROM read_parquet('{_quote(pattern)}', hive_partitioning = true, "
             "hive_types = {'ticker': VARCHAR, 'month': VARCHAR})"
         )
 
@@ -325,9 +321,3 @@ def _scratch() -> duckdb.DuckDBPyConnection:
 
 def _quote(path: Path | str) -> str:
     return str(path).replace("'", "''")
-
-
-def _atomic_write_text(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
