@@ -38,13 +38,25 @@ def apply_trade(cash: float, position: int, side: int, quantity: int, price: flo
 
 
 def max_affordable(cash: float, price: float, cost: float) -> int:
-    """Most whole shares ``cash`` buys at ``price`` including the cost."""
-    if price <= 0 or cash <= 0:
+    """Most whole shares ``cash`` buys at ``price`` including the cost.
+
+    Closed form: ``floor(cash / unit)``, then at most a few corrective steps for the
+    rounding of the outlay product, each at least a few ulps of the share count, so it
+    ends even where the count is beyond float precision (a tiny price, a huge cash).
+    """
+    unit = price * (1.0 + cost)
+    if not (math.isfinite(cash) and math.isfinite(unit)) or unit <= 0 or cash <= 0:
         return 0
-    shares = int(math.floor(cash / (price * (1.0 + cost))))
-    while shares > 0 and shares * price * (1.0 + cost) > cash:
-        shares -= 1
-    return shares
+    ratio = cash / unit
+    if not math.isfinite(ratio):
+        return 0
+    shares = int(math.floor(ratio))
+    for _ in range(8):
+        # the same product, in the same order, as the feasibility test in apply_trade
+        if shares <= 0 or shares * price * (1.0 + cost) <= cash:
+            return max(shares, 0)
+        shares -= max(1, int(shares * 2.0**-50))
+    return 0
 
 
 def buy_and_hold_final(closes: list[float] | tuple[float, ...], starting_cash: float, cost: float) -> float:
