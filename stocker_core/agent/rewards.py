@@ -1,8 +1,14 @@
 """The agent's reward: result score (θ band on the forward return) plus the process score
 (format and tool use), each a pure function of a Trace.
 
-- result: 1 when the decision matches the label of the forward return r over ``horizon``
-  sessions — BUY when r > θ, SELL when r < −θ, HOLD otherwise — else 0 (no answer: 0).
+- result, ``result_mode="graded"`` (the default): the decision's excess return over
+  buy-and-hold across the ``horizon``, in units of θ and clipped to [−1, 1]:
+  ``clip((pos − 1) · r / θ)`` with pos 1 for BUY, 0 for SELL, ½ for HOLD (keep: half way,
+  not knowing the position) and ½ for no answer. BUY scores 0 (it is buy-and-hold); a SELL
+  before a fall scores up to +1, before a rise down to −1. It varies with every decision, so
+  a group of rollouts has spread whenever their decisions differ.
+  ``result_mode="band"`` (SPEC §2): 1 when the decision matches the label of the forward
+  return — BUY when r > θ, SELL when r < −θ, HOLD otherwise — else 0 (no answer: 0).
 - format, the mean of five checks: a valid label was answered; the first turn has a
   ``<plan>``; the share of turns with a reasoning tag; the share of reasoning texts whose
   length is within [min, max] words; the share of turns without format problems.
@@ -28,8 +34,17 @@ def label_for(forward_return: float, theta: float) -> str:
     return "HOLD"
 
 
-def result_score(decision: str | None, forward_return: float, theta: float) -> float:
-    """1.0 when ``decision`` is the θ-band label of ``forward_return``, else 0.0."""
+EXPOSURE = {"BUY": 1.0, "SELL": 0.0, "HOLD": 0.5}
+
+
+def result_score(decision: str | None, forward_return: float, theta: float, mode: str = "band") -> float:
+    """``band``: 1.0 when ``decision`` is the θ-band label of ``forward_return``, else 0.0.
+    ``graded``: the decision's excess over buy-and-hold in units of θ, clipped to [−1, 1]."""
+    if mode == "graded":
+        exposure = EXPOSURE.get(decision or "", 0.5)
+        return float(min(1.0, max(-1.0, (exposure - 1.0) * forward_return / theta)))
+    if mode != "band":
+        raise ValueError(f"unknown result mode {mode!r}: use 'graded' or 'band'")
     return 1.0 if decision is not None and decision == label_for(forward_return, theta) else 0.0
 
 
@@ -78,7 +93,7 @@ def score_trace(trace: Trace, forward_return: float, config: AgentConfig) -> Sco
     scores on the trace."""
     fmt = format_parts(trace, config)
     tool = tool_parts(trace, config)
-    result = result_score(trace.decision, forward_return, config.theta)
+    result = result_score(trace.decision, forward_return, config.theta, config.result_mode)
     format_score = sum(fmt.values()) / len(fmt)
     tool_score = sum(tool.values()) / len(tool)
     total = config.w_result * result + config.w_format * format_score + config.w_tool * tool_score

@@ -3,22 +3,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from stocker_core.agent.model import TINY_CONTEXT, trace_segments
 from stocker_core.agent.trace import Trace
 from stocker_core.training.models import LoadedModel
-
-
-@dataclass
-class Batch:
-    """Right-padded ids, attention mask and the mask of learned tokens."""
-
-    input_ids: Any
-    attention_mask: Any
-    learn_mask: Any
 
 
 def encode_trace(
@@ -37,30 +26,3 @@ def encode_trace(
         ids += piece
         mask += [int(segment.trainable)] * len(piece)
     return ids[:max_len], mask[:max_len]
-
-
-def collate(loaded: LoadedModel, encoded: Sequence[tuple[list[int], list[int]]]) -> Batch:
-    """Pad encoded traces on the right into tensors on the model's device."""
-    import torch
-
-    width = max(len(ids) for ids, _ in encoded)
-    pad = loaded.tokenizer.pad_token_id
-    ids = torch.full((len(encoded), width), pad, dtype=torch.long)
-    attention = torch.zeros((len(encoded), width), dtype=torch.long)
-    learn = torch.zeros((len(encoded), width), dtype=torch.float32)
-    for row, (seq, mask) in enumerate(encoded):
-        ids[row, : len(seq)] = torch.tensor(seq)
-        attention[row, : len(seq)] = 1
-        learn[row, : len(seq)] = torch.tensor(mask, dtype=torch.float32)
-    device = loaded.device
-    return Batch(ids.to(device), attention.to(device), learn.to(device))
-
-
-def token_logprobs(model: Any, batch: Batch) -> tuple[Any, Any]:
-    """Log-probabilities of each next token and the matching learn mask (both [B, T-1])."""
-    import torch
-
-    logits = model(input_ids=batch.input_ids, attention_mask=batch.attention_mask).logits[:, :-1]
-    targets = batch.input_ids[:, 1:]
-    logp = torch.log_softmax(logits.float(), dim=-1).gather(-1, targets.unsqueeze(-1)).squeeze(-1)
-    return logp, batch.learn_mask[:, 1:]

@@ -9,9 +9,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stocker_core.agent.config import AgentConfig
-from stocker_core.agent.sequences import collate, encode_trace, token_logprobs
+from stocker_core.agent.sequences import encode_trace
 from stocker_core.agent.trace import Trace
 from stocker_core.training.models import LoadedModel
+from stocker_core.training.policy_gradient import collate, token_logprobs
 
 
 @dataclass
@@ -50,7 +51,7 @@ def warm_start(
     model.train()
     for step in range(1, config.sft_steps + 1):
         pick = rng.choice(len(encoded), size=min(config.sft_batch_size, len(encoded)), replace=False)
-        batch = collate(loaded, [encoded[i] for i in pick])
+        batch = collate(loaded.tokenizer.pad_token_id, [encoded[i] for i in pick], loaded.device)
         logp, mask = token_logprobs(model, batch)
         loss = -(logp * mask).sum() / mask.sum().clamp(min=1.0)
         optimizer.zero_grad()

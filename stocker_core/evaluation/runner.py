@@ -10,7 +10,7 @@ know about: a new registry entry is backtested as is.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from stocker_core.config import Settings
-from stocker_core.env.actions import Side
-from stocker_core.env.environment import TradingEnv
+from stocker_core.env.actions import Action, Side
+from stocker_core.env.environment import Observation, TradingEnv
 from stocker_core.env.episode import Episode
 from stocker_core.env.grader import grade_batch, simulate_accounts
 from stocker_core.env.policies import Policy, is_upper_bound, make_policy, policy_names
@@ -171,11 +171,9 @@ def _vectorised_runs(
     return runs
 
 
-def play(env: TradingEnv, policy: Policy, name: str, seed: int | None, method: str) -> PolicyRun:
-    """Play ``policy`` through the environment, one step per day, and record the run."""
-    observation = env.reset()
-    while not env.done:
-        observation = env.step(policy.act(observation)).observation
+def played_run(env: TradingEnv, name: str, seed: int | None, method: str) -> PolicyRun:
+    """The run an environment just played to its end: the account replayed through the
+    grader (the environment's own arithmetic, vectorised) and every metric."""
     sides = np.array([s for s, _ in env.actions], dtype=np.int64)
     qty = np.array([q for _, q in env.actions], dtype=np.float64)
     params = env.params
@@ -202,6 +200,38 @@ def play(env: TradingEnv, policy: Policy, name: str, seed: int | None, method: s
         invalid=invalid[0],
         method=method,
     )
+
+
+def play(env: TradingEnv, policy: Policy, name: str, seed: int | None, method: str) -> PolicyRun:
+    """Play ``policy`` through the environment, one step per day, and record the run."""
+    observation = env.reset()
+    while not env.done:
+        observation = env.step(policy.act(observation)).observation
+    return played_run(env, name, seed, method)
+
+
+BatchDecider = Callable[[Sequence[int], Sequence[Observation]], Sequence[Action]]
+"""``decide(indices, observations)``: one action per live environment (a batched model)."""
+
+
+def play_lockstep(
+    envs: Sequence[TradingEnv],
+    decide: BatchDecider,
+    name: str,
+    seed: int | None = None,
+    method: str = "batched",
+) -> list[PolicyRun]:
+    """Play every environment at once, step t of all of them decided in one batch (a model's
+    forward pass serves every episode), and record each run as ``play`` does."""
+    observations = [env.reset() for env in envs]
+    while True:
+        live = [i for i, env in enumerate(envs) if not env.done]
+        if not live:
+            break
+        actions = decide(live, [observations[i] for i in live])
+        for i, action in zip(live, actions, strict=True):
+            observations[i] = envs[i].step(action).observation
+    return [played_run(env, name, seed, method) for env in envs]
 
 
 def _per_step_run(

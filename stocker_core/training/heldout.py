@@ -1,10 +1,16 @@
-"""Held-out episodes played by the moderators (in lockstep, one batched generation per step)
-and by the reference policies, summarised as mean episode reward per policy."""
+"""Held-out episodes played by the moderators and the reference policies, scored by the one
+scoring home (``evaluation.runner``: the same ``PolicyRun`` as the backtests), summarised
+per policy and kept per episode (``heldout_episodes``: what the model checks read).
+
+The moderators play in lockstep, step t of every episode decided in one batch: by scored
+choices (argmax over the nine answers, which cannot fail to parse) or, with
+``decode="generate"``, by greedy text that is parsed (unparsable text holds, counted).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -12,110 +18,161 @@ import pandas as pd
 from stocker_core.env.actions import Action
 from stocker_core.env.environment import Observation
 from stocker_core.env.policies import BuyAndHoldPolicy, RandomPolicy
+from stocker_core.evaluation.runner import PolicyRun, play, play_lockstep
 from stocker_core.training.dataset import EpisodeContext, moderator_state, rule_action, rule_moderator
-from stocker_core.training.generation import generate, render_prompt
 from stocker_core.training.models import LoadedModel
-from stocker_core.training.prompts import parse_completion, prompt_text, prompt_words
+from stocker_core.training.prompts import parse_completion
 
 REFERENCE_POLICIES = ("rule_council", "buy_and_hold", "random")
+SUMMARY_COLUMNS = [
+    "policy",
+    "episodes",
+    "mean_reward",
+    "std_reward",
+    "mean_final_value",
+    "mean_total_return",
+    "trades",
+    "unparsable",
+]
 
 
-@dataclass(frozen=True)
-class EpisodeScore:
-    """One played episode: total reward, final value, trades and unparsable completions."""
+class ModeratorDecider:
+    """A loaded moderator deciding a batch of observations (each with its episode's votes)."""
 
-    policy: str
-    episode_key: str
-    total_reward: float
-    final_value: float
-    trades: int
-    unparsable: int = 0
+    def __init__(self, loaded: LoadedModel, decode: str = "scored") -> None:
+        self.loaded, self.decode = loaded, decode
+        self.unparsable = 0
+        self._answers: dict[str, str] = {}
 
+    def answers(self, prompts: Sequence[str]) -> list[str]:
+        """The model's answer to each rendered prompt (each distinct prompt decided once)."""
+        from stocker_core.training.choices import choose_answers
+        from stocker_core.training.generation import generate
 
-def play_moderator(loaded: LoadedModel, contexts: Sequence[EpisodeContext], name: str) -> list[EpisodeScore]:
-    """Every episode played greedily by ``loaded``; step t of all episodes is one batch."""
-    envs = [c.env for c in contexts]
-    observations = [env.reset() for env in envs]
-    unparsable = [0] * len(envs)
-    while True:
-        live = [i for i, env in enumerate(envs) if not env.done]
-        if not live:
-            break
-        prompts = []
-        for i in live:
-            state = moderator_state(
-                observations[i], contexts[i].votes[observations[i].step], envs[i].params.starting_cash
+        todo = list(dict.fromkeys(p for p in prompts if p not in self._answers))
+        if todo:
+            texts = (
+                choose_answers(self.loaded, todo) if self.decode == "scored" else generate(self.loaded, todo)
             )
-            prompts.append(render_prompt(loaded, prompt_words(state), prompt_text(state)))
-        for i, text in zip(live, generate(loaded, prompts), strict=True):
-            obs = observations[i]
-            parsed = parse_completion(
-                text, obs.cash, obs.position, obs.close, envs[i].params.transaction_cost
+            self._answers.update(zip(todo, texts, strict=True))
+        return [self._answers[p] for p in prompts]
+
+    def prompt(self, context: EpisodeContext, observation: Observation) -> str:
+        """The rendered prompt of ``observation`` in ``context``'s episode."""
+        from stocker_core.training.generation import render_prompt
+        from stocker_core.training.prompts import prompt_text, prompt_words
+
+        state = moderator_state(
+            observation, context.votes[observation.step], context.env.params.starting_cash
+        )
+        return render_prompt(self.loaded, prompt_words(state), prompt_text(state))
+
+    def actions(
+        self, observations: Sequence[Observation], votes: Sequence[Any], starting_cash: float, cost: float
+    ) -> list[Action]:
+        """Feasible actions for ``observations`` with that day's ``votes``."""
+        from stocker_core.training.generation import render_prompt
+        from stocker_core.training.prompts import prompt_text, prompt_words
+
+        states = [moderator_state(o, v, starting_cash) for o, v in zip(observations, votes, strict=True)]
+        prompts = [render_prompt(self.loaded, prompt_words(s), prompt_text(s)) for s in states]
+        out = []
+        for obs, text in zip(observations, self.answers(prompts), strict=True):
+            parsed = parse_completion(text, obs.cash, obs.position, obs.close, cost)
+            self.unparsable += int(not parsed.parsed)
+            out.append(parsed.action)
+        return out
+
+
+def play_moderator(
+    loaded: LoadedModel, contexts: Sequence[EpisodeContext], name: str, decode: str = "scored"
+) -> list[tuple[PolicyRun, int]]:
+    """Every episode played by ``loaded``; (run, unparsable answers) per episode."""
+    decider = ModeratorDecider(loaded, decode)
+    unparsable = [0] * len(contexts)
+
+    def decide(live: Sequence[int], observations: Sequence[Observation]) -> list[Action]:
+        actions = []
+        for i, obs in zip(live, observations, strict=True):
+            env = contexts[i].env
+            before = decider.unparsable
+            actions += decider.actions(
+                [obs], [contexts[i].votes[obs.step]], env.params.starting_cash, env.params.transaction_cost
             )
-            unparsable[i] += int(not parsed.parsed)
-            observations[i] = envs[i].step(parsed.action).observation
-    return [_score(name, ctx, n) for ctx, n in zip(contexts, unparsable, strict=True)]
+            unparsable[i] += decider.unparsable - before
+        return actions
+
+    def decide_batched(live: Sequence[int], observations: Sequence[Observation]) -> list[Action]:
+        # one model call answers the whole step; each episode then reads its cached answer
+        decider.answers([decider.prompt(contexts[i], o) for i, o in zip(live, observations, strict=True)])
+        return decide(live, observations)
+
+    runs = play_lockstep([c.env for c in contexts], decide_batched, name, method=f"moderator_{decode}")
+    return list(zip(runs, unparsable, strict=True))
 
 
-def _score(name: str, context: EpisodeContext, unparsable: int = 0) -> EpisodeScore:
-    env = context.env
-    trajectory = env.trajectory()
-    trades = sum(1 for side, qty in env.actions if side != 0 and qty > 0)
-    return EpisodeScore(
-        name, env.episode.key, trajectory["total_reward"], trajectory["final_value"], trades, unparsable
-    )
-
-
-def _play(context: EpisodeContext, act: Callable[[Observation], Action], name: str) -> EpisodeScore:
-    env = context.env
-    observation = env.reset()
-    while not env.done:
-        observation = env.step(act(observation)).observation
-    return _score(name, context)
-
-
-def play_reference(name: str, contexts: Sequence[EpisodeContext], seed: int = 0) -> list[EpisodeScore]:
+def play_reference(name: str, contexts: Sequence[EpisodeContext], seed: int = 0) -> list[PolicyRun]:
     """``rule_council`` (rule moderator on the same cached votes), ``buy_and_hold`` or ``random``."""
-    scores = []
+    runs = []
     for i, ctx in enumerate(contexts):
         cost = ctx.env.params.transaction_cost
         if name == "rule_council":
             moderator = rule_moderator(ctx.env.params)
-            scores.append(_play(ctx, lambda o, c=ctx, m=moderator: rule_action(m, c.votes[o.step], o), name))
+            policy: Any = _RuleCouncil(ctx, moderator)
         elif name == "buy_and_hold":
-            scores.append(_play(ctx, BuyAndHoldPolicy(cost).act, name))
+            policy = BuyAndHoldPolicy(cost)
         elif name == "random":
-            scores.append(_play(ctx, RandomPolicy(cost, seed + i).act, name))
+            policy = RandomPolicy(cost, seed + i)
         else:
             raise ValueError(f"unknown reference policy {name!r}: use one of {', '.join(REFERENCE_POLICIES)}")
-    return scores
+        runs.append(play(ctx.env, policy, name, seed if name == "random" else None, "per_step"))
+    return runs
 
 
-def summarize(scores: Sequence[EpisodeScore]) -> pd.DataFrame:
-    """Mean (and std) episode reward, mean final value, trades and unparsable per policy."""
-    frame = pd.DataFrame([s.__dict__ for s in scores])
+class _RuleCouncil:
+    def __init__(self, context: EpisodeContext, moderator: Any) -> None:
+        self.context, self.moderator = context, moderator
+
+    def act(self, observation: Observation) -> Action:
+        return rule_action(self.moderator, self.context.votes[observation.step], observation)
+
+
+def episode_records(
+    runs: Sequence[PolicyRun], unparsable: Sequence[int] | None = None
+) -> list[dict[str, Any]]:
+    """One record per played episode: ``{policy, episode_key, final_value, total_return,
+    total_reward, trades, unparsable, steps}`` (what the model checks and the table read)."""
+    unparsable = list(unparsable) if unparsable is not None else [0] * len(runs)
+    return [
+        {
+            "policy": run.policy,
+            "episode_key": run.episode_key,
+            "final_value": float(run.values[-1]),
+            "total_return": float(run.metrics["total_return"]),
+            "total_reward": float(run.rewards.sum()),
+            "trades": int(run.metrics["trades"]),
+            "unparsable": int(n),
+            "steps": len(run.dates),
+        }
+        for run, n in zip(runs, unparsable, strict=True)
+    ]
+
+
+def summarize(records: Sequence[dict[str, Any]]) -> pd.DataFrame:
+    """Mean (and std) episode reward, mean final value and return, trades and unparsable per policy."""
+    frame = pd.DataFrame(list(records))
     if frame.empty:
-        return pd.DataFrame(
-            columns=[
-                "policy",
-                "episodes",
-                "mean_reward",
-                "std_reward",
-                "mean_final_value",
-                "trades",
-                "unparsable",
-            ]
-        )
-    table = (
+        return pd.DataFrame(columns=SUMMARY_COLUMNS)
+    return (
         frame.groupby("policy", sort=False)
         .agg(
             episodes=("episode_key", "size"),
             mean_reward=("total_reward", "mean"),
             std_reward=("total_reward", lambda x: float(np.std(x, ddof=1)) if len(x) > 1 else 0.0),
             mean_final_value=("final_value", "mean"),
+            mean_total_return=("total_return", "mean"),
             trades=("trades", "mean"),
             unparsable=("unparsable", "sum"),
         )
         .reset_index()
     )
-    return table

@@ -23,8 +23,14 @@ from stocker_core.errors import EmptyDataError, StockerError
 from stocker_core.market.bars import load_bars
 from stocker_core.market.validation import parse_partition_key
 from stocker_core.training.config import STAGES, TrainingConfig
-from stocker_core.training.dataset import EpisodeContext, build_rows, episode_context
-from stocker_core.training.heldout import REFERENCE_POLICIES, play_moderator, play_reference, summarize
+from stocker_core.training.dataset import EpisodeContext, build_rows, episode_context, target_path
+from stocker_core.training.heldout import (
+    REFERENCE_POLICIES,
+    episode_records,
+    play_moderator,
+    play_reference,
+    summarize,
+)
 from stocker_core.training.models import create_base, load_base, load_with_adapter, save_base
 from stocker_core.training.runtime import (
     Progress,
@@ -80,6 +86,8 @@ class StageReport:
     curve_name: str = ""
     curve: list[tuple[int, float]] = field(default_factory=list)
     heldout: pd.DataFrame = field(default_factory=pd.DataFrame)
+    heldout_episodes: list[dict[str, Any]] = field(default_factory=list)
+    """One record per (policy, valid episode): ``episode_records``' fields."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -103,6 +111,7 @@ class StageReport:
             "curve_name": self.curve_name,
             "curve": self.curve,
             "heldout": self.heldout.to_dict(orient="records"),
+            "heldout_episodes": self.heldout_episodes,
             "extra": self.extra,
         }
 
@@ -167,20 +176,28 @@ def prepare_data(config: TrainingConfig, settings: Settings, warehouse: Warehous
     return TrainingData(splits, rows, contexts, valid, votes)
 
 
+def heldout_episodes(
+    settings: Settings, data: TrainingData, stages: Sequence[str], config: TrainingConfig
+) -> list[dict[str, Any]]:
+    """Every held-out episode played by the trained ``stages`` and the reference policies
+    (rule council, buy-and-hold, random), scored by ``evaluation.runner``: one record each."""
+    if not data.valid_contexts:
+        return []
+    records: list[dict[str, Any]] = []
+    for stage in stages:
+        loaded = load_moderator(settings, stage)
+        played = play_moderator(loaded, data.valid_contexts, model_name(stage), config.decode)
+        records += episode_records([run for run, _ in played], [n for _, n in played])
+    for name in REFERENCE_POLICIES:
+        records += episode_records(play_reference(name, data.valid_contexts, config.seed))
+    return records
+
+
 def heldout_table(
     settings: Settings, data: TrainingData, stages: Sequence[str], config: TrainingConfig
 ) -> pd.DataFrame:
-    """Mean episode reward on the held-out episodes for the trained ``stages`` and the
-    reference policies (rule council, buy-and-hold, random)."""
-    if not data.valid_contexts:
-        return summarize([])
-    scores = []
-    for stage in stages:
-        loaded = load_moderator(settings, stage)
-        scores += play_moderator(loaded, data.valid_contexts, model_name(stage))
-    for name in REFERENCE_POLICIES:
-        scores += play_reference(name, data.valid_contexts, config.seed)
-    return summarize(scores)
+    """Mean episode reward, final value and return on the held-out episodes per policy."""
+    return summarize(heldout_episodes(settings, data, stages, config))
 
 
 def load_moderator(settings: Settings, stage: str, trainable: bool = False):
@@ -238,8 +255,25 @@ def run_sft_stage(
         result = run_sft(base, data.rows, config, model_dir(settings, "sft"), progress)
     report = _report("sft", config, data, result.adapter_dir, started, base.name)
     report.steps, report.curve_name, report.curve = result.steps, "loss", result.log.series("loss")
-    report.extra = {"rows": len(data.rows), "train_seconds": result.wall_seconds}
+    report.extra = {
+        "rows": len(data.rows),
+        "train_seconds": result.wall_seconds,
+        "teacher_cost": config.sft_target_cost,
+        "teacher_flips": teacher_flips(data, config),
+        "train_days": sum(len(c.env.closes) for c in data.train_contexts.values()),
+    }
     return report
+
+
+def teacher_flips(data: TrainingData, config: TrainingConfig) -> int:
+    """How often the SFT teacher's path changes between long and flat over the train episodes."""
+    import numpy as np
+
+    flips = 0
+    for context in data.train_contexts.values():
+        long = np.asarray(target_path(context.env, config.sft_target_cost), dtype=int)
+        flips += int(np.abs(np.diff(long)).sum()) + int(long[0])
+    return flips
 
 
 def run_grpo_stage(
@@ -251,17 +285,24 @@ def run_grpo_stage(
     started = time.perf_counter()
     policy = load_moderator(settings, "sft", trainable=True)
     with library_warnings_silenced():
-        result, reward = run_grpo(
+        result, table = run_grpo(
             policy, data.rows, data.train_contexts, config, model_dir(settings, "grpo"), progress
         )
+    log = result.log
     report = _report("grpo", config, data, result.adapter_dir, started, policy.name)
-    report.steps, report.curve_name, report.curve = result.steps, "reward", result.log.series("reward")
+    report.steps, report.curve_name, report.curve = result.steps, "reward", log.series("reward")
+    last = log.steps[-1].actions if log.steps else {}
     report.extra = {
-        "rows": len(data.rows),
+        "rows": len(table.rows),
+        "rows_without_next_session": table.dropped,
         "train_seconds": result.wall_seconds,
-        "reward_calls": reward.calls,
-        "unparsable_completions": reward.unparsable,
-        "frac_reward_zero_std": [v for _, v in result.log.series("frac_reward_zero_std")],
+        "reward": config.reward,
+        "rows_zero_spread": table.zero_spread,
+        "frac_reward_zero_std": [v for _, v in log.series("frac_reward_zero_std")],
+        "frac_reward_zero_std_last_tenth": log.last_tenth("frac_reward_zero_std"),
+        "action_distribution": [s.actions for s in log.steps],
+        "action_distribution_last": last,
+        "top_action_last": max(last, key=last.get) if last else "",
     }
     return report
 
@@ -282,7 +323,8 @@ def finish_stage(
 
     if data is not None:
         done = [s for s in STAGES if STAGES.index(s) <= STAGES.index(report.stage)]
-        report.heldout = heldout_table(settings, data, done, config)
+        report.heldout_episodes = heldout_episodes(settings, data, done, config)
+        report.heldout = summarize(report.heldout_episodes)
     png = curve_png(report.curve, f"{report.name}: {report.curve_name or 'no training'}", report.curve_name)
     (report.path / CURVE_FILE).write_bytes(png)
     (report.path / REPORT_FILE).write_text(json.dumps(report.to_json(), indent=2, default=str))

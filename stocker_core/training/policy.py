@@ -2,9 +2,11 @@
 ``moderator_grpo`` in the one policy registry (``stocker episode run --policy moderator_grpo``).
 
 Each step reads the council's cached votes for the observation's ticker and date (the
-rule council fills missing ones through its cache), builds the prompt, generates
-greedily and parses the completion into a feasible action (unparsable: hold, counted).
-Models are loaded once per process; identical prompts are generated once.
+rule council fills missing ones through its cache), builds the prompt and decides as the
+stage was trained to (``decode`` in its training.json): by scored choices, the most
+likely of the nine answers (cannot fail to parse), or by greedy text that is parsed
+(unparsable: hold, counted). Models are loaded once per process; identical prompts are
+decided once.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from stocker_core.council.backends import get_backend
 from stocker_core.env.actions import Action
 from stocker_core.env.environment import Observation, TradingEnv
 from stocker_core.env.policies import register_policy
+from stocker_core.training.choices import choose_answers
 from stocker_core.training.dataset import moderator_state
 from stocker_core.training.generation import generate, render_prompt
 from stocker_core.training.models import LoadedModel, ModelLoadError
@@ -52,12 +55,19 @@ def cached_moderator(settings: Settings, stage: str) -> LoadedModel:
     return _MODELS[key]
 
 
+def _trained_config(settings: Settings, stage: str) -> dict:
+    report = model_dir(settings, stage) / REPORT_FILE
+    return json.loads(report.read_text()).get("config", {}) if report.is_file() else {}
+
+
 def trained_vote_backend(settings: Settings, stage: str) -> str:
     """The council backend whose votes the stage was trained on (``rule`` if unrecorded)."""
-    report = model_dir(settings, stage) / REPORT_FILE
-    if report.is_file():
-        return json.loads(report.read_text()).get("config", {}).get("vote_backend", "rule")
-    return "rule"
+    return _trained_config(settings, stage).get("vote_backend", "rule")
+
+
+def trained_decode(settings: Settings, stage: str) -> str:
+    """How the stage decides: ``scored`` (the default) or ``generate``."""
+    return _trained_config(settings, stage).get("decode", "scored")
 
 
 class ModeratorPolicy:
@@ -73,13 +83,18 @@ class ModeratorPolicy:
         self.cost = env.params.transaction_cost
         self.starting_cash = env.params.starting_cash
         self.unparsable = 0
+        self.decode = trained_decode(settings, stage)
         self._completions = _COMPLETIONS.setdefault(id(self.loaded), {})
 
     def completion(self, prompt: str) -> str:
-        """The greedy completion of a rendered prompt (each distinct prompt generated once)."""
-        if prompt not in self._completions:
-            self._completions[prompt] = generate(self.loaded, [prompt])[0]
-        return self._completions[prompt]
+        """The model's answer to a rendered prompt (each distinct prompt decided once)."""
+        key = f"{self.decode}:{prompt}"
+        if key not in self._completions:
+            if self.decode == "scored":
+                self._completions[key] = choose_answers(self.loaded, [prompt])[0]
+            else:
+                self._completions[key] = generate(self.loaded, [prompt])[0]
+        return self._completions[key]
 
     def act(self, observation: Observation) -> Action:
         state = moderator_state(observation, self.votes[observation.step], self.starting_cash)

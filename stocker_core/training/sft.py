@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+import os
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,6 +15,7 @@ from typing import Any
 from stocker_core.training.config import TrainingConfig
 from stocker_core.training.dataset import trl_records
 from stocker_core.training.models import LoadedModel, lora_config
+from stocker_core.training.policy_gradient import PgLog
 from stocker_core.training.runtime import (
     Progress,
     StageLog,
@@ -25,12 +28,27 @@ from stocker_core.training.runtime import (
 )
 
 
+@contextmanager
+def tensorboard_dir(folder: Path) -> Iterator[None]:
+    """Transformers' TensorBoard callback writes where ``TENSORBOARD_LOGGING_DIR`` says (else
+    inside the trainer's scratch folder, which is deleted): point it beside the model."""
+    saved = os.environ.get("TENSORBOARD_LOGGING_DIR")
+    os.environ["TENSORBOARD_LOGGING_DIR"] = str(folder)
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop("TENSORBOARD_LOGGING_DIR", None)
+        else:
+            os.environ["TENSORBOARD_LOGGING_DIR"] = saved
+
+
 @dataclass
 class StageResult:
     """A trained adapter: where it is, its log, how long it took."""
 
     adapter_dir: Path
-    log: StageLog
+    log: StageLog | PgLog
     wall_seconds: float
     steps: int
 
@@ -62,7 +80,7 @@ def run_sft(
             lr_scheduler_type="linear",
             logging_steps=config.logging_steps,
             save_strategy="no",
-            report_to=[],
+            report_to=list(config.report_to),
             seed=config.seed,
             data_seed=config.seed,
             activation_checkpointing=False,
@@ -80,7 +98,10 @@ def run_sft(
             callbacks=[stage_callback("sft", log, progress)],
         )
         drop_printer(trainer)
-        with library_warnings_silenced():
+        with (
+            library_warnings_silenced(),
+            tensorboard_dir(adapter_dir.parent / "tensorboard" / adapter_dir.name),
+        ):
             trainer.train()
         adapter_dir.mkdir(parents=True, exist_ok=True)
         trainer.model.save_pretrained(adapter_dir)

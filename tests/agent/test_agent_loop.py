@@ -30,7 +30,7 @@ class Replay:
 
 
 def test_scripted_agent_queries_market_and_sentiment_then_decides(planted):
-    config = AgentConfig()
+    config = AgentConfig(result_mode="band")
     trace = run_decision(ScriptedWriter(config), AgentTools(planted, DECISION_DAY), config, "agent_scripted")
     names = [t.tool_call["name"] for t in trace.tool_turns()]
     assert names == ["get_price_history", "get_news", "get_forum_posts", "get_indicators"]

@@ -55,6 +55,20 @@ def test_result_score():
     assert result_score(None, 0.001, 0.015) == 0.0
 
 
+def test_graded_result_is_the_excess_over_buy_and_hold_in_units_of_theta():
+    # BUY is buy-and-hold: no excess, whatever happens next
+    assert result_score("BUY", 0.03, 0.015, "graded") == 0.0
+    # SELL (flat) before a 0.6% fall avoids it: +0.006 / 0.015 = +0.4
+    assert result_score("SELL", -0.006, 0.015, "graded") == pytest.approx(0.4)
+    # HOLD counts half invested: -0.5 * 0.009 / 0.015 = -0.3
+    assert result_score("HOLD", 0.009, 0.015, "graded") == pytest.approx(-0.3)
+    # clipped to [-1, 1]; no answer counts as half invested
+    assert result_score("SELL", 0.10, 0.015, "graded") == -1.0
+    assert result_score(None, -0.003, 0.015, "graded") == pytest.approx(0.1)
+    with pytest.raises(ValueError, match="result mode"):
+        result_score("BUY", 0.0, 0.015, "nonsense")
+
+
 def test_parser_lists_problems_and_never_raises():
     assert parse_turn(f"<plan> a b </plan> <tool>{PRICE}</tool>").problems == ()
     two = parse_turn(f"<think> x y </think> <tool>{PRICE}</tool> <tool>{NEWS}</tool>")

@@ -15,7 +15,7 @@ OVERRIDES = json.dumps(
         "valid_episodes": VALID,
         "sft_epochs": 4.0,
         "grpo_steps": 2,
-        "grpo_batch_size": 8,
+        "grpo_prompts": 16,
         "logging_steps": 1,
     }
 )

@@ -21,7 +21,7 @@ def test_print_config_shows_the_defaults():
     result = CliRunner().invoke(_app(), ["train", "--print-config"])
     assert result.exit_code == 0
     lines = result.output.splitlines()
-    assert "model: tiny" in lines and "rollout_k: 5" in lines and "num_generations: 4" in lines
+    assert "model: tiny" in lines and "rollout_k: 5" in lines and "reward: excess" in lines
 
 
 def test_yaml_overrides_and_bad_keys(tmp_path):

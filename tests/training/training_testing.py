@@ -22,7 +22,7 @@ def tiny_config(**changes: object) -> TrainingConfig:
         "valid_episodes": VALID,
         "sft_epochs": 12.0,
         "grpo_steps": 3,
-        "grpo_batch_size": 8,
+        "grpo_prompts": 16,
         "logging_steps": 1,
     }
     values.update(changes)
