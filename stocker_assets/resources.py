@@ -37,6 +37,7 @@ RUN_FIELDS = (
     "synth_tickers",
     "synth_years",
     "synth_start",
+    "synth_persistence",
 )
 """The Settings fields a run can override through the resource."""
 
@@ -67,6 +68,7 @@ class StockerResource(dg.ConfigurableResource):
     synth_tickers: str | None = Field(default=None, description="Synthetic source: a count or names")
     synth_years: float | None = Field(default=None, description="Synthetic source: years of sessions")
     synth_start: str | None = Field(default=None, description="Synthetic source: first day (YYYY-MM-DD)")
+    synth_persistence: float | None = Field(default=None, description="Synthetic source: factor AR(1)")
 
     @classmethod
     def from_settings(cls, settings: Settings | None = None) -> StockerResource:

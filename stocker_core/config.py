@@ -99,6 +99,12 @@ class Settings(BaseSettings):
     synth_tickers: str = Field(default="4", description="A count (4: SYN1..SYN4) or names (SYN1,SYN2)")
     synth_years: float = Field(default=3.0, gt=0, le=40, description="Years of sessions to make")
     synth_start: date = Field(default=date(2015, 1, 2), description="First calendar day of the market")
+    synth_persistence: float = Field(
+        default=0.8,
+        ge=0.0,
+        lt=1.0,
+        description="AR(1) coefficient of the planted factor (0: independent days)",
+    )
 
     # Work sizes
     chart_workers: int | None = Field(default=None, ge=1, description="Chart processes (None: by size)")
