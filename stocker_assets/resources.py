@@ -8,6 +8,7 @@ field so the Dagster launchpad shows what a run will use.
 
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
 
 import dagster as dg
@@ -31,6 +32,12 @@ RUN_FIELDS = (
     "council_workers",
     "llm_concurrency",
     "chart_workers",
+    "synth_ic",
+    "synth_seed",
+    "synth_tickers",
+    "synth_years",
+    "synth_start",
+    "synth_persistence",
 )
 """The Settings fields a run can override through the resource."""
 
@@ -42,7 +49,9 @@ class StockerResource(dg.ConfigurableResource):
     """
 
     home: str | None = Field(default=None, description="STOCKER_HOME: warehouse, charts, models, reports")
-    source: str | None = Field(default=None, description="Market data source: sample, files or yfinance")
+    source: str | None = Field(
+        default=None, description="Market data source: sample, files, yfinance or synthetic"
+    )
     files_dir: str | None = Field(default=None, description="Folder of CSV/Parquet bars (files source)")
     text_dir: str | None = Field(default=None, description="news/forums/macro .jsonl folder")
     council_backend: str | None = Field(default=None, description="rule, openai or transformers")
@@ -54,13 +63,19 @@ class StockerResource(dg.ConfigurableResource):
     council_workers: int | None = Field(default=None, description="Threads voting in parallel")
     llm_concurrency: int | None = Field(default=None, description="Concurrent LLM requests")
     chart_workers: int | None = Field(default=None, description="Chart rendering processes")
+    synth_ic: float | None = Field(default=None, description="Synthetic source: planted IC")
+    synth_seed: int | None = Field(default=None, description="Synthetic source: seed")
+    synth_tickers: str | None = Field(default=None, description="Synthetic source: a count or names")
+    synth_years: float | None = Field(default=None, description="Synthetic source: years of sessions")
+    synth_start: str | None = Field(default=None, description="Synthetic source: first day (YYYY-MM-DD)")
+    synth_persistence: float | None = Field(default=None, description="Synthetic source: factor AR(1)")
 
     @classmethod
     def from_settings(cls, settings: Settings | None = None) -> StockerResource:
         """A resource with every field filled from ``settings`` (default: the environment)."""
         settings = settings or Settings()
         values = {name: getattr(settings, name) for name in RUN_FIELDS}
-        return cls(**{k: str(v) if isinstance(v, Path) else v for k, v in values.items()})
+        return cls(**{k: str(v) if isinstance(v, Path | date) else v for k, v in values.items()})
 
     def setup_for_execution(self, context: dg.InitResourceContext) -> None:
         # Library code that asks for get_settings() during this step (policy factories,

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import date
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
@@ -12,10 +14,29 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-SourceName = Literal["sample", "files", "yfinance"]
+SourceName = Literal["sample", "files", "yfinance", "synthetic"]
 BackendName = Literal["rule", "openai", "transformers"]
 ModeratorName = Literal["rule", "llm"]
 ExecutorName = Literal["in_process", "celery"]
+
+SYNTHETIC_PREFIX = "SYN"
+SYNTHETIC_INDEX = "^SYN"
+"""The synthetic market's equal-weight index: the council's benchmark peer on that source."""
+_TICKER_COUNT = re.compile(r"\s*\d{1,3}\s*")
+
+
+def synthetic_ticker_names(value: str) -> list[str]:
+    """``STOCKER_SYNTH_TICKERS`` as names: a count ``"4"`` gives SYN1 … SYN4; otherwise a
+    comma-separated list of names (upper-cased, blanks dropped, duplicates kept once)."""
+    if _TICKER_COUNT.fullmatch(value):
+        count = int(value)
+        if not 1 <= count <= 200:
+            raise ValueError(f"STOCKER_SYNTH_TICKERS={value!r}: use a count from 1 to 200 or names")
+        return [f"{SYNTHETIC_PREFIX}{i}" for i in range(1, count + 1)]
+    names = [part.strip().upper() for part in value.split(",") if part.strip()]
+    if not names:
+        raise ValueError(f"STOCKER_SYNTH_TICKERS={value!r}: use a count (e.g. 4) or names (e.g. SYN1,SYN2)")
+    return list(dict.fromkeys(names))
 
 
 class Settings(BaseSettings):
@@ -70,6 +91,21 @@ class Settings(BaseSettings):
     text_dir: Path | None = Field(default=None, description="news/forums/macro .jsonl drop folder")
     news_online: bool = False  # also pull recent yfinance headlines for registered tickers
 
+    # The synthetic market (STOCKER_SOURCE=synthetic): a seeded market with a planted signal
+    synth_ic: float = Field(
+        default=0.1, ge=-1.0, le=1.0, description="Information coefficient of the planted news factor"
+    )
+    synth_seed: int = Field(default=7, description="Seed: the same seed gives the same bars and text")
+    synth_tickers: str = Field(default="4", description="A count (4: SYN1..SYN4) or names (SYN1,SYN2)")
+    synth_years: float = Field(default=3.0, gt=0, le=40, description="Years of sessions to make")
+    synth_start: date = Field(default=date(2015, 1, 2), description="First calendar day of the market")
+    synth_persistence: float = Field(
+        default=0.8,
+        ge=0.0,
+        lt=1.0,
+        description="AR(1) coefficient of the planted factor (0: independent days)",
+    )
+
     # Work sizes
     chart_workers: int | None = Field(default=None, ge=1, description="Chart processes (None: by size)")
 
@@ -90,6 +126,23 @@ class Settings(BaseSettings):
     @classmethod
     def _absolute(cls, value: Path | None) -> Path | None:
         return value.expanduser().resolve() if value is not None else None
+
+    @field_validator("synth_tickers", mode="after")
+    @classmethod
+    def _synthetic_names(cls, value: str) -> str:
+        synthetic_ticker_names(value)
+        return value
+
+    @model_validator(mode="after")
+    def _synthetic_defaults(self) -> Settings:
+        """On the synthetic source the default universe is its tickers and the council's
+        benchmark its index, unless set explicitly."""
+        if self.source == "synthetic":
+            if "default_tickers" not in self.model_fields_set:
+                self.default_tickers = synthetic_ticker_names(self.synth_tickers)
+            if "benchmark" not in self.model_fields_set:
+                self.benchmark = SYNTHETIC_INDEX
+        return self
 
     @model_validator(mode="after")
     def _openai_key_fallback(self) -> Settings:

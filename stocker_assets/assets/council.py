@@ -24,7 +24,8 @@ from stocker_core.market.calendar import month_end
 from stocker_core.market.indicators import LOOKBACK_MONTHS
 from stocker_core.market.pipeline import MonthBuild
 from stocker_core.market.validation import parse_partition_key, partition_key
-from stocker_core.text.events import EventKind, fetch_yfinance_news, load_events
+from stocker_core.text.configured import configured_events
+from stocker_core.text.events import EventKind, fetch_yfinance_news
 from stocker_core.text.store import replace_events
 from stocker_core.warehouse.db import Warehouse, frame_version
 
@@ -41,13 +42,14 @@ def _text_asset(kind: EventKind, name: str, what: str) -> dg.AssetsDefinition:
         kinds={"duckdb"},
         description=(
             f"{what} from the text drop folder (STOCKER_TEXT_DIR, else STOCKER_FILES_DIR), "
-            "validated; a folder without rows leaves the stored table untouched."
+            "validated, or the synthetic market's (STOCKER_SOURCE=synthetic); a folder without "
+            "rows leaves the stored table untouched."
         ),
     )
     def _asset(context: dg.AssetExecutionContext, stocker: StockerResource) -> dg.MaterializeResult:
         settings, warehouse = stocker.settings(), stocker.warehouse()
         folder = settings.text_folder
-        frame = load_events(folder, kind) if folder is not None else None
+        frame = configured_events(settings, kind)
         if kind == "news" and settings.news_online:
             online = [fetch_yfinance_news(t) for t in context.instance.get_dynamic_partitions("ticker")]
             frame = pd.concat([f for f in [frame, *online] if f is not None and len(f)], ignore_index=True)

@@ -134,15 +134,14 @@ class AgentData:
 
 def _text_events(settings: Settings, warehouse: Warehouse | None) -> TextEvents:
     """Text events stored by the text assets; else the text folder's; else none."""
-    from stocker_core.text.events import load_text_folder
+    from stocker_core.text.configured import configured_text
     from stocker_core.text.store import read_events
 
     if warehouse is not None and warehouse.path.exists():
         stored = TextEvents(*(read_events(warehouse, kind) for kind in TEXT_KINDS))
         if any(len(frame) for frame in (stored.news, stored.forums, stored.macro)):
             return stored
-    folder = settings.text_folder
-    return load_text_folder(folder) if folder else TextEvents.empty()
+    return configured_text(settings)
 
 
 def load_agent_data(

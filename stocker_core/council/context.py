@@ -207,10 +207,12 @@ def load_council_inputs(
     """Full inputs of ``ticker`` for decisions on ``start..end``: bars with
     ``history_days`` of history (warehouse if it has them, else the configured source),
     peer/commodity/rate closes where available, and text events from ``text_folder``
-    (default STOCKER_TEXT_DIR, else STOCKER_FILES_DIR; none when neither is set) unless
-    ``text`` is given (e.g. read from the warehouse's text tables)."""
+    (default: ``configured_text`` — the synthetic market's, else STOCKER_TEXT_DIR, else
+    STOCKER_FILES_DIR; none when neither is set) unless ``text`` is given (e.g. read
+    from the warehouse's text tables)."""
     from stocker_core.config import get_settings
     from stocker_core.errors import StockerError
+    from stocker_core.text.configured import configured_text
     from stocker_core.text.events import load_text_folder
 
     settings = settings or get_settings(fresh=True)
@@ -225,10 +227,10 @@ def load_council_inputs(
             continue  # a missing peer or rate symbol leaves that analyst abstaining
         if len(frame):
             closes.append(frame[["date", "close"]].assign(symbol=symbol))
-    if text is None:
-        if text_folder is None:
-            text_folder = settings.text_folder
-        text = load_text_folder(text_folder) if text_folder else TextEvents.empty()
+    if text is None and text_folder is not None:
+        text = load_text_folder(text_folder)
+    elif text is None:
+        text = configured_text(settings)
     return CouncilInputs(
         ticker, bars, text, pd.concat(closes, ignore_index=True) if closes else None, tuple(peers), commodity
     )

@@ -102,6 +102,7 @@ PLUGIN_MODULES = {
     "ppo": "stocker_core.evaluation.drl",
     "forecast": "stocker_core.evaluation.forecast",
     "macd": "stocker_core.evaluation.baselines",
+    "oracle": "stocker_core.evaluation.oracle",
     "zmr": "stocker_core.evaluation.baselines",
     "moderator_base": "stocker_core.training.policy",
     "moderator_sft": "stocker_core.training.policy",

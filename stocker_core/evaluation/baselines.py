@@ -203,6 +203,12 @@ def _forecast_plan(episode: Episode, params: RewardParams) -> Plan:
     return plan
 
 
+def _oracle_plan(episode: Episode, params: RewardParams) -> Plan:
+    from stocker_core.evaluation.oracle import oracle_plan
+
+    return oracle_plan(episode, params)
+
+
 def _ideal_plan(episode: Episode, params: RewardParams) -> Plan:
     ideal = ideal_trajectory(episode.closes, params.transaction_cost, params.starting_cash)
     return long_flat_plan(ideal.long, episode.closes, params.transaction_cost, params.starting_cash)
@@ -216,9 +222,11 @@ VECTORISED_PLANS: dict[str, PlanFactory] = {
     "macd": _macd_plan,
     "zmr": _zmr_plan,
     "forecast": _forecast_plan,
+    "oracle": _oracle_plan,
     "ideal": _ideal_plan,
 }
-"""Policies whose whole-episode actions depend on prices only: planned at once, graded in a batch."""
+"""Policies whose whole-episode actions are known at once (from prices, or for ``oracle`` from
+the day's pre-close headlines): planned at once, graded in a batch."""
 
 
 def plan_for(name: str, episode: Episode, params: RewardParams) -> Plan | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import date
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -13,6 +14,9 @@ from stocker_core.config import Settings
 from stocker_core.errors import UnknownTickerError
 from stocker_core.market.sources import MarketDataSource, get_source
 from stocker_core.warehouse.db import Warehouse
+
+if TYPE_CHECKING:
+    from stocker_core.market.synthetic import SyntheticSpec
 
 
 def _folder_signature(folder: Path | None) -> tuple[tuple[str, int, int], ...]:
@@ -28,12 +32,24 @@ def _cached_source(name: str, folder: Path | None, signature: tuple) -> MarketDa
     return get_source(Settings(source=name, files_dir=folder))
 
 
+@lru_cache(maxsize=8)
+def _cached_synthetic(spec: SyntheticSpec) -> MarketDataSource:
+    from stocker_core.market.gate import QualityGatedSource
+    from stocker_core.market.synthetic import SyntheticSource
+
+    return QualityGatedSource(SyntheticSource(spec))
+
+
 def configured_source(settings: Settings) -> MarketDataSource:
     """The configured source; file-backed ones are reused until their folder changes."""
     if settings.source == "files":
         return _cached_source("files", settings.files_dir, _folder_signature(settings.files_dir))
     if settings.source == "sample":
         return _cached_source("sample", None, ())
+    if settings.source == "synthetic":
+        from stocker_core.market.synthetic import SyntheticSpec
+
+        return _cached_synthetic(SyntheticSpec.from_settings(settings))
     return get_source(settings)
 
 

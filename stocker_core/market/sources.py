@@ -82,7 +82,8 @@ def check_symbols(source: MarketDataSource, tickers: list[str]) -> list[str]:
 
 
 def get_source(settings: Settings) -> MarketDataSource:
-    """The source named by ``settings.source`` (``sample`` | ``files`` | ``yfinance``), behind
+    """The source named by ``settings.source`` (``sample`` | ``files`` | ``yfinance`` |
+    ``synthetic``), behind
     the quality gate (``gate.QualityGatedSource``) with ``$STOCKER_HOME/corrections.csv``."""
     from stocker_core.market.corrections import load_corrections, sample_source_corrections
     from stocker_core.market.gate import QualityGatedSource
@@ -110,4 +111,8 @@ def _raw_source(settings: Settings) -> MarketDataSource:
         from stocker_core.market.yfinance_source import YFinanceSource
 
         return YFinanceSource()
-    raise InvalidNameError(f"unknown source {settings.source!r}: use sample, files or yfinance")
+    if settings.source == "synthetic":
+        from stocker_core.market.synthetic import SyntheticSource, SyntheticSpec
+
+        return SyntheticSource(SyntheticSpec.from_settings(settings))
+    raise InvalidNameError(f"unknown source {settings.source!r}: use sample, files, yfinance or synthetic")

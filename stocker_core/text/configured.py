@@ -1,0 +1,30 @@
+"""The text events the configuration provides: the synthetic market's on that source,
+else the text drop folder's (``STOCKER_TEXT_DIR``, else ``STOCKER_FILES_DIR``)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from stocker_core.config import Settings
+from stocker_core.text.events import EventKind, TextEvents, load_events, load_text_folder
+
+
+def configured_text(settings: Settings) -> TextEvents:
+    """All three kinds: generated for ``STOCKER_SOURCE=synthetic``, else read from the text
+    folder; empty frames when neither applies."""
+    if settings.source == "synthetic":
+        from stocker_core.market.synthetic import SyntheticSpec
+        from stocker_core.text.synthetic import synthetic_text
+
+        return synthetic_text(SyntheticSpec.from_settings(settings))
+    return load_text_folder(settings.text_folder)
+
+
+def configured_events(settings: Settings, kind: EventKind) -> pd.DataFrame | None:
+    """Events of ``kind`` from the same place as ``configured_text``; None when the
+    configuration names no text at all (no synthetic source, no folder)."""
+    if settings.source == "synthetic":
+        text = configured_text(settings)
+        return {"news": text.news, "forums": text.forums, "macro": text.macro}[kind].copy()
+    folder = settings.text_folder
+    return load_events(folder, kind) if folder is not None else None
