@@ -187,3 +187,45 @@ def theta_table(
         "trades",
     ]
     return frame[columns]
+
+
+def valid_window_records(
+    writer: object,
+    data: dict[str, AgentData],
+    splits: Splits,
+    config: AgentConfig,
+    params: RewardParams,
+    name: str = "agent_rl",
+    window: int = 42,
+) -> list[dict]:
+    """The valid split cut into non-overlapping ``window``-day episodes per ticker, played by
+    ``writer``'s decisions and by buy-and-hold, scored by ``evaluation.runner``: one record per
+    (policy, window), as the moderator's ``heldout_episodes``. A decision without an answer
+    counts as unparsable (it holds)."""
+    from stocker_core.env.policies import BuyAndHoldPolicy
+    from stocker_core.evaluation.rolling import slice_episode, split_bounds
+    from stocker_core.evaluation.runner import play
+    from stocker_core.training.heldout import episode_records
+
+    records: list[dict] = []
+    for ticker, ticker_data in sorted(data.items()):
+        lo, hi = split_bounds(ticker_data.bars, splits.range_of(ticker, "valid"))
+        for start in range(lo, hi - window + 1, window):
+            key = f"{ticker}|valid@{start - lo}"
+            episode = slice_episode(
+                ticker_data.bars, start, start + window, ticker, key, params.starting_cash
+            )
+            days = [pd.Timestamp(d) for d in episode.dates]
+            traces = run_decisions(writer, [AgentTools(ticker_data, d) for d in days], config, name)  # type: ignore[arg-type]
+            unanswered = sum(t.decision is None for t in traces)
+            run = play_split(episode, [t.action for t in traces], name, params)
+            records += episode_records([run], [unanswered])  # type: ignore[list-item]
+            bh = play(
+                TradingEnv(episode, params),
+                BuyAndHoldPolicy(params.transaction_cost),
+                "buy_and_hold",
+                None,
+                "per_step",
+            )
+            records += episode_records([bh])
+    return records

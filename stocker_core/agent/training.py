@@ -56,6 +56,12 @@ class AgentTrainingResult:
     """The final model's greedy decisions on the valid pairs (a reload must repeat them)."""
     valid_fingerprint: str = ""
     """sha256 of the final model's greedy turns on the valid pairs."""
+    frac_reward_zero_std: list[float] = field(default_factory=list)
+    """Per RL step, the share of groups whose rollouts all scored the same (no gradient)."""
+    frac_reward_zero_std_last_tenth: float | None = None
+    heldout_episodes: list[dict[str, Any]] = field(default_factory=list)
+    """The valid split in non-overlapping windows, played by the final model and by
+    buy-and-hold (``evaluation.valid_window_records``): what the model checks read."""
     created_at: str = ""
 
     def to_dict(self) -> dict[str, Any]:
@@ -159,6 +165,13 @@ def train_agent(
 
         loaded.model = get_peft_model(loaded.model, agent_lora_config(config))
     loaded.model.save_pretrained(adapter_dir)
+    from stocker_core.agent.evaluation import valid_window_records
+    from stocker_core.env.rewards import RewardParams
+
+    say("playing the valid split in windows (agent_rl vs buy_and_hold)")
+    heldout = valid_window_records(
+        ModelWriter(loaded, config), data, source.splits, config, RewardParams.from_settings(settings)
+    )
     result = AgentTrainingResult(
         run_id=run_id,
         run_dir=str(run_dir),
@@ -180,6 +193,9 @@ def train_agent(
         valid_keys=[f"{t}|{d.date().isoformat()}" for t, d in valid],
         valid_decisions=[t.action for t in last],
         valid_fingerprint=traces_fingerprint(last),
+        frac_reward_zero_std=[s.frac_reward_zero_std for s in (log.steps if log else [])],
+        frac_reward_zero_std_last_tenth=log.last_tenth("frac_reward_zero_std") if log else None,
+        heldout_episodes=heldout,
         created_at=datetime.now().isoformat(timespec="seconds"),
     )
     (run_dir / "curves.png").write_bytes(

@@ -29,6 +29,9 @@ def register(app: typer.Typer) -> None:
             None, "--home", help="keep the warehouse here (default: a temp dir)"
         ),
         as_json: bool = typer.Option(False, "--json", help="print the result as JSON"),
+        quick: bool = typer.Option(
+            False, "--quick", help="token training budgets (checks the plumbing only)"
+        ),
     ) -> None:
         """Does the training loop learn? Train on a synthetic market with a planted signal of
         strength --ic and judge every policy against buy-and-hold on its held-out windows.
@@ -47,6 +50,7 @@ def register(app: typer.Typer) -> None:
         if home is not None and home.exists() and any(home.iterdir()):
             fail(f"--home {home} is not empty: give a new folder (the check builds its own warehouse)")
         config = LearningCheckConfig(ic=ic, seed=seed, tickers=tickers, years=years)
+        config = config.quick() if quick else config
         say = (lambda m: typer.echo(m, err=True)) if as_json else typer.echo
         try:
             result = run_learning_check(config, home, say)

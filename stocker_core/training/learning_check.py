@@ -72,6 +72,23 @@ class LearningCheckConfig:
     )
     policies: tuple[str, ...] = POLICIES
 
+    def quick(self) -> LearningCheckConfig:
+        """The same market with token training budgets: checks the plumbing, not the learning."""
+        from dataclasses import replace
+
+        return replace(
+            self,
+            moderator={**self.moderator, "grpo_steps": 10, "sft_epochs": 0.3},
+            agent={
+                **self.agent,
+                "sft_steps": 10,
+                "rl_steps": 2,
+                "max_train_pairs": 40,
+                "max_valid_pairs": 10,
+                "eval_every": 2,
+            },
+        )
+
     def environment(self, home: Path) -> dict[str, str]:
         """The variables a subprocess needs to build this market in ``home``."""
         return {

@@ -39,7 +39,10 @@ def test_grpo_writes_an_adapter_that_reloads_to_the_same_greedy_actions(trained,
     assert (grpo_dir / "adapter_config.json").is_file() and (grpo_dir / "curve.png").is_file()
     report = json.loads((grpo_dir / "training.json").read_text())
     assert report["steps"] == 3 and report["sha256"] == weights_sha256(grpo_dir)
-    assert report["extra"]["reward_calls"] == 3 * 8
+    extra = report["extra"]
+    assert extra["reward"] == "excess" and len(extra["frac_reward_zero_std"]) == 3
+    assert 0 <= extra["frac_reward_zero_std_last_tenth"] < 0.5  # the nine answers' rewards differ
+    assert sum(extra["action_distribution_last"].values()) == pytest.approx(1.0)
     first = load_with_adapter(model_dir(trained.settings, "base"), grpo_dir)
     second = load_with_adapter(model_dir(trained.settings, "base"), grpo_dir)
     prompts = [r["prompt_words"] for r in seed_data.rows]
@@ -110,3 +113,26 @@ def test_one_prompt_fast_path_gives_the_batched_generate_tokens(trained, seed_da
     for stage in ("sft", "grpo"):
         model = load_with_adapter(model_dir(trained.settings, "base"), model_dir(trained.settings, stage))
         assert [generate(model, [p])[0] for p in prompts] == generate(model, prompts, batch_size=1)
+
+
+def test_held_out_records_equal_the_backtests_of_the_same_episodes(trained, monkeypatch):
+    """One scoring home: the training's held-out records are what evaluation.runner's
+    backtest gives for the same episodes and policies."""
+    from stocker_core.config import use_settings
+    from stocker_core.evaluation.runner import backtest
+
+    records = json.loads((model_dir(trained.settings, "grpo") / "training.json").read_text())[
+        "heldout_episodes"
+    ]
+    by_key = {(r["policy"], r["episode_key"]): r for r in records}
+    episode = load_episodes(VALID, trained.settings, Warehouse(trained.settings.warehouse_path))[0]
+    with use_settings(trained.settings):
+        result = backtest(
+            episode, ["moderator_sft", "moderator_grpo", "buy_and_hold"], settings=trained.settings
+        )
+    assert not result.failures
+    for run in result.runs:
+        record = by_key[(run.policy, episode.key)]
+        assert record["final_value"] == pytest.approx(float(run.values[-1]), abs=1e-9)
+        assert record["total_return"] == pytest.approx(run.metrics["total_return"], abs=1e-12)
+        assert record["trades"] == run.metrics["trades"] and record["unparsable"] == 0
