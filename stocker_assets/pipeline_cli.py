@@ -137,6 +137,12 @@ def materialize(
         "-g",
         help=f"Comma-separated asset groups to build, from: {', '.join(DEFAULT_GROUPS.split(','))}.",
     ),
+    skip: str = typer.Option(
+        "",
+        "--skip",
+        help="Comma-separated assets of those groups to leave out, e.g. charts when nothing needs the PNGs "
+        "(the rule council reads bars, not images).",
+    ),
     allow_failed_checks: bool = typer.Option(
         False,
         "--allow-failed-checks",
@@ -165,6 +171,7 @@ def materialize(
     defs = build_definitions({"stocker": StockerResource()})
     try:
         partitioned, unpartitioned, checks = select_assets(defs, [g.strip() for g in groups.split(",")])
+        partitioned, unpartitioned, checks = _without(skip, partitioned, unpartitioned, checks)
         source = StockerResource().market_source()
         if ticker:  # asked for by name: the source must have each before the universe changes
             tickers = _known_to_source(settings, [*ticker])
@@ -250,6 +257,29 @@ def materialize(
     )
     if unusable or not all(r.success for r in results):
         raise typer.Exit(EXIT_FAILED)
+
+
+def _without(skip: str, partitioned: list, unpartitioned: list, checks: list) -> tuple[list, list, list]:
+    """The selection less the assets named in ``skip`` (and their checks); ValueError for a
+    name that is not in the selection."""
+    names = {n.strip() for n in skip.split(",") if n.strip()}
+    if not names:
+        return partitioned, unpartitioned, checks
+    chosen = {k.to_user_string() for a in [*partitioned, *unpartitioned] for k in a.keys}
+    unknown = sorted(names - chosen)
+    if unknown:
+        raise ValueError(
+            f"--skip {', '.join(unknown)}: not an asset of the chosen groups ({', '.join(sorted(chosen))})"
+        )
+
+    def kept(assets: list) -> list:
+        return [a for a in assets if not {k.to_user_string() for k in a.keys} & names]
+
+    dropped = {
+        k.to_user_string() for a in [*partitioned, *unpartitioned] if a not in kept([a]) for k in a.keys
+    }
+    checks = [c for c in checks if not {s.asset_key.to_user_string() for s in c.check_specs} & dropped]
+    return kept(partitioned), kept(unpartitioned), checks
 
 
 def _mark_empty_months(instance, source, plan: dict[str, list], partitioned: list) -> None:

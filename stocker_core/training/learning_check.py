@@ -99,7 +99,6 @@ class LearningCheckConfig:
             "STOCKER_SYNTH_SEED": str(self.seed),
             "STOCKER_SYNTH_TICKERS": str(self.tickers),
             "STOCKER_SYNTH_YEARS": repr(self.years),
-            "STOCKER_CHARTS": "off",
         }
 
 
@@ -198,8 +197,17 @@ def verdict_lines(ic: float, found: dict[str, PolicyVerdict]) -> list[str]:
 def _materialize(config: LearningCheckConfig, home: Path, say: Say) -> None:
     env = {**os.environ, **config.environment(home)}
     (home / "dagster").mkdir(parents=True, exist_ok=True)
-    command = [sys.executable, "-m", "stocker_assets.cli", "materialize", "--groups", DATA_GROUPS]
-    say(f"building the synthetic market in {home}: stocker materialize --groups {DATA_GROUPS}")
+    command = [
+        sys.executable,
+        "-m",
+        "stocker_assets.cli",
+        "materialize",
+        "--groups",
+        DATA_GROUPS,
+        "--skip",
+        "charts",
+    ]
+    say(f"building the synthetic market in {home}: stocker materialize --groups {DATA_GROUPS} --skip charts")
     started = time.perf_counter()
     done = subprocess.run(command, env=env, capture_output=True, text=True)
     if done.returncode != 0:
