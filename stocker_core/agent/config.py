@@ -58,6 +58,11 @@ class AgentConfig(BaseSettings):
     num_generations: int = Field(default=4, ge=2)
     rl_learning_rate: float = Field(default=2e-3, gt=0)
     temperature: float = Field(default=1.0, gt=0)
+    exact_decision: bool = Field(
+        default=True,
+        description="add the exact expected gradient over the final BUY/SELL/HOLD of each rollout "
+        "(its tool turns fixed; word-level models)",
+    )
     lora_r: int = Field(default=8, ge=1)
     lora_alpha: int = Field(default=16, ge=1)
     eval_every: int = Field(default=15, ge=1, description="RL steps between validation points")

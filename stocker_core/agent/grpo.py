@@ -23,6 +23,7 @@ from stocker_core.agent.config import AgentConfig
 from stocker_core.agent.data import AgentData
 from stocker_core.agent.model import ModelWriter
 from stocker_core.agent.parsing import DECISIONS
+from stocker_core.agent.rewards import result_score
 from stocker_core.agent.scoring import run_scored
 from stocker_core.agent.sequences import encode_trace
 from stocker_core.agent.trace import Trace
@@ -33,6 +34,7 @@ from stocker_core.training.policy_gradient import (
     action_shares,
     apply_update,
     collate,
+    expected_reward_weights,
     group_advantages,
     token_logprobs,
     trainable_optimizer,
@@ -68,16 +70,60 @@ def rl_step(
     advantages = group_advantages(rewards, group)
     loss_value = 0.0
     keep = [i for i, a in enumerate(advantages) if a != 0.0]
+    model = loaded.model
+    loss = None
     if keep:
-        model = loaded.model
         model.train()
         encoded = [encode_trace(loaded, traces[i], writer.tools, config.max_tool_calls) for i in keep]
         batch = collate(loaded.tokenizer.pad_token_id, encoded, loaded.device)
         logp, mask = token_logprobs(model, batch)
         adv = torch.tensor(advantages[keep], dtype=torch.float32, device=logp.device)[:, None]
         loss = -(adv * logp * mask).sum() / mask.sum().clamp(min=1.0)
+    if config.exact_decision:
+        exact = decision_loss(loaded, traces, writer.tools, config)
+        if exact is not None:
+            loss = exact if loss is None else loss + exact
+    if loss is not None:
         loss_value = apply_update(model, optimizer, loss)
     return _record(step, traces, loss_value, np.asarray(rewards).reshape(-1, group))
+
+
+def decision_loss(loaded: LoadedModel, traces: Sequence[Trace], tools: list, config: AgentConfig) -> Any:
+    """The exact expected gradient over the final decision (BUY / SELL / HOLD) of every
+    rollout that answered, with its tool turns fixed: each decision's result score is known
+    from the forward return, so the three are scored, not sampled
+    (``policy_gradient.expected_reward_weights``). Word-level models only (one token per
+    decision); None when no rollout answered or the model is a chat model."""
+    import torch
+
+    if loaded.prompt_style != "words":
+        return None
+    decision_ids = loaded.tokenizer.convert_tokens_to_ids(list(DECISIONS))
+    rows, positions, rewards = [], [], []
+    for trace in traces:
+        if trace.decision is None or trace.forward_return is None:
+            continue
+        ids, mask = encode_trace(loaded, trace, tools, config.max_tool_calls)
+        spots = [k for k, (t, m) in enumerate(zip(ids, mask, strict=True)) if m and t in decision_ids]
+        if not spots:
+            continue
+        rows.append((ids, mask))
+        positions.append(spots[-1])
+        rewards.append(
+            [
+                config.w_result * result_score(d, trace.forward_return, config.theta, config.result_mode)
+                for d in DECISIONS
+            ]
+        )
+    if not rows:
+        return None
+    batch = collate(loaded.tokenizer.pad_token_id, rows, loaded.device)
+    logits = loaded.model(input_ids=batch.input_ids, attention_mask=batch.attention_mask).logits
+    index = torch.tensor(positions, device=logits.device) - 1  # the logits that predict the decision
+    at = logits[torch.arange(len(rows), device=logits.device), index].float()
+    choice = torch.log_softmax(at, dim=-1)[:, decision_ids]
+    loss, _ = expected_reward_weights(choice, torch.tensor(rewards, device=logits.device), scale="batch")
+    return loss
 
 
 def _record(step: int, traces: list[Trace], loss: float, grouped: np.ndarray) -> PgStep:
