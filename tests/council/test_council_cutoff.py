@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 from stocker_testing import SEED_DIR, make_bars
 
+from stocker_core.context.decision import CouncilInputs, build_context
 from stocker_core.council import analysts
-from stocker_core.council.context import CouncilInputs, build_context
 from stocker_core.market.files_source import FilesSource
 from stocker_core.text.events import TextEvents, load_text_folder, parse_records
 from stocker_core.text.store import read_events, replace_events

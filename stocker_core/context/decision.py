@@ -182,17 +182,6 @@ def _load_bars(ticker: str, start: date, end: date, settings: Settings) -> pd.Da
     return load_bars(settings, ticker, start, end)[0]
 
 
-def context_symbols(ticker: str, settings: Settings) -> tuple[tuple[str, ...], str | None]:
-    """(peers, commodity) of ``ticker``: ``STOCKER_PEERS``/``STOCKER_COMMODITIES``, else the
-    reference task's, else the benchmark (``STOCKER_BENCHMARK``) and no commodity."""
-    from stocker_core.env.tasks import TASKS
-
-    task = next((t for t in TASKS.values() if t.ticker == ticker), None)
-    peers = settings.peers.get(ticker) or (task.peers if task else None) or [settings.benchmark]
-    commodity = settings.commodities.get(ticker) or (task.commodity if task else None)
-    return tuple(p for p in peers if p != ticker), commodity
-
-
 def load_council_inputs(
     ticker: str,
     start: date | str,
