@@ -15,6 +15,11 @@ _EXPORTS = {
     "CouncilInputs": "decision",
     "build_context": "decision",
     "load_council_inputs": "decision",
+    "decision_cutoff": "point_in_time",
+    "date_only_published_at": "point_in_time",
+    "point_in_time": "point_in_time",
+    "published_before": "point_in_time",
+    "visible_events": "point_in_time",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -18,9 +18,9 @@ from pathlib import Path
 import pandas as pd
 
 from stocker_core.config import Settings
+from stocker_core.context.point_in_time import decision_cutoff, point_in_time, published_before
 from stocker_core.market.indicators import indicators_by_month
 from stocker_core.text.events import TextEvents, empty_events
-from stocker_core.warehouse.point_in_time import decision_cutoff, point_in_time, published_before
 
 NEWS_WINDOW_DAYS = 7
 RATE_SYMBOLS = ("^TNX", "^IRX", "^FVX", "^TYX")

@@ -23,6 +23,7 @@ import pandas as pd
 
 from stocker_core.config import Settings
 from stocker_core.context.decision import RATE_SYMBOLS, CouncilInputs, DecisionContext
+from stocker_core.context.point_in_time import decision_cutoff
 from stocker_core.env.api_models import (
     EVENT_LIMIT,
     PRICE_HISTORY_LIMIT,
@@ -33,7 +34,6 @@ from stocker_core.env.api_models import (
 from stocker_core.env.environment import Observation
 from stocker_core.env.episode import Episode
 from stocker_core.market.indicators import INDICATOR_COLUMNS
-from stocker_core.warehouse.point_in_time import decision_cutoff
 
 CHART_CACHE = 64
 """Rendered chart PNGs kept in memory per view (about 60 KB each)."""

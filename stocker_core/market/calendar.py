@@ -13,6 +13,8 @@ import exchange_calendars as xcals
 import pandas as pd
 
 CALENDAR_START = "1990-01-02"
+NEW_YORK = "America/New_York"
+"""The NYSE's time zone: sessions open and close on New York wall-clock time."""
 
 
 def _cache_file() -> Path:

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from stocker_core.market.calendar import NEW_YORK
 from stocker_core.text.events import COLUMNS, EventKind, TextEvents, empty_events
 from stocker_core.warehouse.db import Warehouse
-from stocker_core.warehouse.point_in_time import NEW_YORK
 
 TEXT_TABLES: dict[str, str] = {
     "news": "text.news",

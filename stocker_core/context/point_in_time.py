@@ -23,7 +23,8 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-NEW_YORK = "America/New_York"
+from stocker_core.market.calendar import NEW_YORK
+
 REGULAR_CLOSE = pd.Timedelta(hours=16)
 
 
