@@ -9,6 +9,7 @@ from stocker_core.context.decision import PortfolioState, load_council_inputs
 from stocker_core.council.backends import Backend, get_backend, get_moderator
 from stocker_core.council.cache import VoteCache
 from stocker_core.council.moderator import Moderator
+from stocker_core.council.run_stats import CouncilTally
 from stocker_core.council.runner import Council
 from stocker_core.env.actions import Action
 from stocker_core.env.environment import Observation, TradingEnv
@@ -19,7 +20,8 @@ from stocker_core.warehouse.db import Warehouse
 
 
 class CouncilPolicy:
-    """Seven specialists (cached votes) and a moderator decide each step's trade."""
+    """Seven specialists (cached votes) and a moderator decide each step's trade; ``tally``
+    counts the decisions that fell back to a default."""
 
     def __init__(
         self,
@@ -44,6 +46,7 @@ class CouncilPolicy:
         moderator = moderator or get_moderator(settings, cost_rate=settings.transaction_cost)
         self.council = Council(backend or get_backend(settings), moderator, VoteCache(warehouse))
         self.last_decision = None
+        self.tally = CouncilTally()  # how often a vote or the moderator fell back to a default
 
     def act(self, observation: Observation) -> Action:
         if observation.step == 0:
@@ -56,6 +59,7 @@ class CouncilPolicy:
         )
         context = self.inputs.context(pd.Timestamp(observation.date), portfolio)
         self.last_decision = self.council.decide(context)
+        self.tally.add(self.last_decision)
         return self.last_decision.action
 
 

@@ -88,7 +88,6 @@ def run_command(
 ) -> None:
     """Play a whole episode with a built-in policy."""
     from stocker_core.config import get_settings
-    from stocker_core.council.run_stats import tallied
     from stocker_core.env.environment import TradingEnv
     from stocker_core.env.episode import load_episode
     from stocker_core.env.policies import make_policy, run_episode
@@ -98,8 +97,9 @@ def run_command(
     try:
         ep = load_episode(_episode_name(task, episode), settings)
         env = TradingEnv(ep, RewardParams.from_settings(settings))
-        player, tally = tallied(make_policy(policy, env, seed))
+        player = make_policy(policy, env, seed)
         trajectory = run_episode(env, player)
+        tally = getattr(player, "tally", None)  # the council counts its fallbacks
     except StockerError as exc:
         fail(exc)
     trajectory["policy"] = policy
