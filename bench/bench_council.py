@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from stocker_core.context.decision import CouncilInputs
 from stocker_core.council.backends import RuleBackend
 from stocker_core.council.cache import VoteCache
-from stocker_core.council.context import CouncilInputs
 from stocker_core.council.runner import run_votes
 from stocker_core.market.files_source import FilesSource
 from stocker_core.text.events import load_text_folder

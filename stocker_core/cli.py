@@ -15,7 +15,7 @@ from stocker_core.agent import cli as agent_cli
 from stocker_core.council import cli as council_cli
 from stocker_core.env import cli as env_cli
 from stocker_core.evaluation import cli as evaluation_cli
-from stocker_core.evaluation import drl_cli
+from stocker_core.evaluation.drl import cli as drl_cli
 from stocker_core.market import chart_cli
 from stocker_core.training import cli as training_cli
 from stocker_core.warehouse import cli as warehouse_cli

@@ -18,7 +18,6 @@ from stocker_assets.resources import StockerResource
 from stocker_core.config import Settings
 from stocker_core.council.backends import get_backend
 from stocker_core.council.partition import role_summary, split_by_month, ticker_votes, vote_stats
-from stocker_core.council.policy import warehouse_text
 from stocker_core.market.bars import load_bars
 from stocker_core.market.calendar import month_end
 from stocker_core.market.indicators import LOOKBACK_MONTHS
@@ -26,7 +25,7 @@ from stocker_core.market.pipeline import MonthBuild
 from stocker_core.market.validation import parse_partition_key, partition_key
 from stocker_core.text.configured import configured_events
 from stocker_core.text.events import EventKind, fetch_yfinance_news
-from stocker_core.text.store import replace_events
+from stocker_core.text.store import replace_events, warehouse_text
 from stocker_core.warehouse.db import Warehouse, frame_version
 
 TEXT = "text"

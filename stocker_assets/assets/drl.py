@@ -10,8 +10,8 @@ from stocker_assets.assets.env import episodes
 from stocker_assets.assets.market import DUCKDB_POOL
 from stocker_assets.lineage import record_build
 from stocker_assets.resources import StockerResource
-from stocker_core.evaluation.drl_store import ALGOS
-from stocker_core.evaluation.drl_training import DrlConfig
+from stocker_core.evaluation.drl.store import ALGOS
+from stocker_core.evaluation.drl.training import DrlConfig
 
 EVALUATION = "evaluation"
 _DEFAULTS = DrlConfig()
@@ -52,8 +52,8 @@ class DrlAgentsConfig(dg.Config):
 def drl_agents(
     context: dg.AssetExecutionContext, config: DrlAgentsConfig, stocker: StockerResource
 ) -> dg.MaterializeResult:
-    from stocker_core.evaluation.drl_plots import reward_curves_png
-    from stocker_core.evaluation.drl_training import train_from_warehouse
+    from stocker_core.evaluation.drl.plots import reward_curves_png
+    from stocker_core.evaluation.drl.training import train_from_warehouse
     from stocker_core.market.pipeline import MonthBuild
 
     settings, warehouse = stocker.settings(), stocker.warehouse()

@@ -17,11 +17,11 @@ import pandas as pd
 
 from stocker_core.agent.errors import AgentError, NoForwardReturnError
 from stocker_core.config import Settings
+from stocker_core.context.point_in_time import point_in_time, visible_events
 from stocker_core.errors import StockerError
 from stocker_core.market.indicators import compute_indicators
 from stocker_core.text.events import TextEvents, publication_times
 from stocker_core.warehouse.db import Warehouse
-from stocker_core.warehouse.point_in_time import point_in_time, visible_events
 
 TEXT_KINDS = ("news", "forums", "macro")
 

@@ -19,7 +19,7 @@ from stocker_core.agent import fundamentals as fundamentals_tool
 from stocker_core.agent import tools_macro, tools_market, tools_text
 from stocker_core.agent.arguments import ToolArgumentError
 from stocker_core.agent.data import AgentData, decision_day
-from stocker_core.warehouse.point_in_time import decision_cutoff
+from stocker_core.context.point_in_time import decision_cutoff
 
 TOOL_FAMILIES: dict[str, str] = {
     "get_price_history": "market",

@@ -12,7 +12,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from stocker_core.council.context import RATE_SYMBOLS, DecisionContext
+from stocker_core.context.decision import RATE_SYMBOLS, DecisionContext
 from stocker_core.council.models import SpecialistVote
 from stocker_core.text.events import POLICY_VALENCE
 from stocker_core.text.sentiment import score_text, weighted_sentiment

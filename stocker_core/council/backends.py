@@ -6,9 +6,9 @@ import hashlib
 from dataclasses import dataclass
 from typing import Protocol
 
+from stocker_core.context.decision import DecisionContext
 from stocker_core.council.analysts import RULES_VERSION, rule_vote
 from stocker_core.council.config import BackendName, CouncilSettings
-from stocker_core.council.context import DecisionContext
 from stocker_core.council.llm import ChatClient, decision_day, user_text
 from stocker_core.council.models import SpecialistVote
 from stocker_core.council.parsing import parse_vote

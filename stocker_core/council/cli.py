@@ -48,9 +48,10 @@ def register(app: typer.Typer) -> None:
         import pandas as pd
 
         from stocker_core.config import get_settings
+        from stocker_core.context.decision import PortfolioState, load_council_inputs
         from stocker_core.council.backends import get_backend, get_moderator
-        from stocker_core.council.context import PortfolioState, context_symbols, load_council_inputs
         from stocker_core.council.runner import Council
+        from stocker_core.env.peers import context_symbols
 
         try:
             settings = get_settings(fresh=True)

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from stocker_core.council.context import PortfolioState
+from stocker_core.context.decision import PortfolioState
 from stocker_core.council.llm import ChatClient
 from stocker_core.council.models import SpecialistVote
 from stocker_core.council.parsing import clamp_action, parse_action

@@ -5,30 +5,23 @@ from __future__ import annotations
 import pandas as pd
 
 from stocker_core.config import Settings, get_settings
+from stocker_core.context.decision import PortfolioState, load_council_inputs
 from stocker_core.council.backends import Backend, get_backend, get_moderator
 from stocker_core.council.cache import VoteCache
-from stocker_core.council.context import PortfolioState, context_symbols, load_council_inputs
 from stocker_core.council.moderator import Moderator
+from stocker_core.council.run_stats import CouncilTally
 from stocker_core.council.runner import Council
 from stocker_core.env.actions import Action
 from stocker_core.env.environment import Observation, TradingEnv
+from stocker_core.env.peers import context_symbols
 from stocker_core.env.policies import register_policy
-from stocker_core.text.events import TextEvents
+from stocker_core.text.store import warehouse_text
 from stocker_core.warehouse.db import Warehouse
 
 
-def warehouse_text(warehouse: Warehouse) -> TextEvents | None:
-    """Text events stored by the text assets, or None when none are stored."""
-    from stocker_core.text.store import read_events
-
-    if not warehouse.path.exists():
-        return None
-    events = TextEvents(*(read_events(warehouse, kind) for kind in ("news", "forums", "macro")))
-    return events if any(len(f) for f in (events.news, events.forums, events.macro)) else None
-
-
 class CouncilPolicy:
-    """Seven specialists (cached votes) and a moderator decide each step's trade."""
+    """Seven specialists (cached votes) and a moderator decide each step's trade; ``tally``
+    counts the decisions that fell back to a default."""
 
     def __init__(
         self,
@@ -53,6 +46,7 @@ class CouncilPolicy:
         moderator = moderator or get_moderator(settings, cost_rate=settings.transaction_cost)
         self.council = Council(backend or get_backend(settings), moderator, VoteCache(warehouse))
         self.last_decision = None
+        self.tally = CouncilTally()  # how often a vote or the moderator fell back to a default
 
     def act(self, observation: Observation) -> Action:
         if observation.step == 0:
@@ -65,6 +59,7 @@ class CouncilPolicy:
         )
         context = self.inputs.context(pd.Timestamp(observation.date), portfolio)
         self.last_decision = self.council.decide(context)
+        self.tally.add(self.last_decision)
         return self.last_decision.action
 
 

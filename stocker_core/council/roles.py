@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from stocker_core.council.context import RATE_SYMBOLS, DecisionContext
+from stocker_core.context.decision import RATE_SYMBOLS, DecisionContext
 
 OUTPUT_RULES = (
     'Answer with one JSON object and nothing else: {"signal": <float in [-1, 1], '

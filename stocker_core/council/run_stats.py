@@ -3,8 +3,8 @@
 A specialist vote falls back to neutral when its model call failed (network, deadline,
 HTTP error: ``call_failures``) or its reply could not be parsed (``parse_errors``); the
 moderator falls back to hold the same two ways (also counted in ``moderator_fallbacks``).
-``CouncilTally`` counts them over an episode so ``stocker episode run`` can report them
-instead of silently holding.
+``CouncilTally`` (kept by ``CouncilPolicy.tally``) counts them over an episode so
+``stocker episode run`` can report them instead of silently holding.
 """
 
 from __future__ import annotations
@@ -13,8 +13,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from stocker_core.council.models import CouncilDecision
-from stocker_core.env.actions import Action
-from stocker_core.env.environment import Observation
 
 FAILED_CALL_PREFIXES = ("model call failed", "backend error", "hold: moderator call failed")
 """Rationale openings of the defaults ``LLMBackend``, ``run_votes`` and ``LLMModerator`` give
@@ -79,26 +77,3 @@ class CouncilTally:
             f"First: {self.first_problem}. Check the endpoint and the model (STOCKER_OPENAI_BASE_URL, "
             "STOCKER_OPENAI_MODEL, STOCKER_LLM_TIMEOUT_S) or use STOCKER_COUNCIL_BACKEND=rule."
         )
-
-
-class TalliedPolicy:
-    """A council policy whose every decision is counted in ``tally``."""
-
-    def __init__(self, policy: Any, tally: CouncilTally) -> None:
-        self.policy = policy
-        self.tally = tally
-
-    def act(self, observation: Observation) -> Action:
-        action = self.policy.act(observation)
-        decision = getattr(self.policy, "last_decision", None)
-        if isinstance(decision, CouncilDecision):
-            self.tally.add(decision)
-        return action
-
-
-def tallied(policy: Any) -> tuple[Any, CouncilTally | None]:
-    """``policy`` wrapped with a tally when it is a council (has ``last_decision``)."""
-    if not hasattr(policy, "last_decision"):
-        return policy, None
-    tally = CouncilTally()
-    return TalliedPolicy(policy, tally), tally

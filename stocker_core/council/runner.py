@@ -13,9 +13,9 @@ from typing import Any
 
 import pandas as pd
 
+from stocker_core.context.decision import DecisionContext, PortfolioState
 from stocker_core.council.backends import Backend, RuleBackend, VoteResult
 from stocker_core.council.cache import VoteCache
-from stocker_core.council.context import DecisionContext, PortfolioState
 from stocker_core.council.models import CouncilDecision, SpecialistVote
 from stocker_core.council.moderator import Moderator, RuleModerator
 from stocker_core.council.roles import ROLE_NAMES

@@ -40,6 +40,7 @@ _EXPORTS = {
     "create_app": "server",
     "StockerEnvClient": "client",
     "EnvClientError": "client",
+    "context_symbols": "peers",
     "Task": "tasks",
     "get_task": "tasks",
     "resolve_episode_key": "tasks",

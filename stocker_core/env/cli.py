@@ -1,4 +1,5 @@
-"""``stocker episode info|run``, ``stocker grade`` and ``stocker serve``."""
+"""``stocker episode info|run`` and ``stocker grade`` (``stocker serve`` is in ``stocker_core.web.cli``:
+it runs the environment server together with the web page)."""
 
 from __future__ import annotations
 
@@ -88,7 +89,6 @@ def run_command(
 ) -> None:
     """Play a whole episode with a built-in policy."""
     from stocker_core.config import get_settings
-    from stocker_core.council.run_stats import tallied
     from stocker_core.env.environment import TradingEnv
     from stocker_core.env.episode import load_episode
     from stocker_core.env.policies import make_policy, run_episode
@@ -98,8 +98,9 @@ def run_command(
     try:
         ep = load_episode(_episode_name(task, episode), settings)
         env = TradingEnv(ep, RewardParams.from_settings(settings))
-        player, tally = tallied(make_policy(policy, env, seed))
+        player = make_policy(policy, env, seed)
         trajectory = run_episode(env, player)
+        tally = getattr(player, "tally", None)  # the council counts its fallbacks
     except StockerError as exc:
         fail(exc)
     trajectory["policy"] = policy
@@ -191,49 +192,7 @@ def grade_command(
         typer.echo(f"max |regraded - recorded| = {report['max_abs_diff_vs_recorded']:.3g}")
 
 
-def serve_command(
-    host: str = typer.Option(
-        "127.0.0.1", "--host", help="address to bind; any non-loopback address needs an API key"
-    ),
-    port: int = typer.Option(8000, "--port", help="TCP port"),
-    api_key: str | None = typer.Option(
-        None,
-        "--api-key",
-        envvar="STOCKER_API_KEY",
-        show_default=False,
-        help="require 'Authorization: Bearer <key>' on every route but /health [env: STOCKER_API_KEY]",
-    ),
-    insecure_no_auth: bool = typer.Option(
-        False, "--insecure-no-auth", help="serve a non-loopback address without an API key"
-    ),
-    max_sessions: int = typer.Option(256, "--max-sessions", min=1, help="sessions alive at once"),
-    session_idle_s: float = typer.Option(
-        900.0, "--session-idle-s", min=1.0, help="a session unused this many seconds expires"
-    ),
-    preload: str = typer.Option(
-        "", "--preload", help="episodes to load before serving, comma-separated (e.g. task_easy,task_hard)"
-    ),
-) -> None:
-    """Serve the environment over HTTP (OpenEnv contract: /reset /step /state /schema /mcp ...)."""
-    from stocker_core.env.server import ServerConfigError, check_bind, serve
-
-    try:
-        check_bind(host, api_key, insecure_no_auth)
-    except ServerConfigError as exc:
-        fail(exc)
-    serve(
-        host,
-        port,
-        api_key=api_key or "",
-        insecure_no_auth=insecure_no_auth,
-        max_sessions=max_sessions,
-        idle_s=session_idle_s,
-        preload=[name.strip() for name in preload.split(",") if name.strip()],
-    )
-
-
 def register(app: typer.Typer) -> None:
-    """Add ``episode``, ``grade`` and ``serve`` to the ``stocker`` command."""
+    """Add ``episode`` and ``grade`` to the ``stocker`` command."""
     app.add_typer(episode_app, name="episode")
     app.command("grade")(grade_command)
-    app.command("serve")(serve_command)

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from stocker_core.config import Settings, get_settings
+from stocker_core.context.point_in_time import point_in_time
 from stocker_core.env.tasks import resolve_episode_key
 from stocker_core.errors import EmptyDataError
 from stocker_core.market.bars import load_bars
@@ -16,7 +17,6 @@ from stocker_core.market.calendar import month_end
 from stocker_core.market.gaps import SessionGap, session_gaps
 from stocker_core.market.validation import parse_partition_key
 from stocker_core.warehouse.db import Warehouse
-from stocker_core.warehouse.point_in_time import point_in_time
 
 HISTORY_START = date(1900, 1, 1)
 

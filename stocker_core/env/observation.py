@@ -22,7 +22,8 @@ from typing import Any
 import pandas as pd
 
 from stocker_core.config import Settings
-from stocker_core.council.context import RATE_SYMBOLS, CouncilInputs, DecisionContext
+from stocker_core.context.decision import RATE_SYMBOLS, CouncilInputs, DecisionContext
+from stocker_core.context.point_in_time import decision_cutoff
 from stocker_core.env.api_models import (
     EVENT_LIMIT,
     PRICE_HISTORY_LIMIT,
@@ -33,7 +34,6 @@ from stocker_core.env.api_models import (
 from stocker_core.env.environment import Observation
 from stocker_core.env.episode import Episode
 from stocker_core.market.indicators import INDICATOR_COLUMNS
-from stocker_core.warehouse.point_in_time import decision_cutoff
 
 CHART_CACHE = 64
 """Rendered chart PNGs kept in memory per view (about 60 KB each)."""
@@ -175,8 +175,9 @@ class CouncilView:
         """The view of ``episode``: the council's own inputs (``load_council_inputs`` with
         the ticker's peers and commodity; text from the warehouse's text tables when they
         hold any, else the configured text folder)."""
-        from stocker_core.council.context import context_symbols, load_council_inputs
-        from stocker_core.council.policy import warehouse_text
+        from stocker_core.context.decision import load_council_inputs
+        from stocker_core.env.peers import context_symbols
+        from stocker_core.text.store import warehouse_text
         from stocker_core.warehouse.db import Warehouse
 
         peers, commodity = context_symbols(episode.ticker, settings)

@@ -98,8 +98,8 @@ def register_policy(name: str, factory: PolicyFactory) -> None:
 # Policies living in other packages register themselves when imported.
 PLUGIN_MODULES = {
     "council": "stocker_core.council.policy",
-    "a2c": "stocker_core.evaluation.drl",
-    "ppo": "stocker_core.evaluation.drl",
+    "a2c": "stocker_core.evaluation.drl.agents",
+    "ppo": "stocker_core.evaluation.drl.agents",
     "forecast": "stocker_core.evaluation.forecast",
     "macd": "stocker_core.evaluation.baselines",
     "oracle": "stocker_core.evaluation.oracle",

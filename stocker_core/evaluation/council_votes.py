@@ -17,9 +17,9 @@ from datetime import date
 import pandas as pd
 
 from stocker_core.config import Settings
+from stocker_core.context.decision import PortfolioState
 from stocker_core.council.backends import get_backend, get_moderator
 from stocker_core.council.cache import VoteCache
-from stocker_core.council.context import PortfolioState
 from stocker_core.council.models import SpecialistVote
 from stocker_core.council.moderator import Moderator
 from stocker_core.council.roles import ROLE_NAMES

@@ -21,13 +21,14 @@ import numpy as np
 import pandas as pd
 
 from stocker_core.config import Settings, get_settings
+from stocker_core.context.point_in_time import decision_cutoff
 from stocker_core.env.environment import Observation, TradingEnv
 from stocker_core.env.episode import Episode
 from stocker_core.env.policies import register_policy
 from stocker_core.env.rewards import RewardParams
 from stocker_core.evaluation.baselines import LongFlatPolicy, Plan, long_flat_plan
+from stocker_core.market.calendar import NEW_YORK
 from stocker_core.text.sentiment import score_text
-from stocker_core.warehouse.point_in_time import NEW_YORK, decision_cutoff
 
 ORACLE = "oracle"
 

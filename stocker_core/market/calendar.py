@@ -13,6 +13,8 @@ import exchange_calendars as xcals
 import pandas as pd
 
 CALENDAR_START = "1990-01-02"
+NEW_YORK = "America/New_York"
+"""The NYSE's time zone: sessions open and close on New York wall-clock time."""
 
 
 def _cache_file() -> Path:
@@ -48,6 +50,20 @@ def nyse():
     except OSError:  # a read-only home: keep the built calendar in this process only
         pass
     return calendar
+
+
+REGULAR_CLOSE = pd.Timedelta(hours=16)
+"""New York wall-clock close of a regular session."""
+
+
+@lru_cache(maxsize=8192)
+def session_close(day: pd.Timestamp) -> pd.Timestamp:
+    """The UTC instant ``day``'s session closes (a tz-naive midnight); early closes included.
+    A day that is not a session (weekend, holiday, outside the calendar) gets 16:00 New York."""
+    calendar = nyse()
+    if calendar.first_session <= day <= calendar.last_session and calendar.is_session(day):
+        return pd.Timestamp(calendar.session_close(day)).tz_convert("UTC")
+    return (day + REGULAR_CLOSE).tz_localize(NEW_YORK).tz_convert("UTC")
 
 
 def sessions(start: date, end: date) -> pd.DatetimeIndex:

@@ -7,7 +7,7 @@ computed with the earlier history, and a title with ticker and date.
 ``render_chart`` draws one; ``render_month`` writes a month of them under
 ``<out_dir>/<TICKER>/<YYYY-MM-DD>.png`` and returns the rows of ``market.charts``;
 ``verify_chart`` is the asset check's test of one file. Rendering reuses one
-figure per layout (see ``chart_render``) and, for many charts, a process pool.
+figure per layout (see ``chart_template``) and, for many charts, a process pool.
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ from stocker_core.market.chart_render import (
     CHART_PX,
     WINDOW_BARS,
     ChartWindow,
-    TemplateCache,
 )
+from stocker_core.market.chart_template import TemplateCache
 from stocker_core.market.frames import is_close_only
 from stocker_core.market.indicators import trailing_mean
 from stocker_core.market.validation import validate_ticker

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from stocker_core.text.events import COLUMNS, EventKind, empty_events
+from stocker_core.market.calendar import NEW_YORK
+from stocker_core.text.events import COLUMNS, EventKind, TextEvents, empty_events
 from stocker_core.warehouse.db import Warehouse
-from stocker_core.warehouse.point_in_time import NEW_YORK
 
 TEXT_TABLES: dict[str, str] = {
     "news": "text.news",
@@ -105,3 +105,11 @@ def read_events(warehouse: Warehouse, kind: EventKind, ticker: str | None = None
     frame["published_at"] = pd.to_datetime(frame["published_at"], utc=True).astype("datetime64[ns, UTC]")
     frame["time_stated"] = frame["time_stated"].fillna(False).astype(bool)
     return frame[COLUMNS[kind]].reset_index(drop=True)
+
+
+def warehouse_text(warehouse: Warehouse) -> TextEvents | None:
+    """Text events stored by the text assets, or None when none are stored."""
+    if not warehouse.path.exists():
+        return None
+    events = TextEvents(*(read_events(warehouse, kind) for kind in ("news", "forums", "macro")))
+    return events if any(len(f) for f in (events.news, events.forums, events.macro)) else None

@@ -25,10 +25,10 @@ import numpy as np
 import pandas as pd
 from scipy.special import ndtr
 
+from stocker_core.market.calendar import NEW_YORK, session_close
 from stocker_core.market.synthetic import SyntheticMarket, SyntheticSpec, synthetic_market
 from stocker_core.text.events import COLUMNS, TextEvents, sort_events
 from stocker_core.text.sentiment import score_text
-from stocker_core.warehouse.point_in_time import NEW_YORK, decision_cutoff
 
 NEWS_SOURCE = "Synthetic Wire"
 FORUM = "r/synthstocks"
@@ -177,7 +177,7 @@ def _instants(days: np.ndarray, minutes: np.ndarray) -> pd.Series:
 
 def _cutoff_minutes(days: pd.DatetimeIndex) -> np.ndarray:
     """Minutes after New York midnight of each session's close (960, or 780 on early closes)."""
-    closes = pd.DatetimeIndex([decision_cutoff(d) for d in days]).tz_convert(NEW_YORK).tz_localize(None)
+    closes = pd.DatetimeIndex([session_close(d) for d in days]).tz_convert(NEW_YORK).tz_localize(None)
     return np.asarray((closes - days).total_seconds() / 60.0)
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from stocker_core.council.context import PortfolioState
+from stocker_core.context.decision import PortfolioState
 from stocker_core.council.models import SpecialistVote
 from stocker_core.council.moderator import RuleModerator, RuleModeratorConfig
 from stocker_core.env.actions import Action

@@ -209,10 +209,17 @@ def _materialize(config: LearningCheckConfig, home: Path, say: Say) -> None:
     ]
     say(f"building the synthetic market in {home}: stocker materialize --groups {DATA_GROUPS} --skip charts")
     started = time.perf_counter()
-    done = subprocess.run(command, env=env, capture_output=True, text=True)
-    if done.returncode != 0:
-        tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-25:])
-        raise LearningCheckError(f"materializing the synthetic market failed:\n{tail}")
+    tail: list[str] = []
+    with subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1
+    ) as process:
+        for line in process.stdout or ():
+            line = line.rstrip()
+            tail = [*tail[-24:], line]
+            if line:
+                say(f"  materialize: {line}")
+    if process.returncode != 0:
+        raise LearningCheckError("materializing the synthetic market failed:\n" + "\n".join(tail))
     say(f"market built in {time.perf_counter() - started:.0f}s")
 
 

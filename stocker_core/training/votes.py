@@ -45,9 +45,10 @@ def _compute_missing(
     ticker: str, days: list[pd.Timestamp], settings: Settings, warehouse: Warehouse, backend: Backend
 ) -> int:
     """Run the council for ``days`` of ``ticker`` (cache first, misses written back)."""
-    from stocker_core.council.context import context_symbols, load_council_inputs
-    from stocker_core.council.policy import warehouse_text
+    from stocker_core.context.decision import load_council_inputs
     from stocker_core.council.runner import run_votes
+    from stocker_core.env.peers import context_symbols
+    from stocker_core.text.store import warehouse_text
 
     peers, commodity = context_symbols(ticker, settings)
     inputs = load_council_inputs(

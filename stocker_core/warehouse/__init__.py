@@ -1,4 +1,5 @@
-"""DuckDB warehouse: connection, schemas, partition writes, point-in-time reads, lineage.
+"""DuckDB warehouse: connection, schemas, partition writes, lineage (the point-in-time cut
+lives in ``stocker_core.context``).
 
 Public names are resolved lazily (PEP 562): importing the package imports nothing heavy.
 """
@@ -8,11 +9,6 @@ from stocker_core.lazy import lazy_exports
 _EXPORTS = {
     "Warehouse": "db",
     "frame_version": "db",
-    "point_in_time": "point_in_time",
-    "decision_cutoff": "point_in_time",
-    "date_only_published_at": "point_in_time",
-    "published_before": "point_in_time",
-    "visible_events": "point_in_time",
 }
 
 __all__ = sorted(_EXPORTS)

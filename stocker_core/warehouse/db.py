@@ -227,8 +227,6 @@ class Warehouse:
             written = self.parts.replace_months(PARTITIONED[table], ticker, months, frame)
             self._after_partition_write(table)
             return written
-        from stocker_core.market.calendar import month_end
-
         rows = frame.assign(ticker=ticker)
         with self.transaction() as con:
             for month in months:
@@ -236,8 +234,9 @@ class Warehouse:
                     con.execute(f"DELETE FROM {table} WHERE ticker = ? AND month = ?", [ticker, month])
                 else:
                     con.execute(
-                        f"DELETE FROM {table} WHERE ticker = ? AND date >= ? AND date < ?",
-                        [ticker, month, month_end(month)],
+                        f"DELETE FROM {table} WHERE ticker = ? AND date >= ? "
+                        "AND date < date_trunc('month', CAST(? AS DATE)) + INTERVAL 1 MONTH",
+                        [ticker, month, month],
                     )
             if len(rows):
                 con.register("incoming", rows)

@@ -1,10 +1,11 @@
-"""The web page for people: ``create_web_app`` (the environment server plus ``/web``) and
-``mount_web`` (add ``/web`` to any FastAPI app, e.g. the one ``stocker serve`` runs)."""
+"""The web page for people: ``create_web_app`` (the environment server plus ``/web``: what
+``stocker serve`` and ``stocker web`` run) and ``mount_web`` (add ``/web`` to any FastAPI app)."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
@@ -126,14 +127,16 @@ def create_web_app(
     settings: Settings | None = None,
     dagster_url: str = DEFAULT_DAGSTER_URL,
     api_key: str | None = None,
+    **server_options: Any,
 ) -> FastAPI:
-    """The environment server (``stocker_core.env.server``, same API key) with the page at ``/web``;
-    ``/`` redirects to the page."""
+    """The environment server (``stocker_core.env.server.create_app``, same API key, given
+    ``server_options`` such as ``max_sessions``, ``idle_s``, ``preload``) with the page at
+    ``/web``; ``/`` redirects to the page. ``stocker serve`` and ``stocker web`` run this app."""
     from stocker_core.env.server import create_app
 
     settings = settings or get_settings()
     key = api_key if api_key is not None else (configured_api_key(settings) or "")
-    server = create_app(settings, api_key=key)
+    server = create_app(settings, api_key=key, **server_options)
 
     @server.get("/", include_in_schema=False)
     def root() -> RedirectResponse:

@@ -1,4 +1,5 @@
-"""``stocker web``: the environment server with the web page at ``/web`` (loopback by default)."""
+"""``stocker serve``: the environment server with the web page at ``/web`` (``--no-web``: the
+environment alone); ``stocker web``: its shortcut for people (loopback, opens a browser)."""
 
 from __future__ import annotations
 
@@ -29,6 +30,82 @@ def has_display() -> bool:
     )
 
 
+def _url(host: str, port: int) -> str:
+    """The address a browser on this machine uses for a server bound to ``host``."""
+    return f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}/"
+
+
+def serve_command(
+    host: str = typer.Option(
+        "127.0.0.1", "--host", help="address to bind; any non-loopback address needs an API key"
+    ),
+    port: int = typer.Option(8000, "--port", help="TCP port"),
+    api_key: str | None = typer.Option(
+        None,
+        "--api-key",
+        envvar="STOCKER_API_KEY",
+        show_default=False,
+        help="require 'Authorization: Bearer <key>' on every route but /health [env: STOCKER_API_KEY]",
+    ),
+    insecure_no_auth: bool = typer.Option(
+        False, "--insecure-no-auth", help="serve a non-loopback address without an API key"
+    ),
+    max_sessions: int = typer.Option(256, "--max-sessions", min=1, help="sessions alive at once"),
+    session_idle_s: float = typer.Option(
+        900.0, "--session-idle-s", min=1.0, help="a session unused this many seconds expires"
+    ),
+    preload: str = typer.Option(
+        "", "--preload", help="episodes to load before serving, comma-separated (e.g. task_easy,task_hard)"
+    ),
+    web: bool = typer.Option(
+        True, "--web/--no-web", help="also serve the web page at /web (same server, same API key)"
+    ),
+    dagster_url: str = typer.Option(
+        "http://127.0.0.1:3000", "--dagster-url", help="the Dagster UI the web page's corpus view links to"
+    ),
+) -> None:
+    """Serve the environment over HTTP (OpenEnv contract: /reset /step /state /schema /mcp ...)
+    and, unless --no-web, the web page at /web from the same server."""
+    from stocker_core.env.server import ServerConfigError, check_bind, serve
+
+    try:
+        check_bind(host, api_key, insecure_no_auth)
+    except ServerConfigError as exc:
+        fail(exc)
+    names = [name.strip() for name in preload.split(",") if name.strip()]
+    if not web:
+        serve(
+            host,
+            port,
+            api_key=api_key or "",
+            insecure_no_auth=insecure_no_auth,
+            max_sessions=max_sessions,
+            idle_s=session_idle_s,
+            preload=names,
+        )
+        return
+    from stocker_core.config import get_settings
+    from stocker_core.errors import StockerError
+    from stocker_core.web.app import create_web_app
+
+    settings = get_settings()
+    try:
+        app = create_web_app(
+            settings,
+            dagster_url=dagster_url,
+            api_key=api_key or "",
+            max_sessions=max_sessions,
+            idle_s=session_idle_s,
+            preload=names,
+        )
+    except StockerError as exc:
+        fail(exc)
+    typer.echo(f"environment at {_url(host, port)} and the web page at {_url(host, port)}web/")
+    import uvicorn
+
+    uvicorn.run(app, host=host, port=port, log_level="info")
+
+
 def web_command(
     host: str = typer.Option("127.0.0.1", "--host", help="address to listen on (loopback by default)"),
     port: int = typer.Option(8000, "--port", min=1, max=65535, help="port to listen on"),
@@ -54,7 +131,7 @@ def web_command(
         app = create_web_app(settings, dagster_url=dagster_url, api_key=key)
     except StockerError as exc:
         fail(exc)
-    url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}/web/"
+    url = f"{_url(host, port)}web/"
     typer.echo(f"web page: {url} (warehouse {settings.warehouse_path}, read-only)")
     if open_browser and has_display():
         import threading
@@ -67,5 +144,6 @@ def web_command(
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``web`` to the ``stocker`` command."""
+    """Add ``serve`` and ``web`` to the ``stocker`` command."""
+    app.command("serve")(serve_command)
     app.command("web")(web_command)

@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 
 from stocker_core.config import Settings
-from stocker_core.council.context import PortfolioState
+from stocker_core.context.decision import PortfolioState
 from stocker_core.council.models import SpecialistVote
 from stocker_core.council.roles import ROLE_NAMES
 from stocker_core.env.actions import Action

@@ -13,8 +13,8 @@ from stocker_assets.assets.drl import DrlAgentsConfig, drl_agents
 from stocker_assets.resources import StockerResource
 from stocker_core.env.catalog import episode_row, solve_episode
 from stocker_core.env.episode import episode_from_bars
-from stocker_core.evaluation.drl_store import current_result
-from stocker_core.evaluation.drl_training import file_sha256
+from stocker_core.evaluation.drl.store import current_result
+from stocker_core.evaluation.drl.training import file_sha256
 from stocker_core.evaluation.pipeline import compute_and_store_splits
 from stocker_core.evaluation.splits import SplitError
 from stocker_core.warehouse import Warehouse

@@ -17,7 +17,7 @@ def fixture_dir() -> Path:
 @pytest.fixture(scope="session")
 def easy_inputs():
     """Council inputs of task_easy from the seed fixture."""
-    from stocker_core.council.context import CouncilInputs
+    from stocker_core.context.decision import CouncilInputs
     from stocker_core.market.files_source import FilesSource
     from stocker_core.text.events import load_text_folder
 

@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 from stocker_testing import make_bars
 
+from stocker_core.context.decision import build_context
 from stocker_core.council import analysts
-from stocker_core.council.context import build_context
 from stocker_core.text.events import TextEvents, events_frame, parse_records
 
 

@@ -6,8 +6,8 @@ import dataclasses
 
 import pandas as pd
 
+from stocker_core.context.decision import CouncilInputs
 from stocker_core.council.analysts import RULE_ANALYSTS
-from stocker_core.council.context import CouncilInputs
 from stocker_core.council.roles import ROLES
 from stocker_core.text.events import TextEvents, parse_records
 
@@ -86,7 +86,7 @@ def test_context_holds_nothing_after_the_date(easy_inputs):
     # indicators from the full history cut at D equal those computed from the cut bars
     fresh = dataclasses.replace(easy_inputs, charts={})
     fresh._indicators = None
-    from stocker_core.council.context import build_context
+    from stocker_core.context.decision import build_context
 
     direct = build_context("AAPL", DAY, easy_inputs.bars)
     pd.testing.assert_frame_equal(direct.indicators, ctx.indicators, check_exact=False, rtol=1e-9)

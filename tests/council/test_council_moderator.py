@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from stocker_core.council.context import PortfolioState
+from stocker_core.context.decision import PortfolioState
 from stocker_core.council.models import SpecialistVote
 from stocker_core.council.moderator import RuleModerator
 from stocker_core.council.runner import Council, council_policy
@@ -74,7 +74,7 @@ def test_moderator_is_chosen_by_configuration(monkeypatch):
     moderator = get_moderator(CouncilSettings())
     assert isinstance(moderator, LLMModerator)
     # the endpoint is unreachable: the moderator holds instead of crashing
-    from stocker_core.council.context import PortfolioState
+    from stocker_core.context.decision import PortfolioState
     from stocker_core.council.models import SpecialistVote
 
     votes = [SpecialistVote(role="indicator", signal=0.9, confidence=0.9, rationale="x")]

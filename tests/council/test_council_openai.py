@@ -9,9 +9,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from stocker_core.context.decision import PortfolioState
 from stocker_core.council.backends import LLMBackend, get_backend
 from stocker_core.council.config import CouncilSettings
-from stocker_core.council.context import PortfolioState
 from stocker_core.council.llm import LLMError, OpenAIChatClient
 from stocker_core.council.models import SpecialistVote
 from stocker_core.council.moderator import LLMModerator

@@ -14,12 +14,14 @@ from stocker_core.council.models import CouncilDecision, SpecialistVote
 from stocker_core.council.run_stats import CouncilTally
 from stocker_core.env.actions import Action
 from stocker_core.env.cli import register
+from stocker_core.web.cli import register as register_serve
 
 
 @pytest.fixture
 def app() -> typer.Typer:
     app = typer.Typer()
     register(app)
+    register_serve(app)
     return app
 
 

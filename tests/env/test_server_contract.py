@@ -69,8 +69,9 @@ def test_observation_carries_the_council_inputs_point_in_time(client):
 
 
 def test_observation_equals_what_the_council_sees(client, seed_settings):
-    from stocker_core.council.context import context_symbols, load_council_inputs
+    from stocker_core.context.decision import load_council_inputs
     from stocker_core.env.observation import council_fields
+    from stocker_core.env.peers import context_symbols
 
     _, h = _reset(client)
     peers, commodity = context_symbols("AAPL", seed_settings)
@@ -118,7 +119,7 @@ def test_chart_path_and_base64_on_request(client, seed_settings):
 
 
 def test_payload_is_bounded():
-    from stocker_core.council.context import build_context
+    from stocker_core.context.decision import build_context
     from stocker_core.env.api_models import EVENT_LIMIT, TEXT_CHARS
     from stocker_core.env.observation import council_fields
     from stocker_core.text.events import NewsItem, TextEvents, events_frame

@@ -16,14 +16,14 @@ from stocker_core.env.actions import Action
 from stocker_core.env.environment import TradingEnv
 from stocker_core.env.policies import make_policy, run_episode
 from stocker_core.errors import EmptyDataError, InvalidNameError
-from stocker_core.evaluation.drl import DrlPolicy, load_drl_agent, make_drl_policy
-from stocker_core.evaluation.drl_store import (
+from stocker_core.evaluation.drl.agents import DrlPolicy, load_drl_agent, make_drl_policy
+from stocker_core.evaluation.drl.store import (
     MissingModelError,
     ModelMismatchError,
     current_result,
     drl_model_dir,
 )
-from stocker_core.evaluation.drl_training import (
+from stocker_core.evaluation.drl.training import (
     DrlConfig,
     DrlConfigError,
     file_sha256,
@@ -190,7 +190,7 @@ def _cli(home: Path, monkeypatch, *args: str):
     import typer
     from typer.testing import CliRunner
 
-    from stocker_core.evaluation.drl_cli import register
+    from stocker_core.evaluation.drl.cli import register
 
     app = typer.Typer()
     register(app)

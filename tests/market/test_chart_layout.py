@@ -11,7 +11,8 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from stocker_core.market.chart_render import ChartTemplate, reference_png, tick_labels, tick_positions
+from stocker_core.market.chart_render import reference_png, tick_labels, tick_positions
+from stocker_core.market.chart_template import ChartTemplate
 from stocker_core.market.charts import chart_window, render_chart
 from stocker_core.market.sample_source import SampleSource
 

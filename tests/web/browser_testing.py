@@ -1,21 +1,22 @@
-"""A live web server in a thread and headless Chromium through Playwright (no browser download:
-the Debian ``chromium`` package, found on PATH or at ``STOCKER_CHROMIUM``)."""
+"""A live ``stocker serve`` in a child process and headless Chromium through Playwright (no browser
+download: the Debian ``chromium`` package, found on PATH or at ``STOCKER_CHROMIUM``)."""
 
 from __future__ import annotations
 
 import os
 import shutil
 import socket
-import threading
+import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-import uvicorn
+import httpx
 
 from stocker_core.config import Settings
-from stocker_core.web.app import create_web_app
 
 
 def chromium_path() -> str | None:
@@ -36,26 +37,47 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+SERVE = "from stocker_assets.cli import app; app(prog_name='stocker')"
+"""``stocker`` run by this interpreter (so it is this checkout's code, whatever is on PATH)."""
+
+
 @contextmanager
-def live_server(settings: Settings, api_key: str = "") -> Iterator[str]:
-    """``http://127.0.0.1:<port>`` serving ``create_web_app(settings)`` until the block ends."""
+def live_server(settings: Settings, api_key: str = "", *options: str) -> Iterator[str]:
+    """``http://127.0.0.1:<port>`` answered by ``stocker serve`` (the environment server and the
+    web page at ``/web``; ``options`` are more ``serve`` flags) in a child process reading
+    ``settings``' home, source and folders, until the block ends."""
     port = free_port()
-    config = uvicorn.Config(
-        create_web_app(settings, api_key=api_key), host="127.0.0.1", port=port, log_level="error"
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("the web server did not start")
-        time.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(10)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("STOCKER_")}
+    for name in ("home", "source", "files_dir", "text_dir"):
+        value = getattr(settings, name, None)
+        if value:
+            env[f"STOCKER_{name.upper()}"] = str(value)
+    if api_key:
+        env["STOCKER_API_KEY"] = api_key
+    command = [sys.executable, "-c", SERVE, "serve", "--host", "127.0.0.1", "--port", str(port), *options]
+    url = f"http://127.0.0.1:{port}"
+    with tempfile.TemporaryFile(mode="w+") as log:
+        server = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, text=True)
+        try:
+            deadline = time.monotonic() + 60
+            while True:
+                try:
+                    if httpx.get(f"{url}/health", timeout=1).status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                if time.monotonic() > deadline or server.poll() is not None:
+                    log.seek(0)
+                    raise RuntimeError(f"`stocker serve` did not start:\n{log.read()[-4000:]}")
+                time.sleep(0.1)
+            yield url
+        finally:
+            server.terminate()
+            try:
+                server.wait(10)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
 
 
 @dataclass

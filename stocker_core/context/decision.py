@@ -18,9 +18,9 @@ from pathlib import Path
 import pandas as pd
 
 from stocker_core.config import Settings
+from stocker_core.context.point_in_time import decision_cutoff, point_in_time, published_before
 from stocker_core.market.indicators import indicators_by_month
 from stocker_core.text.events import TextEvents, empty_events
-from stocker_core.warehouse.point_in_time import decision_cutoff, point_in_time, published_before
 
 NEWS_WINDOW_DAYS = 7
 RATE_SYMBOLS = ("^TNX", "^IRX", "^FVX", "^TYX")
@@ -180,17 +180,6 @@ def _load_bars(ticker: str, start: date, end: date, settings: Settings) -> pd.Da
     from stocker_core.market.bars import load_bars
 
     return load_bars(settings, ticker, start, end)[0]
-
-
-def context_symbols(ticker: str, settings: Settings) -> tuple[tuple[str, ...], str | None]:
-    """(peers, commodity) of ``ticker``: ``STOCKER_PEERS``/``STOCKER_COMMODITIES``, else the
-    reference task's, else the benchmark (``STOCKER_BENCHMARK``) and no commodity."""
-    from stocker_core.env.tasks import TASKS
-
-    task = next((t for t in TASKS.values() if t.ticker == ticker), None)
-    peers = settings.peers.get(ticker) or (task.peers if task else None) or [settings.benchmark]
-    commodity = settings.commodities.get(ticker) or (task.commodity if task else None)
-    return tuple(p for p in peers if p != ticker), commodity
 
 
 def load_council_inputs(

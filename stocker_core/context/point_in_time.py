@@ -18,13 +18,11 @@ Two rules, one home:
 from __future__ import annotations
 
 from datetime import date, datetime
-from functools import lru_cache
 
 import numpy as np
 import pandas as pd
 
-NEW_YORK = "America/New_York"
-REGULAR_CLOSE = pd.Timedelta(hours=16)
+from stocker_core.market.calendar import NEW_YORK, session_close
 
 
 def point_in_time(frame: pd.DataFrame, as_of: date | pd.Timestamp, column: str = "date") -> pd.DataFrame:
@@ -50,23 +48,13 @@ def _session_day(day: date | datetime | pd.Timestamp | str) -> pd.Timestamp:
     return stamp.normalize()
 
 
-@lru_cache(maxsize=8192)
-def _cutoff(day: pd.Timestamp) -> pd.Timestamp:
-    from stocker_core.market.calendar import nyse
-
-    calendar = nyse()
-    if calendar.first_session <= day <= calendar.last_session and calendar.is_session(day):
-        return pd.Timestamp(calendar.session_close(day)).tz_convert("UTC")
-    return (day + REGULAR_CLOSE).tz_localize(NEW_YORK).tz_convert("UTC")
-
-
 def decision_cutoff(day: date | datetime | pd.Timestamp | str) -> pd.Timestamp:
     """The instant (UTC) a decision for ``day`` is taken: that session's NYSE close.
 
     Early closes are included (2023-11-24 → 18:00 UTC, i.e. 13:00 New York). A day that
     is not a session (weekend, holiday, outside the calendar) gets 16:00 New York.
     """
-    return _cutoff(_session_day(day))
+    return session_close(_session_day(day))
 
 
 def date_only_published_at(day: date | datetime | pd.Timestamp | str) -> pd.Timestamp:

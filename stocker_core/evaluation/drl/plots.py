@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 from collections.abc import Sequence
 
-from stocker_core.evaluation.drl_store import DrlTrainingResult
+from stocker_core.evaluation.drl.store import DrlTrainingResult
 
 
 def reward_curves_png(results: Sequence[DrlTrainingResult], title: str = "") -> bytes:

@@ -1,7 +1,7 @@
 """The deep-RL baselines ``a2c`` and ``ppo`` as environment policies.
 
 A policy loads the current trained model of its algorithm from ``$STOCKER_HOME``
-(see ``drl_store``), turns each observation into the Gymnasium wrapper's features and
+(see ``drl.store``), turns each observation into the Gymnasium wrapper's features and
 maps the model's deterministic discrete action back to a whole-share trade with the
 wrapper's own ``to_action``. It sees only the observation: closes up to the decision
 day, cash, position, step.
@@ -18,7 +18,7 @@ from stocker_core.env.actions import Action
 from stocker_core.env.environment import Observation, TradingEnv
 from stocker_core.env.gym_env import StockerGymEnv
 from stocker_core.env.policies import register_policy
-from stocker_core.evaluation.drl_store import (
+from stocker_core.evaluation.drl.store import (
     ALGOS,
     DrlTrainingResult,
     MissingModelError,
@@ -27,7 +27,7 @@ from stocker_core.evaluation.drl_store import (
     current_result,
     drl_model_dir,
 )
-from stocker_core.evaluation.drl_training import DrlConfig, train_drl_agent, train_drl_agents
+from stocker_core.evaluation.drl.training import DrlConfig, train_drl_agent, train_drl_agents
 
 __all__ = [
     "ALGOS",

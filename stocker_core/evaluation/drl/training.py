@@ -23,7 +23,7 @@ from stocker_core.env.episode import Episode
 from stocker_core.env.gym_env import DEFAULT_FRACTIONS, StockerGymEnv
 from stocker_core.env.rewards import RewardParams
 from stocker_core.errors import EmptyDataError, StockerError
-from stocker_core.evaluation.drl_store import (
+from stocker_core.evaluation.drl.store import (
     ALGOS,
     DrlTrainingResult,
     check_algo,
@@ -179,8 +179,8 @@ def train_from_warehouse(
     """Train ``config.algos`` on the stored train-split episodes under ``settings.home``
     with its reward settings, and record one ``models.runs`` row per model (``run_id``
     + ``:<algo>``; default a fresh id). Returns the episodes and the results."""
-    from stocker_core.evaluation.drl_data import train_split_episodes
-    from stocker_core.evaluation.drl_store import model_run_row, record_model_runs
+    from stocker_core.evaluation.drl.data import train_split_episodes
+    from stocker_core.evaluation.drl.store import model_run_row, record_model_runs
     from stocker_core.warehouse.db import Warehouse
 
     warehouse = Warehouse(settings.warehouse_path)

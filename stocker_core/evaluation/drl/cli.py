@@ -10,7 +10,7 @@ import typer
 from stocker_core.cli_support import EXIT_FAILED, fail
 
 if TYPE_CHECKING:
-    from stocker_core.evaluation.drl_store import DrlTrainingResult
+    from stocker_core.evaluation.drl.store import DrlTrainingResult
 
 
 def register(app: typer.Typer) -> None:
@@ -29,7 +29,7 @@ def register(app: typer.Typer) -> None:
         """Train on the stored train-split episodes (the drl_agents asset without Dagster's lineage)."""
         from stocker_core.config import get_settings
         from stocker_core.errors import StockerError
-        from stocker_core.evaluation.drl_training import DrlConfig, train_from_warehouse
+        from stocker_core.evaluation.drl.training import DrlConfig, train_from_warehouse
 
         try:
             names = tuple(a.strip() for a in algos.split(",") if a.strip())
@@ -48,7 +48,7 @@ def register(app: typer.Typer) -> None:
     def info(as_json: bool = typer.Option(False, "--json", help="Print JSON")) -> None:
         """The current model of each algorithm under STOCKER_HOME (exit 1 if one is missing)."""
         from stocker_core.config import get_settings
-        from stocker_core.evaluation.drl_store import ALGOS, MissingModelError, current_result
+        from stocker_core.evaluation.drl.store import ALGOS, MissingModelError, current_result
 
         rows, missing = [], []
         for algo in ALGOS:
