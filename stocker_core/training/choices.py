@@ -51,9 +51,43 @@ def encode_choices(loaded: LoadedModel, prompts: Sequence[str]) -> list[tuple[li
 
 def answer_logits(loaded: LoadedModel, prompts: Sequence[str]) -> Any:
     """Summed log-likelihood of each answer after each prompt, ``[len(prompts), 9]``
-    (with gradient when the model trains; wrap in ``torch.no_grad`` to read)."""
+    (with gradient when the model trains; wrap in ``torch.no_grad`` to read).
+
+    When every prompt has the same length and every answer too (the tiny model's fixed
+    grammar), the prompts are read once and their cache is shared by the nine answers
+    (a ~5x smaller pass than scoring nine full sequences); otherwise each prompt + answer
+    is scored as a whole sequence. Both give the same numbers (tested)."""
+    heads = [_prompt_ids(loaded, p) for p in prompts]
+    tails = _answer_ids(loaded)
+    if len({len(h) for h in heads}) == 1 and len({len(t) for t in tails}) == 1:
+        return _shared_prefix_logits(loaded, heads, tails)
+    return full_sequence_logits(loaded, prompts)
+
+
+def full_sequence_logits(loaded: LoadedModel, prompts: Sequence[str]) -> Any:
+    """``answer_logits`` by scoring every prompt + answer as one padded sequence."""
     batch = collate(loaded.tokenizer.pad_token_id, encode_choices(loaded, prompts), loaded.device)
     return sequence_logprobs(loaded.model, batch).reshape(len(prompts), len(ANSWERS))
+
+
+def _shared_prefix_logits(loaded: LoadedModel, heads: list[list[int]], tails: list[list[int]]) -> Any:
+    import torch
+
+    model, device = loaded.model, loaded.device
+    n, k = len(heads), len(tails)
+    ids = torch.tensor(heads, dtype=torch.long, device=device)
+    answers = torch.tensor(tails, dtype=torch.long, device=device)  # [9, L]
+    out = model(input_ids=ids, use_cache=True)
+    first = torch.log_softmax(out.logits[:, -1].float(), dim=-1)  # predicts each answer's first token
+    total = first[:, answers[:, 0]]  # [n, 9]
+    if answers.shape[1] > 1:
+        cache = out.cache
+        cache.batch_repeat_interleave(k)
+        rest = answers.repeat(n, 1)  # [n*9, L]
+        logits = model(input_ids=rest[:, :-1], cache=cache, use_cache=False).logits.float()
+        logp = torch.log_softmax(logits, dim=-1).gather(-1, rest[:, 1:].unsqueeze(-1)).squeeze(-1)
+        total = total + logp.sum(dim=1).reshape(n, k)
+    return total
 
 
 def answer_probabilities(loaded: LoadedModel, prompts: Sequence[str], batch_size: int = 64) -> Any:

@@ -23,8 +23,8 @@ def register(app: typer.Typer) -> None:
     def check_learning_command(
         ic: float = typer.Option(0.1, "--ic", help="information coefficient of the planted signal (0: none)"),
         seed: int = typer.Option(7, "--seed", help="seed of the synthetic market"),
-        tickers: int = typer.Option(16, "--tickers", min=2, max=200, help="synthetic tickers"),
-        years: float = typer.Option(5.0, "--years", min=1.0, max=40.0, help="years of sessions"),
+        tickers: int = typer.Option(8, "--tickers", min=2, max=200, help="synthetic tickers"),
+        years: float = typer.Option(3.0, "--years", min=1.0, max=40.0, help="years of sessions"),
         home: Path | None = typer.Option(
             None, "--home", help="keep the warehouse here (default: a temp dir)"
         ),

@@ -55,8 +55,12 @@ class LearningCheckConfig:
 
     ic: float = 0.1
     seed: int = 7
-    tickers: int = 16
-    years: float = 5.0
+    tickers: int = 8
+    years: float = 3.0
+    split: tuple[float, float, float] = (0.45, 0.10, 0.45)
+    """train / valid / test shares: the test half gives the verdict its power (an edge of a
+    planted IC of 0.1 is a daily information ratio of ~0.07 for the oracle: ~1,400 test days
+    to show it at p < 0.01, ~5,600 for a policy that captures half of it)."""
     moderator: dict[str, Any] = field(
         default_factory=lambda: {"grpo_steps": 300, "grpo_prompts": 64, "sft_epochs": 1.0, "threads": 1}
     )
@@ -257,12 +261,14 @@ def _train_and_judge(
     from stocker_core.agent.config import agent_config
     from stocker_core.agent.training import train_agent
     from stocker_core.evaluation.pipeline import backtest_partitions, compute_and_store_splits
+    from stocker_core.evaluation.splits import SplitConfig
     from stocker_core.training.config import load_config
     from stocker_core.training.pipeline import train
     from stocker_core.warehouse.db import Warehouse
 
     warehouse = Warehouse(settings.warehouse_path)
-    splits = compute_and_store_splits(warehouse)
+    train_share, valid_share, test_share = config.split
+    splits = compute_and_store_splits(warehouse, SplitConfig(train_share, valid_share, test_share))
     tickers = sorted({r.ticker for r in splits.ranges})
     say(f"splits of {len(tickers)} tickers")
 

@@ -91,3 +91,18 @@ def test_log_series_last_tenth_and_tensorboard(tmp_path):
     assert log.last_tenth("frac_reward_zero_std") == 0.0  # steps 19 and 20
     assert log.series("action/hold q0")[0] == (1, 1.0)
     assert any((tmp_path / "tb").iterdir())  # TensorBoard event file written offline
+
+
+def test_scored_choices_share_the_prompt_cache_without_changing_the_numbers():
+    from stocker_core.training.choices import answer_logits, full_sequence_logits
+    from stocker_core.training.config import TrainingConfig
+    from stocker_core.training.models import build_tiny
+    from stocker_core.training.prompts import vocabulary
+
+    torch.manual_seed(0)
+    loaded = build_tiny(TrainingConfig())
+    words = vocabulary()
+    prompts = [" ".join(words[i : i + 30]) for i in (0, 7, 19)]
+    fast = answer_logits(loaded, prompts)
+    slow = full_sequence_logits(loaded, prompts)
+    assert fast.shape == (3, 9) and torch.allclose(fast, slow, atol=1e-4)
