@@ -1,14 +1,18 @@
-"""The market, text, env and council groups run unchanged on the synthetic source."""
+"""The market, text, env and council groups run unchanged on the synthetic source:
+two tickers × two months through Dagster, every asset of those groups."""
 
 from __future__ import annotations
 
 from datetime import date
 
-import typer
-from typer.testing import CliRunner
+import dagster as dg
 
-from stocker_assets import pipeline_cli
-from stocker_core.config import get_settings
+from stocker_assets.assets.council import forum_posts, macro_events, news, specialist_votes
+from stocker_assets.assets.env import episodes, ideal_trajectories
+from stocker_assets.assets.market import charts, indicators, prices
+from stocker_assets.partitions import ticker_partitions
+from stocker_assets.resources import StockerResource
+from stocker_core.config import use_settings
 from stocker_core.env.episode import load_episode
 from stocker_core.evaluation.oracle import oracle_long, ticker_news
 from stocker_core.evaluation.runner import backtest
@@ -16,32 +20,48 @@ from stocker_core.market.calendar import month_sessions
 from stocker_core.text.synthetic import NEWS_SOURCE
 from stocker_core.warehouse import Warehouse
 
+KEYS = [f"{ticker}|2015-{month}-01" for ticker in ("SYN1", "SYN2") for month in (11, 12)]
 
-def test_materialize_market_text_env_council_on_two_synthetic_tickers(tmp_path, monkeypatch):
-    monkeypatch.setenv("STOCKER_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "dagster_home"))
-    monkeypatch.setenv("STOCKER_SOURCE", "synthetic")
-    monkeypatch.setenv("STOCKER_SYNTH_TICKERS", "2")
-    monkeypatch.setenv("STOCKER_SYNTH_YEARS", "1.2")
-    (tmp_path / "dagster_home").mkdir()
-    settings = get_settings(fresh=True)
-    app = typer.Typer()
-    pipeline_cli.register(app)
-    args = ["materialize", "--from", "2015-11", "--to", "2015-12", "--groups", "market,text,env,council"]
-    result = CliRunner().invoke(app, args)
-    assert result.exit_code == 0, result.output
-    print(result.output)
-    assert "source synthetic" in result.output
+
+def test_market_text_env_and_council_assets_on_two_synthetic_tickers(tmp_path):
+    resource = StockerResource(
+        home=str(tmp_path / "home"),
+        source="synthetic",
+        synth_tickers="2",
+        synth_years=1.2,
+        synth_start="2015-01-01",
+        council_backend="rule",
+    )
+    settings = resource.settings()
+    resources = {"stocker": resource}
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions(ticker_partitions.name, ["SYN1", "SYN2"])
+        assert dg.materialize(
+            [news, forum_posts, macro_events], instance=instance, resources=resources
+        ).success
+        for key in KEYS:
+            result = dg.materialize(
+                [prices, indicators, charts, episodes, ideal_trajectories, specialist_votes],
+                instance=instance,
+                resources=resources,
+                partition_key=key,
+            )
+            assert result.success, key
 
     warehouse = Warehouse(settings.warehouse_path)
-    prices = warehouse.query("SELECT ticker, count(*) n FROM market.prices GROUP BY ticker ORDER BY ticker")
     sessions = len(month_sessions(date(2015, 11, 1))) + len(month_sessions(date(2015, 12, 1)))
     assert sessions == 42  # November 2015: 20 sessions, December: 22
-    assert prices.to_dict("list") == {"ticker": ["SYN1", "SYN2"], "n": [sessions, sessions]}
-    news = warehouse.query("SELECT DISTINCT ticker, source FROM text.news ORDER BY ticker")
-    assert news.to_dict("list") == {"ticker": ["SYN1", "SYN2"], "source": [NEWS_SOURCE] * 2}
-    episodes = warehouse.query("SELECT key, trading_days FROM env.episodes ORDER BY key")
-    assert list(episodes["key"]) == [f"SYN{i}|2015-{m}-01" for i in (1, 2) for m in (11, 12)]
+    prices_rows = warehouse.query(
+        "SELECT ticker, count(*) n FROM market.prices GROUP BY ticker ORDER BY ticker"
+    )
+    assert prices_rows.to_dict("list") == {"ticker": ["SYN1", "SYN2"], "n": [sessions, sessions]}
+    stored_news = warehouse.query("SELECT DISTINCT ticker, source FROM text.news ORDER BY ticker")
+    assert stored_news.to_dict("list") == {"ticker": ["SYN1", "SYN2"], "source": [NEWS_SOURCE] * 2}
+    assert warehouse.query("SELECT count(*) n FROM text.macro_events")["n"].iloc[0] > 10
+    stored_episodes = warehouse.query("SELECT key FROM env.episodes ORDER BY key")
+    assert list(stored_episodes["key"]) == KEYS
+    charted = warehouse.query("SELECT count(*) n FROM market.charts")["n"].iloc[0]
+    assert charted == 2 * sessions
     votes = warehouse.query(
         "SELECT role, count(*) n, avg(confidence) c FROM council.votes WHERE ticker = 'SYN1' GROUP BY role"
     ).set_index("role")
@@ -49,8 +69,9 @@ def test_materialize_market_text_env_council_on_two_synthetic_tickers(tmp_path, 
     for role in ("news", "forum_sentiment", "geopolitics", "peer_commodity", "indicator"):
         assert votes.loc[role, "c"] > 0, role  # every text and peer input is there to read
 
-    # the oracle reads the stored headlines and plays the materialized episode
-    episode = load_episode("SYN1|2015-11-01", settings)
-    assert episode.source == "synthetic"  # the warehouse lacks the history months: all from the source
-    run = backtest(episode, ["oracle", "buy_and_hold"]).run_of("oracle")
-    assert (run.positions > 0).tolist() == oracle_long(ticker_news("SYN1", settings), episode.dates).tolist()
+    # the oracle reads the stored headlines and plays an episode of this warehouse's settings
+    with use_settings(settings):
+        episode = load_episode(KEYS[0], settings)
+        run = backtest(episode, ["oracle", "buy_and_hold"]).run_of("oracle")
+        wanted = oracle_long(ticker_news("SYN1", settings), episode.dates)
+    assert (run.positions > 0).tolist() == wanted.tolist()

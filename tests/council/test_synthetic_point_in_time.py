@@ -21,7 +21,9 @@ def _upto(text: TextEvents, cutoff: pd.Timestamp) -> TextEvents:
 
 
 def test_synthetic_council_contexts_see_nothing_after_the_close(tmp_path):
-    settings = Settings(source="synthetic", synth_tickers="2", synth_years=1.0, home=tmp_path)
+    settings = Settings(
+        source="synthetic", synth_tickers="2", synth_years=1.0, synth_start="2015-01-01", home=tmp_path
+    )
     inputs = load_council_inputs("SYN1", "2015-06-01", "2015-07-31", peers=("^SYN",), settings=settings)
     days = inputs.trading_days("2015-06-01", "2015-07-31")
     assert len(days) == 44  # 22 XNYS sessions in June 2015, 22 in July (the 3rd a holiday)

@@ -52,6 +52,7 @@ def synthetic_env(tmp_path, monkeypatch):
     monkeypatch.setenv("STOCKER_SOURCE", "synthetic")
     monkeypatch.setenv("STOCKER_SYNTH_TICKERS", "2")
     monkeypatch.setenv("STOCKER_SYNTH_YEARS", "1.5")
+    monkeypatch.setenv("STOCKER_SYNTH_START", "2015-01-01")
     return get_settings(fresh=True)
 
 
