@@ -98,7 +98,7 @@ class Settings(BaseSettings):
     synth_seed: int = Field(default=7, description="Seed: the same seed gives the same bars and text")
     synth_tickers: str = Field(default="4", description="A count (4: SYN1..SYN4) or names (SYN1,SYN2)")
     synth_years: float = Field(default=3.0, gt=0, le=40, description="Years of sessions to make")
-    synth_start: date = Field(default=date(2015, 1, 2), description="First calendar day of the market")
+    synth_start: date = Field(default=date(2021, 1, 1), description="First calendar day of the market")
     synth_persistence: float = Field(
         default=0.8,
         ge=0.0,
@@ -135,13 +135,15 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _synthetic_defaults(self) -> Settings:
-        """On the synthetic source the default universe is its tickers and the council's
-        benchmark its index, unless set explicitly."""
+        """On the synthetic source the default universe is its tickers, the council's
+        benchmark its index and the first month partition its first month, unless set."""
         if self.source == "synthetic":
             if "default_tickers" not in self.model_fields_set:
                 self.default_tickers = synthetic_ticker_names(self.synth_tickers)
             if "benchmark" not in self.model_fields_set:
                 self.benchmark = SYNTHETIC_INDEX
+            if "start_month" not in self.model_fields_set:
+                self.start_month = self.synth_start.replace(day=1).isoformat()
         return self
 
     @model_validator(mode="after")

@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from stocker_core.config import SYNTHETIC_INDEX, Settings, synthetic_ticker_names
-from stocker_core.market.calendar import sessions
+from stocker_core.market.calendar import nyse, sessions
 from stocker_core.market.frames import normalize_bars
 from stocker_core.market.table_source import TableSource
 from stocker_core.market.validation import validate_ticker
@@ -60,7 +60,7 @@ class SyntheticSpec:
     tickers: tuple[str, ...] = ("SYN1", "SYN2", "SYN3", "SYN4")
     ic: float = 0.1
     seed: int = 7
-    start: date = date(2015, 1, 2)
+    start: date = date(2021, 1, 1)
     years: float = 3.0
     persistence: float = 0.8
 
@@ -89,8 +89,8 @@ class SyntheticSpec:
 
     @property
     def end(self) -> date:
-        """First calendar day after the market (``start`` + ``years``)."""
-        return (pd.Timestamp(self.start) + pd.Timedelta(days=round(365.25 * self.years))).date()
+        """First calendar day after the market: ``start`` + ``years`` (in whole months)."""
+        return (pd.Timestamp(self.start) + pd.DateOffset(months=max(1, round(12 * self.years)))).date()
 
 
 @dataclass(frozen=True)
@@ -183,6 +183,12 @@ def _index_bars(days: pd.DatetimeIndex, regime: np.ndarray, common: np.ndarray) 
 @lru_cache(maxsize=8)
 def synthetic_market(spec: SyntheticSpec) -> SyntheticMarket:
     """The market of ``spec`` (cached: the same spec is made once per process)."""
+    last = pd.Timestamp(nyse().last_session)
+    if pd.Timestamp(spec.end) > last + pd.Timedelta(days=1):
+        raise ValueError(
+            f"the synthetic market {spec.start} + {spec.years} years ends after the exchange calendar "
+            f"({last.date()}); pick an earlier STOCKER_SYNTH_START or fewer STOCKER_SYNTH_YEARS"
+        )
     days = sessions(spec.start, spec.end)
     if len(days) < 2:
         raise ValueError(f"the synthetic market {spec.start} + {spec.years} years has fewer than 2 sessions")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import date
 
 import numpy as np
@@ -24,7 +25,7 @@ from stocker_core.market.synthetic import (
     synthetic_market,
 )
 
-SPEC = SyntheticSpec(tickers=("SYN1", "SYN2", "SYN3"), ic=0.1, seed=11, years=4.0)
+SPEC = SyntheticSpec(tickers=("SYN1", "SYN2", "SYN3"), ic=0.1, seed=11, start=date(2015, 1, 1), years=4.0)
 
 
 def _fresh(spec: SyntheticSpec):
@@ -37,15 +38,15 @@ def test_same_settings_give_identical_bars_and_another_seed_does_not():
     for symbol, frame in first.bars.items():
         pd.testing.assert_frame_equal(frame, second.bars[symbol])
     pd.testing.assert_frame_equal(first.truth, second.truth)
-    other = _fresh(SyntheticSpec(tickers=SPEC.tickers, seed=12, years=4.0))
+    other = _fresh(replace(SPEC, seed=12))
     assert not np.allclose(other.bars["SYN1"]["close"], first.bars["SYN1"]["close"])
 
 
 def test_ic_mixes_the_same_draws_and_a_ticker_keeps_its_path_when_others_are_added():
-    planted, flat = _fresh(SPEC), _fresh(SyntheticSpec(tickers=SPEC.tickers, ic=0.0, seed=11, years=4.0))
+    planted, flat = _fresh(SPEC), _fresh(replace(SPEC, ic=0.0))
     np.testing.assert_array_equal(planted.truth["factor"], flat.truth["factor"])
     assert not np.allclose(planted.truth["log_return"], flat.truth["log_return"])
-    more = _fresh(SyntheticSpec(tickers=(*SPEC.tickers, "SYN4"), ic=0.1, seed=11, years=4.0))
+    more = _fresh(replace(SPEC, tickers=(*SPEC.tickers, "SYN4")))
     pd.testing.assert_frame_equal(more.bars["SYN2"], planted.bars["SYN2"])
 
 
@@ -104,6 +105,7 @@ def test_settings_select_the_synthetic_source_its_tickers_and_benchmark(monkeypa
     monkeypatch.setenv("STOCKER_SYNTH_YEARS", "1")
     settings = Settings()
     assert settings.default_tickers == ["SYN1", "SYN2"] and settings.benchmark == SYNTHETIC_INDEX
+    assert settings.start_month == "2016-03-01"  # the first month partition is the market's
     spec = SyntheticSpec.from_settings(settings)
     assert spec == SyntheticSpec(("SYN1", "SYN2"), 0.05, 7, date(2016, 3, 1), 1.0, 0.8)
     source = get_source(settings)
@@ -113,8 +115,14 @@ def test_settings_select_the_synthetic_source_its_tickers_and_benchmark(monkeypa
     assert configured_source(settings) is configured_source(Settings())  # cached per spec
     with pytest.raises(UnknownTickerError, match="SYN1"):
         source.fetch("AAPL", date(2016, 3, 1), date(2016, 4, 1))
-    explicit = Settings(source="synthetic", default_tickers=["SYN2"], benchmark="SYN1")
-    assert explicit.default_tickers == ["SYN2"] and explicit.benchmark == "SYN1"
+    explicit = Settings(
+        source="synthetic", default_tickers=["SYN2"], benchmark="SYN1", start_month="2010-01-01"
+    )
+    assert (explicit.default_tickers, explicit.benchmark, explicit.start_month) == (
+        ["SYN2"],
+        "SYN1",
+        "2010-01-01",
+    )
     assert Settings(source="sample").default_tickers == ["GOOGL"]
 
 
@@ -132,3 +140,12 @@ def test_ticker_settings_take_a_count_or_names_and_refuse_nonsense():
         SyntheticSpec(tickers=("a;DROP",))
     with pytest.raises(ValueError, match="synthetic index"):
         SyntheticSpec(tickers=(SYNTHETIC_INDEX,))
+    with pytest.raises(ValueError, match="ends after the exchange calendar"):
+        synthetic_market(SyntheticSpec(start=date.today(), years=3))
+
+
+def test_the_default_market_is_three_whole_years_of_four_tickers():
+    spec = SyntheticSpec.from_settings(Settings(source="synthetic"))
+    assert spec == SyntheticSpec() and spec.tickers == ("SYN1", "SYN2", "SYN3", "SYN4")
+    days = synthetic_market(spec).sessions
+    assert (days[0], days[-1], len(days)) == (pd.Timestamp("2021-01-04"), pd.Timestamp("2023-12-29"), 753)
