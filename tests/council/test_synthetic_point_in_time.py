@@ -9,11 +9,11 @@ from dataclasses import replace
 import pandas as pd
 
 from stocker_core.config import Settings
+from stocker_core.context.decision import load_council_inputs
+from stocker_core.context.point_in_time import decision_cutoff, published_before
 from stocker_core.council import analysts
-from stocker_core.council.context import load_council_inputs
 from stocker_core.text.events import TextEvents
 from stocker_core.text.synthetic import AFTER_CLOSE_PREFIX
-from stocker_core.warehouse.point_in_time import decision_cutoff, published_before
 
 
 def _upto(text: TextEvents, cutoff: pd.Timestamp) -> TextEvents:

@@ -11,6 +11,7 @@ import pytest
 from scipy.stats import spearmanr
 
 from stocker_core.config import Settings
+from stocker_core.context.point_in_time import decision_cutoff
 from stocker_core.evaluation.oracle import day_sentiment
 from stocker_core.market.synthetic import SyntheticSpec, synthetic_market
 from stocker_core.text.configured import configured_events, configured_text
@@ -19,7 +20,6 @@ from stocker_core.text.sentiment import score_text
 from stocker_core.text.store import read_events, replace_events
 from stocker_core.text.synthetic import AFTER_CLOSE_PREFIX, news_bank, synthetic_text
 from stocker_core.warehouse.db import Warehouse
-from stocker_core.warehouse.point_in_time import decision_cutoff
 
 TICKERS = ("SYN1", "SYN2", "SYN3", "SYN4")
 LONG = {"tickers": TICKERS, "seed": 7, "start": date(2004, 1, 2), "years": 12.0}
