@@ -9,6 +9,7 @@ route and errors. The first resets of each task load it (cold cache), as on a fr
     python bench/bench_server.py                       # quick: 50 clients, 10 s
     python bench/bench_server.py --clients 200 --duration 30   # the issue's figure
     python bench/bench_server.py --clients 200 --duration 30 --procs 8   # on a many-core box
+    python bench/bench_server.py --client raw --web   # also `stocker serve`'s default app (with /web)
 
 Reference to beat (200 clients, 30 s, loopback): 745 req/s, p99 463 ms, 0 errors,
 ``/reset`` p99 5.4 s.
@@ -44,16 +45,20 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(port: int, home: str, max_sessions: int, preload: bool) -> subprocess.Popen:
-    """The server in its own process (so client and server do not share a GIL)."""
+def start_server(
+    port: int, home: str, max_sessions: int, preload: bool, web: bool = False
+) -> subprocess.Popen:
+    """The server in its own process (so client and server do not share a GIL); with ``web``
+    the app ``stocker serve`` runs by default (the page mounted at /web beside it)."""
     if not SEED_DIR.is_dir():
         sys.exit(f"seed fixture not found at {SEED_DIR}")
     env = {**os.environ, "STOCKER_SOURCE": "files", "STOCKER_FILES_DIR": str(SEED_DIR), "STOCKER_HOME": home}
     env.pop("STOCKER_API_KEY", None)
+    factory = ("stocker_core.web.app", "create_web_app") if web else ("stocker_core.env.server", "create_app")
     code = (
         "import uvicorn\n"
-        "from stocker_core.env.server import create_app\n"
-        f"app = create_app(api_key='', max_sessions={max_sessions}, preload={TASKS if preload else ()!r})\n"
+        f"from {factory[0]} import {factory[1]} as factory\n"
+        f"app = factory(api_key='', max_sessions={max_sessions}, preload={TASKS if preload else ()!r})\n"
         f"uvicorn.run(app, host='127.0.0.1', port={port}, log_level='warning', backlog=4096)\n"
     )
     return subprocess.Popen([sys.executable, "-c", code], env=env)
@@ -274,16 +279,34 @@ def main() -> None:
         default="httpx",
         help="load generator: httpx (~3.5 ms client CPU a request) or raw keep-alive sockets (far less)",
     )
+    parser.add_argument(
+        "--web",
+        action="store_true",
+        help="also measure `stocker serve`'s default app (the page at /web beside the server), "
+        "right after the server alone, and print the ratio",
+    )
     args = parser.parse_args()
+    rates = {}
+    for web in (False, True) if args.web else (False,):
+        rates[web] = measure(args, web)
+    if args.web:
+        (alone_rate, alone_cpu), (web_rate, web_cpu) = rates[False], rates[True]
+        print(f"with /web mounted: {web_rate / alone_rate:.2f}x the requests/s of the server alone, "
+              f"{web_cpu / alone_cpu:.2f}x its server CPU per request")  # fmt: skip
+
+
+def measure(args: argparse.Namespace, web: bool) -> tuple[float, float]:
+    """Run the load against one server; print its report; (requests/s, server ms per request)."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     with tempfile.TemporaryDirectory() as home:
         started = time.perf_counter()
-        server = start_server(port, home, max_sessions=args.clients + 16, preload=not args.cold)
+        server = start_server(port, home, max_sessions=args.clients + 16, preload=not args.cold, web=web)
         try:
             wait_healthy(url)
             print(
-                f"server up in {time.perf_counter() - started:.1f} s"
+                ("stocker serve (environment + /web)" if web else "environment server alone")
+                + f" up in {time.perf_counter() - started:.1f} s"
                 + ("" if args.cold else " (3 tasks preloaded)")
             )
             cpu_before = cpu_seconds(server.pid)
@@ -298,6 +321,8 @@ def main() -> None:
     report(latencies, errors, elapsed, args.clients, server_cpu, client_cpu)
     print(f"warm /reset, one client, {len(resets)} in a row: p50 {np.percentile(resets, 50):.1f} ms, "
           f"p99 {np.percentile(resets, 99):.1f} ms")  # fmt: skip
+    total = sum(len(v) for v in latencies.values())
+    return total / elapsed, server_cpu / max(total, 1) * 1e3
 
 
 if __name__ == "__main__":

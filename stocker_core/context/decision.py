@@ -1,4 +1,5 @@
-"""DecisionContext: everything a specialist may see on day D, and nothing after it.
+"""DecisionContext: everything a decision on day D may see (a council specialist, the
+environment's observation), and nothing after it.
 
 ``build_context`` is the only entrance: it takes full-history frames and cuts every
 one of them at the decision, which is taken at D's close: bars, indicators and peer,

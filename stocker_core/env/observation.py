@@ -1,7 +1,8 @@
 """The rich observation: ``TradingEnv``'s cheap core observation plus the council inputs
-of the decision day, cut point in time exactly as the council's (``CouncilInputs.context``:
-bars and indicators dated on or before the day, text published before its NYSE close,
-news from the 7 days before it) and bounded in size (``api_models`` limits).
+of the decision day, cut point in time exactly as the council's: both read them from
+``stocker_core.context`` (``CouncilInputs.context``: bars and indicators dated on or before
+the day, text published before its NYSE close, news from the 7 days before it). Bounded in
+size (``api_models`` limits).
 
 ``CouncilView`` holds one episode's inputs and builds each day's fields once; the
 server and any other client (a trainer, an LLM agent) use it the same way::

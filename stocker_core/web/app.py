@@ -10,6 +10,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from stocker_core.config import Settings, get_settings
 from stocker_core.web.api import WebContext, build_api
@@ -96,31 +97,46 @@ def web_app(
     return app
 
 
+class PageBeside:
+    """An ASGI app: ``/web`` and below go to ``page`` (mounted as Starlette mounts do:
+    ``root_path`` gains the prefix), every other request and the lifespan go to ``server``
+    untouched, so the server's own requests pay for no third app's middleware."""
+
+    def __init__(self, server: ASGIApp, page: ASGIApp, prefix: str = DEFAULT_PREFIX) -> None:
+        self.server = server
+        self.page = page
+        self.prefix = prefix
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] in ("http", "websocket"):
+            root = scope.get("root_path", "")
+            path = scope["path"]
+            route = path[len(root) :] if root and path.startswith(root) else path
+            if route == self.prefix and scope.get("method") in ("GET", "HEAD"):
+                await RedirectResponse(f"{self.prefix}/")(scope, receive, send)
+                return
+            if route.startswith(self.prefix + "/"):
+                child = {
+                    **scope,
+                    "app_root_path": scope.get("app_root_path", root),
+                    "root_path": root + self.prefix,
+                }
+                await self.page(child, receive, send)
+                return
+        await self.server(scope, receive, send)
+
+
 def with_web(
-    server: FastAPI,
+    server: ASGIApp,
     settings: Settings | None = None,
     dagster_url: str = DEFAULT_DAGSTER_URL,
     api_key: str | None = None,
-) -> FastAPI:
+) -> PageBeside:
     """``server`` (e.g. the environment server) with the page at ``/web``, side by side: the
     page has its own key check (its HTML and scripts load without the key, so it can ask for
     it; its API needs it), and ``server`` keeps its own middleware and start-up."""
     settings = settings or get_settings()
-    outer = FastAPI(
-        title=server.title,
-        docs_url=None,
-        redoc_url=None,
-        openapi_url=None,
-        lifespan=server.router.lifespan_context,
-    )
-
-    @outer.get(DEFAULT_PREFIX, include_in_schema=False)
-    def web_root() -> RedirectResponse:
-        return RedirectResponse(f"{DEFAULT_PREFIX}/")
-
-    outer.mount(DEFAULT_PREFIX, web_app(settings, dagster_url, api_key))
-    outer.mount("/", server)
-    return outer
+    return PageBeside(server, web_app(settings, dagster_url, api_key))
 
 
 def create_web_app(
@@ -128,7 +144,7 @@ def create_web_app(
     dagster_url: str = DEFAULT_DAGSTER_URL,
     api_key: str | None = None,
     **server_options: Any,
-) -> FastAPI:
+) -> PageBeside:
     """The environment server (``stocker_core.env.server.create_app``, same API key, given
     ``server_options`` such as ``max_sessions``, ``idle_s``, ``preload``) with the page at
     ``/web``; ``/`` redirects to the page. ``stocker serve`` and ``stocker web`` run this app."""

@@ -17,6 +17,8 @@ def test_serve_answers_the_environment_and_the_page(tiny):
         assert http.get("/web/static/common.js").status_code == 200
         assert http.get("/web/api/status").json()["exists"] is True
         assert http.get("/").headers["location"] == "/web/"
+        assert http.get("/web").headers["location"] == "/web/"
+        assert http.get("/web/api/no-such-route").status_code == 404  # the page's, not the server's
         reset = http.post("/reset", json={"episode": KEY})
         assert reset.status_code == 200
         assert reset.json()["observation"]["ticker"] == "SYN"
