@@ -91,9 +91,13 @@ def paired_frame(rows: pd.DataFrame, metric: str) -> pd.DataFrame:
     )
 
 
-def period_paths(curves: pd.DataFrame) -> dict[str, dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]]:
-    """{policy: {ticker: (exposures, closes, daily returns)}} from test-period equity curves."""
-    out: dict[str, dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
+Path = tuple[np.ndarray, np.ndarray, np.ndarray, int]
+
+
+def period_paths(curves: pd.DataFrame) -> dict[str, dict[str, Path]]:
+    """{policy: {ticker: (exposures, closes, daily returns, trading days)}} from test-period
+    equity curves."""
+    out: dict[str, dict[str, Path]] = {}
     if curves.empty:
         return out
     for (policy, ticker), part in curves.groupby(["policy", "ticker"], sort=True):
@@ -102,7 +106,13 @@ def period_paths(curves: pd.DataFrame) -> dict[str, dict[str, tuple[np.ndarray, 
         days = part.iloc[1:]
         closes = days["close"].to_numpy(dtype=float)
         exposure = days["position"].to_numpy(dtype=float) * closes / days["value"].to_numpy(dtype=float)
-        out.setdefault(str(policy), {})[str(ticker)] = (exposure, closes, values[1:] / values[:-1] - 1.0)
+        trades = int((days["traded"].fillna(0.0).abs() > 0).sum())
+        out.setdefault(str(policy), {})[str(ticker)] = (
+            exposure,
+            closes,
+            values[1:] / values[:-1] - 1.0,
+            trades,
+        )
     return out
 
 
@@ -136,6 +146,7 @@ def pooled_evidence(
                 [paths[policy][t][1] for t in tickers],
                 config.random_policies,
                 config.seed,
+                trades=[paths[policy][t][3] for t in tickers],
             ).percentile
         lines.append(
             {

@@ -41,10 +41,29 @@ def test_vectorised_returns_equal_a_loop():
 def test_random_paths_trade_exactly_as_often():
     paths = random_exposures(60, 11, 200, np.random.default_rng(0))
     assert {trade_count(p) for p in paths} == {11}
-    assert set(np.unique(paths)) <= {0.0, 1.0}
-    # the last day cannot earn a return, so no switch is drawn on it; 11 switches end long
-    assert (paths[:, -1] == paths[:, -2]).all() and (paths[:, -1] == 1).all()
+    assert paths.min() >= 0.0 and paths.max() <= 1.0 and (paths[:, 0] == 0).mean() > 0.5
+    # the last day cannot earn a return, so no trade is drawn on it
+    assert (paths[:, -1] == paths[:, -2]).all()
     assert {trade_count(p) for p in random_exposures(5, 99, 10, np.random.default_rng(0))} == {4}
+    # levels are held between trades: a path with 1 trade is flat, then one level
+    one = random_exposures(30, 1, 50, np.random.default_rng(3))
+    assert all(len(np.unique(p)) == 2 and p[0] == 0 or p[0] > 0 and len(np.unique(p)) == 1 for p in one)
+
+
+def test_daily_rebalancing_policies_get_a_real_distribution():
+    px = _prices(250)
+    daily = np.random.default_rng(5).random(250)  # trades every day
+    rank = random_percentile([daily], [px], 1000, 0)
+    assert 0.0 < rank.percentile < 100.0  # not a degenerate all-identical comparison
+
+
+def test_trade_counts_can_be_given():
+    px = _prices(100)
+    w = px[0] * np.ones(100) / px  # a fixed number of shares: exposure drifts, never traded after day 0
+    given = random_percentile([w], [px], 500, 0, trades=[1])
+    assert given.actual == pytest.approx(exposure_return(w, px))
+    with pytest.raises(Exception, match="one trade count per close path"):
+        random_percentile([w], [px], 10, 0, trades=[1, 2])
 
 
 def test_percentile_of_hindsight_and_of_flat():
