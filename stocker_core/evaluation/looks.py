@@ -127,3 +127,34 @@ def touches_test(ranges: Mapping[str, tuple[date, date]], tickers_days: Mapping[
         if any(start <= pd.Timestamp(d).date() <= end for d in days):
             hit.append(ticker)
     return sorted(hit)
+
+
+def test_ranges(warehouse: Warehouse) -> dict[str, tuple[date, date]]:
+    """{ticker: (first, last) day of its test split}; empty when no splits are stored."""
+    from stocker_core.evaluation.splits import SplitError, load_splits
+
+    try:
+        splits = load_splits(warehouse)
+    except SplitError:
+        return {}
+    return {r.ticker: (r.start, r.end) for r in splits.ranges if r.split == "test"}
+
+
+def record_if_test(
+    warehouse: Warehouse,
+    who: str,
+    what: str,
+    days_played: Mapping[str, Sequence],
+    policies: Sequence[str],
+    vote_versions: Iterable[str | None],
+    config: Mapping[str, object],
+    run_id: str | None = None,
+) -> int | None:
+    """Record a look when any of ``days_played`` ({ticker: days}) lies in a test split;
+    returns how many looks the models played have had (None: not a test look)."""
+    tickers = touches_test(test_ranges(warehouse), days_played)
+    if not tickers:
+        return None
+    versions = model_versions(warehouse, policies, vote_versions)
+    record_test_look(warehouse, who, what, tickers, versions, config, run_id)
+    return looks_of(warehouse, versions)

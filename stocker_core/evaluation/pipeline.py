@@ -16,7 +16,7 @@ from stocker_core.env.episode import episode_from_bars, window_bounds
 from stocker_core.env.rewards import RewardParams
 from stocker_core.errors import EmptyDataError
 from stocker_core.evaluation.council_votes import VoteBook, load_vote_book
-from stocker_core.evaluation.looks import model_versions, record_test_look, touches_test
+from stocker_core.evaluation.looks import model_versions, record_if_test, record_test_look
 from stocker_core.evaluation.rolling import (
     RollingConfig,
     rolling_backtests,
@@ -26,14 +26,7 @@ from stocker_core.evaluation.rolling import (
     test_period_episode,
 )
 from stocker_core.evaluation.runner import Backtest, backtest, ordered_policies
-from stocker_core.evaluation.splits import (
-    SplitConfig,
-    SplitError,
-    Splits,
-    load_splits,
-    save_splits,
-    splits_from_prices,
-)
+from stocker_core.evaluation.splits import SplitConfig, Splits, load_splits, save_splits, splits_from_prices
 from stocker_core.evaluation.store import replace_rows, write_backtests
 from stocker_core.market.bars import load_bars
 from stocker_core.market.validation import parse_partition_key, partition_key
@@ -112,32 +105,10 @@ def _record_partition_look(
     who: str,
     run_id: str | None,
 ) -> None:
-    try:
-        splits = load_splits(warehouse)
-    except SplitError:  # no splits yet: nothing is a test split
-        return
-    ranges = {}
-    for ticker in splits.tickers:
-        try:
-            test = splits.range_of(ticker, "test")
-        except SplitError:
-            continue
-        ranges[ticker] = (test.start, test.end)
     days = {t.ticker: [d for result in t.results.values() for d in result.episode.dates] for t in done}
-    tickers = touches_test(ranges, days)
-    if not tickers:
-        return
-    played = sorted(
-        {r.policy for t in done if t.ticker in tickers for res in t.results.values() for r in res.runs}
-    )
-    versions = model_versions(warehouse, played or list(names), [t.vote_version for t in done])
-    config = {
-        "what": "backtests",
-        "seed": seed,
-        "policies": list(names),
-        "params": RewardParams.from_settings(settings),
-    }
-    record_test_look(warehouse, who, "backtests", tickers, versions, config, run_id)
+    played = sorted({r.policy for t in done for result in t.results.values() for r in result.runs})
+    config = {"seed": seed, "policies": list(names), "params": RewardParams.from_settings(settings)}
+    record_if_test(warehouse, who, "backtests", days, played, [t.vote_version for t in done], config, run_id)
 
 
 def compute_and_store_splits(
