@@ -18,6 +18,14 @@ ModeratorName = Literal["rule", "llm"]
 ExecutorName = Literal["in_process", "celery"]
 
 
+SAMPLE_UNIVERSE = ("GOOGL", "JPM", "JNJ", "XOM", "PG", "KO", "WMT", "HD", "PFE", "CVX", "UNH")
+"""The sample source's default universe: GOOGL (OHLCV) and 10 S&P 500 close-only series of
+different sectors (AAPL and MSFT are left for the README's ``stocker tickers add`` example)."""
+SAMPLE_SPAN = ("2014-06", "2018-08")
+"""The sample's main-job months: ~1,070 trading days a ticker, so each test split (20 % after
+the 30-day gaps, ~200 days) holds 3 non-overlapping 63-day windows: 33 over the 11 tickers."""
+
+
 class Settings(BaseSettings):
     """Every default of the project: paths, data source, universe, reward and costs,
     council backend and models, worker counts.
@@ -33,7 +41,16 @@ class Settings(BaseSettings):
     source: SourceName = "sample"
     files_dir: Path | None = Field(default=None, description="Folder of CSV/Parquet bars")
     start_month: str = Field(default="2009-05-01", description="First monthly partition")
-    default_tickers: list[str] = Field(default_factory=lambda: ["GOOGL"])
+    default_tickers: list[str] = Field(
+        default_factory=lambda: ["GOOGL"],
+        description="Universe when no universe file exists (sample source: GOOGL + 10 S&P 500 closes)",
+    )
+    main_from: str | None = Field(
+        default=None, description="The main job's first month when --from is not given (sample: 2014-06)"
+    )
+    main_to: str | None = Field(
+        default=None, description="The main job's last month when --to is not given (sample: 2018-08)"
+    )
     benchmark: str = Field(default="^GSPC", description="Peer of last resort for the council")
     peers: dict[str, list[str]] = Field(default_factory=dict, description='e.g. {"AAPL": ["MSFT"]}')
     commodities: dict[str, str] = Field(default_factory=dict, description='e.g. {"XOM": "CL=F"}')
@@ -90,6 +107,20 @@ class Settings(BaseSettings):
     @classmethod
     def _absolute(cls, value: Path | None) -> Path | None:
         return value.expanduser().resolve() if value is not None else None
+
+    @model_validator(mode="after")
+    def _sample_defaults(self) -> Settings:
+        """The sample source's main job: GOOGL and 10 S&P 500 close series over 2014-06 … 2018-08
+        (GOOGL's last sample month), unless set explicitly."""
+        if self.source != "sample":
+            return self
+        if "default_tickers" not in self.model_fields_set:
+            self.default_tickers = list(SAMPLE_UNIVERSE)
+        if "main_from" not in self.model_fields_set:
+            self.main_from = SAMPLE_SPAN[0]
+        if "main_to" not in self.model_fields_set:
+            self.main_to = SAMPLE_SPAN[1]
+        return self
 
     @model_validator(mode="after")
     def _openai_key_fallback(self) -> Settings:
