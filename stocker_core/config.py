@@ -16,6 +16,7 @@ SourceName = Literal["sample", "files", "yfinance"]
 BackendName = Literal["rule", "openai", "transformers"]
 ModeratorName = Literal["rule", "llm"]
 ExecutorName = Literal["in_process", "celery"]
+ChartsMode = Literal["auto", "eager", "on_demand"]
 
 
 SAMPLE_UNIVERSE = ("GOOGL", "JPM", "JNJ", "XOM", "PG", "KO", "WMT", "HD", "PFE", "CVX", "UNH")
@@ -87,6 +88,10 @@ class Settings(BaseSettings):
     text_dir: Path | None = Field(default=None, description="news/forums/macro .jsonl drop folder")
     news_online: bool = False  # also pull recent yfinance headlines for registered tickers
 
+    # Charts: drawn by the `charts` asset (eager) or only when something asks (on_demand: the
+    # environment's observation draws and keeps a day's chart); auto = eager only for a vision council
+    charts: ChartsMode = "auto"
+
     # Work sizes
     chart_workers: int | None = Field(default=None, ge=1, description="Chart processes (None: by size)")
 
@@ -127,6 +132,16 @@ class Settings(BaseSettings):
         if not self.openai_api_key:
             self.openai_api_key = os.environ.get("OPENAI_API_KEY") or None
         return self
+
+    @property
+    def charts_eager(self) -> bool:
+        """Whether the ``charts`` asset draws every day's chart: ``eager``, or ``auto`` with a
+        council that sends charts to a vision model."""
+        if self.charts != "auto":
+            return self.charts == "eager"
+        return (self.council_backend == "openai" and self.openai_multimodal) or (
+            self.council_backend == "transformers" and self.hf_multimodal
+        )
 
     @property
     def text_folder(self) -> Path | None:

@@ -13,11 +13,16 @@ from stocker_core.config import Settings, get_settings
 
 # CI replays the same examples every run (a failure reproduces; nothing flakes on a random draw);
 # `HYPOTHESIS_PROFILE=random python -m pytest` explores fresh examples, as a nightly run would.
-settings.register_profile(
-    "ci", derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+settings.register_profile("ci", derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("random", derandomize=False, deadline=None, max_examples=1000)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture(autouse=True)
+def _charts_drawn(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tests exercise chart drawing: charts are eager unless a test says otherwise (the
+    default, ``auto``, draws them on demand for a text-only council)."""
+    monkeypatch.setenv("STOCKER_CHARTS", "eager")
 
 
 @pytest.fixture
