@@ -267,6 +267,12 @@ def evidence_lines(evidence: Evidence, confidence: float) -> list[str]:
         "paired t-tests of Δ daily Sharpe, Holm-adjusted over the family of "
         f"{len(evidence.leaderboard)} policies compared with buy-and-hold.",
     ]
+    if evidence.tickers > 1:
+        lines.append(
+            "Caveat: the tickers' test splits cover the same calendar months, so windows of different "
+            "tickers share the market's moves; treating each (ticker, window) as independent is "
+            "optimistic, and the true uncertainty lies between this and the per-ticker figures."
+        )
     if evidence.mdd_sharpe is not None and evidence.mdd_return is not None:
         lines.append(
             f"Minimum detectable difference at α = 0.05 and power 0.8 (median over the family): "
@@ -289,8 +295,8 @@ def evidence_lines(evidence: Evidence, confidence: float) -> list[str]:
         )
     lines.append(
         "Percentile among random: where the policy's frictionless test-period return, averaged over "
-        "tickers, falls among 1,000 seeded random long/flat policies that trade on as many days "
-        "(50 = no better than chance)."
+        "tickers, falls among 1,000 seeded random long-only policies that trade on as many days "
+        "(each trade moves to a uniform random exposure in [0, 1]; 50 = no better than chance)."
     )
     return lines + evidence.notes
 
