@@ -129,8 +129,16 @@ MATERIALIZE_HELP = _paragraphs(
 
 def materialize(
     ticker: list[str] = typer.Option(None, "--ticker", "-t", help="Tickers (default: the universe)."),
-    start: str = typer.Option(None, "--from", help="First month, YYYY-MM (default: first data)."),
-    end: str = typer.Option(None, "--to", help="Last month, YYYY-MM (default: last data)."),
+    start: str = typer.Option(
+        None,
+        "--from",
+        help="First month, YYYY-MM (default: STOCKER_MAIN_FROM, 2014-06 on the sample; else first data).",
+    ),
+    end: str = typer.Option(
+        None,
+        "--to",
+        help="Last month, YYYY-MM (default: STOCKER_MAIN_TO, 2018-08 on the sample; else last data).",
+    ),
     groups: str = typer.Option(
         DEFAULT_GROUPS,
         "--groups",
@@ -167,6 +175,7 @@ def materialize(
     from stocker_assets.stages import plan_stages
 
     settings = get_settings(fresh=True)
+    start, end = start or settings.main_from, end or settings.main_to  # the main job's span
     unusable: dict[str, str] = {}
     defs = build_definitions({"stocker": StockerResource()})
     try:

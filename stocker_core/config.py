@@ -18,6 +18,15 @@ SourceName = Literal["sample", "files", "yfinance", "synthetic"]
 BackendName = Literal["rule", "openai", "transformers"]
 ModeratorName = Literal["rule", "llm"]
 ExecutorName = Literal["in_process", "celery"]
+ChartsMode = Literal["auto", "eager", "on_demand"]
+
+
+SAMPLE_UNIVERSE = ("GOOGL", "JPM", "JNJ", "XOM", "PG", "KO", "WMT", "HD", "PFE", "CVX", "UNH")
+"""The sample source's default universe: GOOGL (OHLCV) and 10 S&P 500 close-only series of
+different sectors (AAPL and MSFT are left for the README's ``stocker tickers add`` example)."""
+SAMPLE_SPAN = ("2014-06", "2018-08")
+"""The sample's main-job months: ~1,070 trading days a ticker, so each test split (20 % after
+the 30-day gaps, ~200 days) holds 3 non-overlapping 63-day windows: 33 over the 11 tickers."""
 
 SYNTHETIC_PREFIX = "SYN"
 SYNTHETIC_INDEX = "^SYN"
@@ -54,7 +63,16 @@ class Settings(BaseSettings):
     source: SourceName = "sample"
     files_dir: Path | None = Field(default=None, description="Folder of CSV/Parquet bars")
     start_month: str = Field(default="2009-05-01", description="First monthly partition")
-    default_tickers: list[str] = Field(default_factory=lambda: ["GOOGL"])
+    default_tickers: list[str] = Field(
+        default_factory=lambda: ["GOOGL"],
+        description="Universe when no universe file exists (sample source: GOOGL + 10 S&P 500 closes)",
+    )
+    main_from: str | None = Field(
+        default=None, description="The main job's first month when --from is not given (sample: 2014-06)"
+    )
+    main_to: str | None = Field(
+        default=None, description="The main job's last month when --to is not given (sample: 2018-08)"
+    )
     benchmark: str = Field(default="^GSPC", description="Peer of last resort for the council")
     peers: dict[str, list[str]] = Field(default_factory=dict, description='e.g. {"AAPL": ["MSFT"]}')
     commodities: dict[str, str] = Field(default_factory=dict, description='e.g. {"XOM": "CL=F"}')
@@ -105,6 +123,9 @@ class Settings(BaseSettings):
         lt=1.0,
         description="AR(1) coefficient of the planted factor (0: independent days)",
     )
+    # Charts: drawn by the `charts` asset (eager) or only when something asks (on_demand: the
+    # environment's observation draws and keeps a day's chart); auto = eager only for a vision council
+    charts: ChartsMode = "auto"
 
     # Work sizes
     chart_workers: int | None = Field(default=None, ge=1, description="Chart processes (None: by size)")
@@ -147,10 +168,34 @@ class Settings(BaseSettings):
         return self
 
     @model_validator(mode="after")
+    def _sample_defaults(self) -> Settings:
+        """The sample source's main job: GOOGL and 10 S&P 500 close series over 2014-06 … 2018-08
+        (GOOGL's last sample month), unless set explicitly."""
+        if self.source != "sample":
+            return self
+        if "default_tickers" not in self.model_fields_set:
+            self.default_tickers = list(SAMPLE_UNIVERSE)
+        if "main_from" not in self.model_fields_set:
+            self.main_from = SAMPLE_SPAN[0]
+        if "main_to" not in self.model_fields_set:
+            self.main_to = SAMPLE_SPAN[1]
+        return self
+
+    @model_validator(mode="after")
     def _openai_key_fallback(self) -> Settings:
         if not self.openai_api_key:
             self.openai_api_key = os.environ.get("OPENAI_API_KEY") or None
         return self
+
+    @property
+    def charts_eager(self) -> bool:
+        """Whether the ``charts`` asset draws every day's chart: ``eager``, or ``auto`` with a
+        council that sends charts to a vision model."""
+        if self.charts != "auto":
+            return self.charts == "eager"
+        return (self.council_backend == "openai" and self.openai_multimodal) or (
+            self.council_backend == "transformers" and self.hf_multimodal
+        )
 
     @property
     def text_folder(self) -> Path | None:

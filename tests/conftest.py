@@ -18,6 +18,13 @@ settings.register_profile("random", derandomize=False, deadline=None, max_exampl
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
+@pytest.fixture(autouse=True)
+def _charts_drawn(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tests exercise chart drawing: charts are eager unless a test says otherwise (the
+    default, ``auto``, draws them on demand for a text-only council)."""
+    monkeypatch.setenv("STOCKER_CHARTS", "eager")
+
+
 @pytest.fixture
 def seed_dir() -> Path:
     if not SEED_DIR.is_dir():

@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from stocker_assets import pipeline_cli
 from stocker_core.cli import build_app
-from stocker_core.config import Settings
+from stocker_core.config import SAMPLE_UNIVERSE, Settings
 from stocker_core.errors import UnknownTickerError
 from stocker_core.market.sample_source import SampleSource
 from stocker_core.market.sources import check_symbols
@@ -48,7 +48,7 @@ def test_materialize_typo_never_reaches_the_universe(app, sample_env):
     result = runner.invoke(app, ["materialize", "-t", "APPL", "--groups", "market"])
     assert result.exit_code == 2 and "did you mean AAPL?" in result.output
     assert not sample_env.universe_path.exists()
-    assert runner.invoke(app, ["tickers", "list"]).output.split() == ["GOOGL"]
+    assert runner.invoke(app, ["tickers", "list"]).output.split() == list(SAMPLE_UNIVERSE)
 
 
 def test_readme_tickers_example_works_on_the_sample_source(app, sample_env):
@@ -65,7 +65,17 @@ def test_tickers_remove_drops_the_dagster_partition(app, sample_env):
         assert {"AAPL", "MSFT"} <= set(instance.get_dynamic_partitions("ticker"))
     result = runner.invoke(app, ["tickers", "remove", "MSFT"])
     assert result.exit_code == 0, result.output
-    assert sample_env.universe_path.read_text().split() == ["GOOGL", "AAPL"]
+    assert sample_env.universe_path.read_text().split() == [*SAMPLE_UNIVERSE, "AAPL"]
     with dg.DagsterInstance.get() as instance:
         partitions = set(instance.get_dynamic_partitions("ticker"))
     assert "MSFT" not in partitions and "AAPL" in partitions
+
+
+def test_the_sample_main_job_is_multi_ticker_over_a_stated_span(sample_env):
+    assert sample_env.default_tickers[0] == "GOOGL" and len(sample_env.default_tickers) >= 10
+    assert (sample_env.main_from, sample_env.main_to) == ("2014-06", "2018-08")
+    check_symbols(SampleSource(), sample_env.default_tickers)  # every one is in the sample
+    assert (
+        Settings(source="files").default_tickers == ["GOOGL"] and Settings(source="files").main_from is None
+    )
+    assert Settings(default_tickers=["AAPL"], main_from="2010-01").default_tickers == ["AAPL"]

@@ -81,7 +81,13 @@ def backtests(
 
     settings, warehouse = stocker.settings(), stocker.warehouse()
     outcome = backtest_partitions(
-        settings, warehouse, context.partition_keys, config.policy_names(), config.seed, context.run.run_id
+        settings,
+        warehouse,
+        context.partition_keys,
+        config.policy_names(),
+        config.seed,
+        context.run.run_id,
+        who="asset",
     )
     build, upstream, frames, last = MonthBuild(), {}, [], None
     for ticker_run in outcome:
@@ -182,7 +188,13 @@ def rolling_evaluation(
     settings, warehouse = stocker.settings(), stocker.warehouse()
     rolling = config.rolling()
     outcome = run_rolling(
-        settings, warehouse, config.policy_names(), rolling, run_id=context.run.run_id, log=context.log.info
+        settings,
+        warehouse,
+        config.policy_names(),
+        rolling,
+        run_id=context.run.run_id,
+        log=context.log.info,
+        who="asset",
     )
     build = MonthBuild()
     build.rows["all"] = len(outcome.rows)

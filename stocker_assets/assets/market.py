@@ -202,6 +202,12 @@ def indicators(context: dg.AssetExecutionContext, stocker: StockerResource) -> d
     return dg.MaterializeResult(metadata=metadata, data_version=combined_version(build))
 
 
+CHARTS_ON_DEMAND = (
+    "on demand (STOCKER_CHARTS=auto with a text-only council, or on_demand): no chart drawn here; "
+    "the environment's observation draws a day's chart when asked. STOCKER_CHARTS=eager draws them all."
+)
+
+
 @dg.asset(
     partitions_def=ticker_month_partitions,
     group_name=MARKET,
@@ -217,6 +223,14 @@ def indicators(context: dg.AssetExecutionContext, stocker: StockerResource) -> d
 )
 def charts(context: dg.AssetExecutionContext, stocker: StockerResource) -> dg.MaterializeResult:
     settings = stocker.settings()
+    if not settings.charts_eager:
+        return dg.MaterializeResult(
+            metadata={
+                "charts": dg.MetadataValue.text(CHARTS_ON_DEMAND),
+                "partitions": len(context.partition_keys),
+            },
+            data_version=dg.DataVersion("on_demand"),
+        )
     source, warehouse = get_source(settings), Warehouse(settings.warehouse_path)
     skipped: dict[str, str] = {}
     report = throttled_progress(context, "charts")

@@ -2,12 +2,16 @@
 
 Each takes a DecisionContext and returns a SpecialistVote. Missing data gives
 signal 0, confidence 0 and a rationale that says what was missing.
+
+Every analyst is a thin reader of the context around a ``*_vote`` function on plain
+arrays; ``council/rule_batch.py`` calls the same functions on slices of a ticker's
+precomputed arrays, so the batched votes over many days equal these per-day ones.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -26,8 +30,12 @@ def _vote(role: str, signal: float, confidence: float, rationale: str) -> Specia
     )
 
 
-def _missing(role: str, what: str) -> SpecialistVote:
+def abstain(role: str, what: str) -> SpecialistVote:
+    """The vote of an analyst that has no data: signal 0, confidence 0, saying what was missing."""
     return SpecialistVote.neutral(role, f"no data: {what}; abstaining (signal 0, confidence 0)")
+
+
+_missing = abstain
 
 
 def _clip(x: float, low: float = -1.0, high: float = 1.0) -> float:
@@ -36,13 +44,18 @@ def _clip(x: float, low: float = -1.0, high: float = 1.0) -> float:
 
 def chart_pattern(ctx: DecisionContext) -> SpecialistVote:
     """60-day OHLC geometry: breakouts above resistance / below support, trend channel."""
-    role = "chart_pattern"
     bars = ctx.bars.tail(60)
-    if len(bars) < 20:
-        return _missing(role, f"only {len(bars)} bars (need 20 for chart geometry)")
     close = bars["close"].to_numpy(float)
     high = bars["high"].fillna(bars["close"]).to_numpy(float)
     low = bars["low"].fillna(bars["close"]).to_numpy(float)
+    return chart_pattern_vote(close, high, low)
+
+
+def chart_pattern_vote(close: np.ndarray, high: np.ndarray, low: np.ndarray) -> SpecialistVote:
+    """``chart_pattern`` on the last (up to) 60 bars; high/low NaNs already filled by close."""
+    role = "chart_pattern"
+    if len(close) < 20:
+        return _missing(role, f"only {len(close)} bars (need 20 for chart geometry)")
     last = close[-1]
     resistance = float(high[-21:-1].max())
     support = float(low[-21:-1].min())
@@ -91,6 +104,20 @@ def seasonal_trend(ctx: DecisionContext) -> SpecialistVote:
         return _missing(role, f"only {len(bars)} bars (need 60 for a long-horizon trend)")
     close = bars["close"].to_numpy(float)
     dates = pd.to_datetime(bars["date"])
+    return seasonal_trend_vote(close, monthly_returns(close, dates), ctx.date)
+
+
+def monthly_returns(close: np.ndarray, dates: pd.Series | pd.DatetimeIndex) -> pd.Series:
+    """Month-end to month-end returns of a close series (indexed by month end)."""
+    return pd.Series(close, index=pd.DatetimeIndex(dates)).resample("ME").last().pct_change().dropna()
+
+
+def seasonal_trend_vote(close: np.ndarray, monthly: pd.Series, day: pd.Timestamp) -> SpecialistVote:
+    """``seasonal_trend`` from the closes up to ``day`` and month-end returns (only months
+    before ``day``'s are read, so a longer series gives the same vote)."""
+    role = "seasonal_trend"
+    if len(close) < 60:
+        return _missing(role, f"only {len(close)} bars (need 60 for a long-horizon trend)")
     horizon = min(len(close) - 1, 126)
     momentum = close[-1] / close[-1 - horizon] - 1
     vol = float(np.std(np.diff(np.log(close[-horizon - 1 :])))) * math.sqrt(horizon) or 1e-9
@@ -103,13 +130,12 @@ def seasonal_trend(ctx: DecisionContext) -> SpecialistVote:
     ]
     trend = 0.6 * mom_score + 0.4 * ma_score
     # month-of-year: mean return of this calendar month in earlier years
-    monthly = pd.Series(close, index=dates).resample("ME").last().pct_change().dropna()
-    month = ctx.date.month
-    same = monthly[(monthly.index.month == month) & (monthly.index < ctx.date.replace(day=1))]
+    month = day.month
+    same = monthly[(monthly.index.month == month) & (monthly.index < day.replace(day=1))]
     seasonal = 0.0
     if len(same) >= 2:
         seasonal = math.tanh(float(same.mean()) / 0.03)
-        notes.append(f"{len(same)} past {ctx.date.strftime('%B')}s averaged {same.mean():+.1%}")
+        notes.append(f"{len(same)} past {day.strftime('%B')}s averaged {same.mean():+.1%}")
     else:
         notes.append("not enough years for month-of-year seasonality")
     signal = _clip(0.8 * trend + 0.2 * seasonal)
@@ -121,11 +147,15 @@ def seasonal_trend(ctx: DecisionContext) -> SpecialistVote:
 
 def indicator(ctx: DecisionContext) -> SpecialistVote:
     """RSI14, MACD histogram, SMA20/50/200 alignment and Bollinger %B."""
-    role = "indicator"
     if len(ctx.indicators) == 0 or len(ctx.bars) == 0:
-        return _missing(role, "no indicators")
-    row = ctx.indicators.iloc[-1]
-    price = ctx.price or float("nan")
+        return _missing("indicator", "no indicators")
+    return indicator_vote(ctx.indicators.iloc[-1], ctx.price)
+
+
+def indicator_vote(row: Mapping[str, float], price: float | None) -> SpecialistVote:
+    """``indicator`` from the last indicator row up to the day and the day's close."""
+    role = "indicator"
+    price = price or float("nan")
     scores: list[tuple[float, float]] = []  # (score, weight)
     notes: list[str] = []
     rsi = row.get("rsi14", np.nan)
@@ -168,67 +198,94 @@ def indicator(ctx: DecisionContext) -> SpecialistVote:
     return _vote(role, signal, confidence, ", ".join(notes))
 
 
-def _recency(ages_days: pd.Series, half_life: float) -> np.ndarray:
-    return np.power(0.5, ages_days.to_numpy(float) / half_life)
+def _recency(ages_days: np.ndarray, half_life: float) -> np.ndarray:
+    return np.power(0.5, np.asarray(ages_days, dtype=float) / half_life)
 
 
 def news(ctx: DecisionContext) -> SpecialistVote:
     """Headline sentiment (finance lexicon, blended with labels) weighted by recency."""
-    role = "news"
     items = ctx.news
-    if len(items) == 0:
-        return _missing(role, f"no {ctx.ticker} headlines in the 7 days up to {ctx.date.date()}")
+    return news_vote(
+        list(items["headline"]), list(items["sentiment_label"]), _ages(ctx.date, items), ctx.ticker, ctx.date
+    )
+
+
+def _ages(day: pd.Timestamp, events: pd.DataFrame) -> np.ndarray:
+    """Whole days from each event's ``date`` to ``day``."""
+    return (day - pd.to_datetime(events["date"])).dt.days.to_numpy(float)
+
+
+def news_vote(
+    headlines: Sequence[str], labels: Sequence[object], ages: np.ndarray, ticker: str, day: pd.Timestamp
+) -> SpecialistVote:
+    """``news`` from the visible headlines of the last 7 days (oldest first) and their ages."""
+    role = "news"
+    if len(headlines) == 0:
+        return _missing(role, f"no {ticker} headlines in the 7 days up to {day.date()}")
     scores = []
-    for headline, label in zip(items["headline"], items["sentiment_label"], strict=True):
+    for headline, label in zip(headlines, labels, strict=True):
         s = score_text(headline)
         if isinstance(label, str) and label in LABEL_VALENCE:
             s = 0.5 * s + 0.5 * LABEL_VALENCE[label]
         scores.append(s)
-    ages = (ctx.date - pd.to_datetime(items["date"])).dt.days
     weights = _recency(ages, half_life=3.0)
     mean, agreement = weighted_sentiment(scores, list(weights))
-    latest = items.iloc[-1]["headline"]
+    latest = headlines[-1]
     confidence = _clip(
-        min(1.0, 0.3 + 0.15 * len(items)) * (0.4 + 0.6 * agreement) * min(1.0, 0.3 + abs(mean)), 0, 1
+        min(1.0, 0.3 + 0.15 * len(headlines)) * (0.4 + 0.6 * agreement) * min(1.0, 0.3 + abs(mean)), 0, 1
     )
     return _vote(
         role,
         _clip(mean * 1.3),
         confidence,
-        f"{len(items)} headlines, weighted sentiment {mean:+.2f}; latest: {latest!r}",
+        f"{len(headlines)} headlines, weighted sentiment {mean:+.2f}; latest: {latest!r}",
     )
 
 
 def forum_sentiment(ctx: DecisionContext) -> SpecialistVote:
     """Forum posts up to the date, weighted by recency (half-life 7 days) and score."""
-    role = "forum_sentiment"
     posts = ctx.forums
-    if len(posts):
-        ages = (ctx.date - pd.to_datetime(posts["date"])).dt.days
-        posts = posts.loc[ages <= 30]
-    if len(posts) == 0:
-        return _missing(role, f"no {ctx.ticker} forum posts in the 30 days up to {ctx.date.date()}")
-    ages = (ctx.date - pd.to_datetime(posts["date"])).dt.days
-    weights = _recency(ages, 7.0) * np.log1p(posts["score"].clip(lower=0).to_numpy(float) + 1)
-    scores = [score_text(t) for t in posts["post_text"]]
+    ages = _ages(ctx.date, posts) if len(posts) else np.zeros(0)
+    return forum_sentiment_vote(
+        list(posts["post_text"]) if len(posts) else [],
+        posts["score"].to_numpy(float) if len(posts) else np.zeros(0),
+        ages,
+        ctx.ticker,
+        ctx.date,
+    )
+
+
+def forum_sentiment_vote(
+    texts: Sequence[str], post_scores: np.ndarray, ages: np.ndarray, ticker: str, day: pd.Timestamp
+) -> SpecialistVote:
+    """``forum_sentiment`` from the visible posts (their texts, scores and ages in days)."""
+    role = "forum_sentiment"
+    recent = np.asarray(ages, dtype=float) <= 30
+    texts = [t for t, keep in zip(texts, recent, strict=True) if keep]
+    if len(texts) == 0:
+        return _missing(role, f"no {ticker} forum posts in the 30 days up to {day.date()}")
+    ages, post_scores = np.asarray(ages, dtype=float)[recent], np.asarray(post_scores, dtype=float)[recent]
+    weights = _recency(ages, 7.0) * np.log1p(np.clip(post_scores, 0, None) + 1)
+    scores = [score_text(t) for t in texts]
     mean, agreement = weighted_sentiment(scores, list(weights))
     confidence = _clip(
-        min(1.0, 0.2 + 0.1 * len(posts)) * (0.4 + 0.6 * agreement) * min(1.0, 0.3 + abs(mean)) * 0.8, 0, 1
+        min(1.0, 0.2 + 0.1 * len(texts)) * (0.4 + 0.6 * agreement) * min(1.0, 0.3 + abs(mean)) * 0.8, 0, 1
     )
     return _vote(
         role,
         _clip(mean * 1.2),
         confidence,
-        f"{len(posts)} posts in 30 days, score-weighted sentiment {mean:+.2f}",
+        f"{len(texts)} posts in 30 days, score-weighted sentiment {mean:+.2f}",
     )
 
 
-def _ret(series: pd.Series, days: int) -> float | None:
-    series = series.dropna()
-    if len(series) < 6:
+def _ret(series: pd.Series | np.ndarray, days: int) -> float | None:
+    values = np.asarray(series, dtype=float)
+    values = values[~np.isnan(values)]
+    if len(values) < 6:
         return None
-    n = min(days, len(series) - 1)
-    return float(series.iloc[-1] / series.iloc[-1 - n] - 1)
+    n = min(days, len(values) - 1)
+    return float(values[-1] / values[-1 - n] - 1)
 
 
 COMMODITY_SENSITIVITY = {"GC=F": -0.5, "CL=F": -0.4}  # gold/oil up = risk-off for equities
@@ -236,11 +293,26 @@ COMMODITY_SENSITIVITY = {"GC=F": -0.5, "CL=F": -0.4}  # gold/oil up = risk-off f
 
 def peer_commodity(ctx: DecisionContext) -> SpecialistVote:
     """20-day relative strength vs peers, and the commodity's move."""
+    return peer_commodity_vote(
+        ctx.bars["close"].to_numpy(float),
+        {p: ctx.closes(p).to_numpy(float) for p in ctx.peers},
+        ctx.commodity,
+        ctx.closes(ctx.commodity).to_numpy(float) if ctx.commodity else None,
+    )
+
+
+def peer_commodity_vote(
+    own: np.ndarray,
+    peers: Mapping[str, np.ndarray],
+    commodity: str | None,
+    commodity_closes: np.ndarray | None,
+) -> SpecialistVote:
+    """``peer_commodity`` from the closes up to the day of the ticker, its peers (in order)
+    and its commodity."""
     role = "peer_commodity"
-    own = pd.Series(ctx.bars["close"].to_numpy(float), index=pd.DatetimeIndex(ctx.bars["date"]))
     own_ret = _ret(own, 20)
-    peer_rets = {p: r for p in ctx.peers if (r := _ret(ctx.closes(p), 20)) is not None}
-    commodity_ret = _ret(ctx.closes(ctx.commodity), 20) if ctx.commodity else None
+    peer_rets = {p: r for p, closes in peers.items() if (r := _ret(closes, 20)) is not None}
+    commodity_ret = _ret(commodity_closes, 20) if commodity else None
     if own_ret is None or (not peer_rets and commodity_ret is None):
         return _missing(role, "no peer or commodity closes up to the date")
     parts, notes, weight = [], [], 0.0
@@ -254,10 +326,10 @@ def peer_commodity(ctx: DecisionContext) -> SpecialistVote:
             f"20-day return {own_ret:+.1%} vs peers {peer_mean:+.1%} ({', '.join(sorted(peer_rets))})"
         )
     if commodity_ret is not None:
-        beta = COMMODITY_SENSITIVITY.get(ctx.commodity or "", -0.3)
+        beta = COMMODITY_SENSITIVITY.get(commodity or "", -0.3)
         parts.append(beta * math.tanh(commodity_ret / 0.05))
         weight += 0.3
-        notes.append(f"{ctx.commodity} {commodity_ret:+.1%} over 20 days")
+        notes.append(f"{commodity} {commodity_ret:+.1%} over 20 days")
     signal = _clip(sum(parts))
     return _vote(
         role, signal, _clip(0.2 + 0.4 * weight * min(1.0, 0.3 + abs(signal)), 0, 1), "; ".join(notes)
@@ -266,20 +338,38 @@ def peer_commodity(ctx: DecisionContext) -> SpecialistVote:
 
 def geopolitics(ctx: DecisionContext) -> SpecialistVote:
     """Dated macro events (hawkish/dovish, half-life 10 days) and rate moves when present."""
-    role = "geopolitics"
     macro = ctx.macro
-    if len(macro):
-        ages = (ctx.date - pd.to_datetime(macro["date"])).dt.days
-        macro = macro.loc[ages <= 45]
-    rate_moves = {s: r for s in RATE_SYMBOLS if (r := _ret(ctx.closes(s), 20)) is not None}
-    if len(macro) == 0 and not rate_moves:
-        return _missing(role, f"no macro events in the 45 days up to {ctx.date.date()} and no rate symbols")
+    return geopolitics_vote(
+        list(macro["headline"]) if len(macro) else [],
+        list(macro["policy_signal"]) if len(macro) else [],
+        _ages(ctx.date, macro) if len(macro) else np.zeros(0),
+        {s: ctx.closes(s).to_numpy(float) for s in RATE_SYMBOLS},
+        ctx.date,
+    )
+
+
+def geopolitics_vote(
+    headlines: Sequence[str],
+    policy_signals: Sequence[object],
+    ages: np.ndarray,
+    rates: Mapping[str, np.ndarray],
+    day: pd.Timestamp,
+) -> SpecialistVote:
+    """``geopolitics`` from the visible macro events (oldest first, with their ages in days)
+    and the closes up to the day of the rate symbols."""
+    role = "geopolitics"
+    recent = np.asarray(ages, dtype=float) <= 45
+    headlines = [h for h, keep in zip(headlines, recent, strict=True) if keep]
+    policy_signals = [p for p, keep in zip(policy_signals, recent, strict=True) if keep]
+    ages = np.asarray(ages, dtype=float)[recent]
+    rate_moves = {s: r for s in RATE_SYMBOLS if (r := _ret(rates.get(s, np.zeros(0)), 20)) is not None}
+    if len(headlines) == 0 and not rate_moves:
+        return _missing(role, f"no macro events in the 45 days up to {day.date()} and no rate symbols")
     parts, notes, conf = [], [], 0.2
-    if len(macro):
-        ages = (ctx.date - pd.to_datetime(macro["date"])).dt.days
+    if len(headlines):
         weights = _recency(ages, 10.0)
         scores = []
-        for headline, sig in zip(macro["headline"], macro["policy_signal"], strict=True):
+        for headline, sig in zip(headlines, policy_signals, strict=True):
             if isinstance(sig, str) and sig in POLICY_VALENCE:
                 scores.append(0.7 * POLICY_VALENCE[sig] + 0.3 * score_text(headline))
             else:
@@ -288,8 +378,7 @@ def geopolitics(ctx: DecisionContext) -> SpecialistVote:
         parts.append(0.6 * mean)
         conf += 0.4 * agreement * min(1.0, float(weights.sum()))
         notes.append(
-            f"{len(macro)} macro events, recency-weighted stance {mean:+.2f}; "
-            f"latest: {macro.iloc[-1]['headline']!r}"
+            f"{len(headlines)} macro events, recency-weighted stance {mean:+.2f}; latest: {headlines[-1]!r}"
         )
     if rate_moves:
         avg = float(np.mean(list(rate_moves.values())))

@@ -57,7 +57,14 @@ def ticker_votes(
     # no session around the loop: votes are computed with no connection open and
     # written in short transactions, so other processes can read and write meanwhile
     return run_votes(
-        ticker, days, inputs.context, backend, VoteCache(warehouse), max_workers=workers, progress=progress
+        ticker,
+        days,
+        inputs.context,
+        backend,
+        VoteCache(warehouse),
+        max_workers=workers,
+        progress=progress,
+        inputs=inputs,
     )
 
 

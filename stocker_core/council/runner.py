@@ -13,12 +13,13 @@ from typing import Any
 
 import pandas as pd
 
-from stocker_core.context.decision import DecisionContext, PortfolioState
+from stocker_core.context.decision import CouncilInputs, DecisionContext, PortfolioState
 from stocker_core.council.backends import Backend, RuleBackend, VoteResult
 from stocker_core.council.cache import VoteCache
 from stocker_core.council.models import CouncilDecision, SpecialistVote
 from stocker_core.council.moderator import Moderator, RuleModerator
 from stocker_core.council.roles import ROLE_NAMES
+from stocker_core.council.rule_batch import rule_votes
 
 Progress = Callable[[int, int], None]
 VOTE_FRAME_COLUMNS = ["ticker", "date", "role", "signal", "confidence", "rationale", "parse_error", "cached"]
@@ -74,6 +75,7 @@ def run_votes(
     progress: Progress | None = None,
     write_every_seconds: float = WRITE_EVERY_SECONDS,
     write_max_votes: int = WRITE_MAX_VOTES,
+    inputs: CouncilInputs | None = None,
 ) -> CouncilRun:
     """Votes of ``roles`` on ``dates``: cached ones read first, only misses computed
     (threads across roles x days), cacheable results written back as they come, in short
@@ -82,13 +84,29 @@ def run_votes(
 
     ``stats``: hits, misses, parse_failures (among all returned votes), uncached (failed
     calls not written to the cache).
+
+    With the rule backend and the ticker's ``inputs`` (whose ``context`` is ``context_for``),
+    the misses are computed together over all days (``rule_batch.rule_votes``: the same
+    votes, no per-day context).
     """
     days = [pd.Timestamp(d).normalize() for d in dates]
     versions = {role: backend.prompt_version(role) for role in roles}
     found = cache.lookup(ticker, days, backend.name, backend.model_id, versions) if cache else {}
     todo = [(role, day) for day in days for role in roles if (role, day) not in found]
-    contexts = {day: context_for(day) for day in dict.fromkeys(d for _, d in todo)}
     results: dict[tuple[str, pd.Timestamp], VoteResult] = {}
+    misses = len(todo)
+    if todo and inputs is not None and isinstance(backend, RuleBackend):
+        todo_days = list(dict.fromkeys(d for _, d in todo))
+        batch = rule_votes(inputs, todo_days, roles)
+        writer = _VoteWriter(cache, ticker, backend, write_every_seconds, write_max_votes)
+        for done, key in enumerate(todo, start=1):
+            results[key] = VoteResult(batch[key])
+            writer.add(key[1], results[key].vote, versions[key[0]])
+            if progress:
+                progress(done, len(todo))
+        writer.flush()
+        todo = []
+    contexts = {day: context_for(day) for day in dict.fromkeys(d for _, d in todo)}
     done = 0
 
     def work(key: tuple[str, pd.Timestamp]) -> tuple[tuple[str, pd.Timestamp], VoteResult]:
@@ -124,7 +142,7 @@ def run_votes(
     frame = pd.DataFrame(rows, columns=VOTE_FRAME_COLUMNS)
     stats = {
         "hits": sum(1 for k in found if k[0] in versions),
-        "misses": len(todo),
+        "misses": misses,
         "parse_failures": int(frame["parse_error"].sum()),
         "uncached": sum(1 for r in results.values() if not r.cacheable),
     }

@@ -67,9 +67,11 @@ def backtest_command(
         result = backtest(ep, names, RewardParams.from_settings(settings), seed, settings, book)
     except StockerError as exc:
         fail(exc)
+    looks = _test_look(settings, ep, result, seed, book.version if book else None)
     rows = result.rows()
     if as_json:
-        typer.echo(json.dumps({"episode": ep.summary(), "rows": rows, "failures": result.failures}))
+        payload = {"episode": ep.summary(), "rows": rows, "failures": result.failures}
+        typer.echo(json.dumps({**payload, "test_looks": looks}))
     else:
         _print_table(f"{ep.key}: {ep.start} … {ep.end}, {ep.trading_days} trading days", rows, TABLE_COLUMNS)
         for row in rows:
@@ -81,6 +83,41 @@ def backtest_command(
     # a policy the user named that failed, or nothing that ran, is a failed run
     if result.failures and (policies or not result.runs):
         raise typer.Exit(EXIT_FAILED)
+
+
+def _test_look(settings, ep, result, seed: int, vote_version: str | None) -> int | None:
+    """Record the backtest as a look when the episode has days in its ticker's test split; say
+    so on stderr. Returns the models' look count (None: not a test look, or no warehouse)."""
+    import duckdb
+
+    from stocker_core.evaluation.looks import record_if_test
+    from stocker_core.warehouse.db import Warehouse
+
+    if not settings.warehouse_path.exists() or not result.runs:
+        return None
+    played = [run.policy for run in result.runs]
+    config = {"episode": ep.key, "seed": seed, "policies": played}
+    try:
+        count = record_if_test(
+            Warehouse(settings.warehouse_path),
+            "cli",
+            "backtest",
+            {ep.ticker: list(ep.dates)},
+            played,
+            [vote_version],
+            config,
+        )
+    except duckdb.Error as exc:  # a busy or read-only warehouse: the backtest stands, say it is unrecorded
+        typer.secho(f"warning: could not record this test look in eval.test_looks: {exc}", err=True)
+        return None
+    if count is not None:
+        typer.secho(
+            f"note: {ep.key} has days in {ep.ticker}'s test split: this is a test look, recorded in "
+            f"eval.test_looks (these models have now had {count}); choose models on the valid split",
+            err=True,
+            fg=typer.colors.YELLOW,
+        )
+    return count
 
 
 def splits_command(as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:

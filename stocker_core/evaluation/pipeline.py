@@ -16,6 +16,7 @@ from stocker_core.env.episode import episode_from_bars, window_bounds
 from stocker_core.env.rewards import RewardParams
 from stocker_core.errors import EmptyDataError
 from stocker_core.evaluation.council_votes import VoteBook, load_vote_book
+from stocker_core.evaluation.looks import model_versions, record_if_test, record_test_look
 from stocker_core.evaluation.rolling import (
     RollingConfig,
     rolling_backtests,
@@ -59,8 +60,10 @@ def backtest_partitions(
     policies: Sequence[str] | None = None,
     seed: int = 0,
     run_id: str | None = None,
+    who: str = "cli",
 ) -> list[TickerBacktests]:
-    """Every policy on the episode of every partition key; rows written per ticker."""
+    """Every policy on the episode of every partition key; rows written per ticker. Episodes
+    with days in a test split are recorded as a look in ``eval.test_looks``."""
     grouped: dict[str, list[date]] = {}
     for key in keys:
         ticker, month = parse_partition_key(key)
@@ -89,7 +92,23 @@ def backtest_partitions(
         month_of = {key: parse_partition_key(key)[1] for key in done.results}
         write_backtests(warehouse, runs, "episode", month_of, done.vote_version, run_id)
         out.append(done)
+    _record_partition_look(warehouse, out, names, seed, settings, who, run_id)
     return out
+
+
+def _record_partition_look(
+    warehouse: Warehouse,
+    done: Sequence[TickerBacktests],
+    names: Sequence[str],
+    seed: int,
+    settings: Settings,
+    who: str,
+    run_id: str | None,
+) -> None:
+    days = {t.ticker: [d for result in t.results.values() for d in result.episode.dates] for t in done}
+    played = sorted({r.policy for t in done for result in t.results.values() for r in result.runs})
+    config = {"seed": seed, "policies": list(names), "params": RewardParams.from_settings(settings)}
+    record_if_test(warehouse, who, "backtests", days, played, [t.vote_version for t in done], config, run_id)
 
 
 def compute_and_store_splits(
@@ -122,9 +141,11 @@ def rolling_evaluation(
     tickers: Sequence[str] | None = None,
     run_id: str | None = None,
     log: Log | None = None,
+    who: str = "cli",
 ) -> RollingOutcome:
     """Every policy on every rolling window of each ticker's test split, plus the whole test
-    period as one backtest; rows, summary and comparisons written to ``eval.*``."""
+    period as one backtest; rows, summary and comparisons written to ``eval.*``, and the
+    look at the test split recorded in ``eval.test_looks`` (``who``: cli, asset or web)."""
     config = config or RollingConfig()
     splits = load_splits(warehouse)
     params = RewardParams.from_settings(settings)
@@ -163,5 +184,15 @@ def rolling_evaluation(
         comparisons.astype(object).where(pd.notna(comparisons), None),
         "TRUE",
         [],
+    )
+    played = [n for n in names if n not in failures]
+    record_test_look(
+        warehouse,
+        who,
+        "rolling_evaluation",
+        sorted(rows["ticker"].unique()),
+        model_versions(warehouse, played, versions.values()),
+        {"what": "rolling_evaluation", "config": config, "policies": played, "params": params},
+        run_id,
     )
     return RollingOutcome(rows, summary, comparisons, failures, versions, windows)

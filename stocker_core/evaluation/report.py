@@ -12,7 +12,15 @@ from pathlib import Path
 import pandas as pd
 
 from stocker_core.errors import EmptyDataError, InvalidNameError
+from stocker_core.evaluation.looks import look_counts
 from stocker_core.evaluation.metrics import METRIC_HELP, METRIC_NAMES, format_metric
+from stocker_core.evaluation.pooled import (
+    Evidence,
+    EvidenceConfig,
+    headline,
+    leaderboard_table,
+    pooled_evidence,
+)
 from stocker_core.evaluation.report_templates import HTML_TEMPLATE, MARKDOWN_TEMPLATE, SECTIONS
 from stocker_core.evaluation.rolling import RollingConfig, verdict
 from stocker_core.evaluation.runner import TIMING_SHUFFLES, ordered_policies, policy_label
@@ -35,6 +43,7 @@ class ReportData:
     summary: pd.DataFrame
     comparisons: pd.DataFrame
     warehouse: str = ""
+    looks: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 @dataclass
@@ -83,6 +92,7 @@ def load_report_data(warehouse: Warehouse) -> ReportData:
         summary=read_eval(warehouse, "eval.rolling_summary"),
         comparisons=read_eval(warehouse, "eval.rolling_comparisons"),
         warehouse=str(warehouse.path),
+        looks=read_eval(warehouse, "eval.test_looks"),
     )
 
 
@@ -213,10 +223,82 @@ def verdict_lines(comparisons: pd.DataFrame, baselines: tuple[str, ...]) -> list
             r = row.iloc[0]
             p = None if pd.isna(r["p_value"]) else float(r["p_value"])
             ties = int(r["ties"]) if "ties" in r and not pd.isna(r["ties"]) else 0
-            text = verdict(policy, baseline, int(r["wins"]), int(r["n"]), p, ties=ties)
-            css = "even" if p is None or p >= 0.05 else ("good" if r["wins"] * 2 > r["n"] else "bad")
+            p_holm = None if "p_holm" not in r or pd.isna(r["p_holm"]) else float(r["p_holm"])
+            text = verdict(policy, baseline, int(r["wins"]), int(r["n"]), p, ties=ties, p_holm=p_holm)
+            decisive = p if p_holm is None else p_holm
+            css = (
+                "even"
+                if decisive is None or decisive >= 0.05
+                else ("good" if r["wins"] * 2 > r["n"] else "bad")
+            )
             lines.append({"text": text, "css": css})
     return lines
+
+
+def looks_table(looks: pd.DataFrame) -> pd.DataFrame:
+    """Each model's number of looks at the test split, flagged when more than one."""
+    counts = look_counts(looks)
+    if counts.empty:
+        return pd.DataFrame()
+    counts = counts.assign(order=counts["policy"].map({p: i for i, p in enumerate(_policy_order(counts))}))
+    return pd.DataFrame(
+        [
+            {
+                "policy": policy_label(r.policy),
+                "model version": r.version,
+                "test looks": r.looks,
+                "first": f"{r.first:%Y-%m-%d %H:%M}",
+                "last": f"{r.last:%Y-%m-%d %H:%M}",
+                "flag": "looked at more than once" if r.flag else "",
+            }
+            for r in counts.sort_values(["order", "version"]).itertuples(index=False)
+        ]
+    )
+
+
+def evidence_lines(evidence: Evidence, confidence: float) -> list[str]:
+    """The family-wide statistics under the leaderboard, one sentence each."""
+    if evidence.best is None:
+        return evidence.notes
+    pct = int(round(confidence * 100))
+    lines = [
+        f"n = {evidence.windows} independent (non-overlapping) test windows across {evidence.tickers} "
+        f"ticker(s); CIs are {pct}% percentile bootstraps over (ticker, window) clusters; p-values are "
+        "paired t-tests of Δ daily Sharpe, Holm-adjusted over the family of "
+        f"{len(evidence.leaderboard)} policies compared with buy-and-hold.",
+    ]
+    if evidence.tickers > 1:
+        lines.append(
+            "Caveat: the tickers' test splits cover the same calendar months, so windows of different "
+            "tickers share the market's moves; treating each (ticker, window) as independent is "
+            "optimistic, and the true uncertainty lies between this and the per-ticker figures."
+        )
+    if evidence.mdd_sharpe is not None and evidence.mdd_return is not None:
+        lines.append(
+            f"Minimum detectable difference at α = 0.05 and power 0.8 (median over the family): "
+            f"{evidence.mdd_sharpe:.3f} in daily Sharpe and {evidence.mdd_return * 100:.2f} percentage "
+            "points of total return per window; smaller true edges are likely to go unseen."
+        )
+    if evidence.spa is not None:
+        spa = evidence.spa
+        lines.append(
+            f"Hansen's SPA test (does any of the {spa.policies} policies beat buy-and-hold on total return "
+            f"per window, after accounting for how many were tried?): p = {spa.p_consistent:.3g} "
+            f"(lower {spa.p_lower:.3g}, upper {spa.p_upper:.3g}); best by mean: {policy_label(spa.best)}."
+        )
+    if evidence.dsr is not None:
+        dsr = evidence.dsr
+        lines.append(
+            f"Deflated Sharpe Ratio of {policy_label(dsr.policy)}: {dsr.dsr:.3f} (its daily Sharpe "
+            f"{dsr.sharpe:.3f} over {dsr.observations} test days against SR₀ = {dsr.threshold:.3f}, the "
+            f"expected best of {dsr.trials} unskilled tries); above 0.95 would be significant."
+        )
+    lines.append(
+        "Percentile among random: where the policy's frictionless test-period return, averaged over "
+        "tickers, falls among 1,000 seeded random long-only policies that trade on as many days "
+        "(each trade moves to a uniform random exposure in [0, 1]; 50 = no better than chance)."
+    )
+    return lines + evidence.notes
 
 
 def _splits_table(splits: pd.DataFrame) -> pd.DataFrame:
@@ -299,6 +381,9 @@ def _figures(data: ReportData) -> dict[str, list[dict[str, object]]]:
 def report_context(data: ReportData, config: RollingConfig | None = None) -> dict[str, object]:
     """Everything the templates show, computed from ``data`` alone."""
     config = config or RollingConfig()
+    evidence = pooled_evidence(
+        data.rolling, data.curves, EvidenceConfig(config.confidence, config.resamples, seed=config.seed)
+    )
     episodes = data.episodes
     split_of = episode_splits(episodes, data.splits) if len(episodes) and len(data.splits) else None
     test_episodes = episodes.loc[split_of == "test"] if split_of is not None else episodes.iloc[:0]
@@ -316,6 +401,8 @@ def report_context(data: ReportData, config: RollingConfig | None = None) -> dic
         else pd.DataFrame(),
         "rolling_full": rolling_full_table(data.summary) if len(data.summary) else pd.DataFrame(),
         "timing": timing_table(data.test_period, data.rolling, data.summary),
+        "leaderboard": leaderboard_table(evidence, config.confidence),
+        "looks": looks_table(data.looks),
     }
     notes = [f"{name}: {text}" for name, text in METRIC_HELP.items()]
     notes.insert(
@@ -347,6 +434,9 @@ def report_context(data: ReportData, config: RollingConfig | None = None) -> dic
         "generated_at": datetime.now().strftime("%Y-%m-%d %H:%M"),
         "warehouse": data.warehouse,
         "sections": SECTIONS,
+        "answer": headline(evidence),
+        "evidence": evidence_lines(evidence, config.confidence),
+        "flagged_looks": int(look_counts(data.looks)["flag"].sum()) if len(data.looks) else 0,
         "episode_count": len(keys),
         "episode_policies": episodes["policy"].nunique() if len(episodes) else 0,
         "episode_first": str(episodes["start_date"].min()) if len(episodes) else "",
@@ -360,9 +450,9 @@ def report_context(data: ReportData, config: RollingConfig | None = None) -> dic
         else [],
         "verdicts": verdict_lines(data.comparisons, config.baselines) if len(data.comparisons) else [],
         "overlap_note": (
-            f"Windows overlap (each shares {max(window_days - config.step_days, 0)} of its "
-            f"{window_days} days with the next), so they are not independent: read sign-test "
-            "p-values as optimistic, and the block-bootstrap intervals as the better guide."
+            f"Rolling windows overlap (each shares {max(window_days - config.step_days, 0)} of its "
+            f"{window_days} days with the next), so the sign tests use only the independent "
+            "(non-overlapping) windows, pooled across tickers; the means and plots use every window."
         ),
         "confidence_pct": int(round(config.confidence * 100)),
         "shuffles": TIMING_SHUFFLES,

@@ -6,6 +6,8 @@ from disk with no network request.
 """
 
 SECTIONS = (
+    ("answer", "Does anything beat buy-and-hold?"),
+    ("looks", "Looks at the test split"),
     ("summary", "Summary"),
     ("verdicts", "Verdicts at a glance"),
     ("metrics", "Metrics per policy"),
@@ -39,6 +41,18 @@ img { max-width: 100%; } nav a { margin-right: 0.8em; }
 <h1>{{ title }}</h1>
 <p class="muted">Generated {{ generated_at }} from the warehouse tables eval.* ({{ warehouse }}).</p>
 <nav>{% for id, name in sections %}<a href="#{{ id }}">{{ name }}</a>{% endfor %}</nav>
+
+<h2 id="answer">Does anything beat buy-and-hold?</h2>
+<p class="answer"><strong>{{ answer }}</strong></p>
+<p>Leaderboard: Δ daily Sharpe against buy-and-hold over the independent test windows, best first.</p>
+{{ leaderboard_html }}
+<ul>{% for line in evidence %}<li>{{ line }}</li>{% endfor %}</ul>
+
+<h2 id="looks">Looks at the test split</h2>
+<p>Every evaluation that played policies on a test split is counted (table eval.test_looks; one Dagster run
+is one look). A model looked at more than once may have been tuned on the test split.
+{% if flagged_looks %}<span class="bad">{{ flagged_looks }} model version(s) looked at more than once.</span>{% endif %}</p>
+{{ looks_html }}
 
 <h2 id="summary">Summary</h2>
 <ul>
@@ -95,6 +109,22 @@ the share of shuffles it beats separates timing skill from market exposure
 MARKDOWN_TEMPLATE = """# {{ title }}
 
 Generated {{ generated_at }} from the warehouse tables eval.* ({{ warehouse }}).
+
+## Does anything beat buy-and-hold?
+
+**{{ answer }}**
+
+Leaderboard: Δ daily Sharpe against buy-and-hold over the independent test windows, best first.
+
+{{ leaderboard_md }}
+
+{% for line in evidence %}- {{ line }}
+{% endfor %}
+## Looks at the test split
+
+Every evaluation that played policies on a test split is counted (table eval.test_looks; one Dagster run is one look). A model looked at more than once may have been tuned on the test split.{% if flagged_looks %} **{{ flagged_looks }} model version(s) looked at more than once.**{% endif %}
+
+{{ looks_md }}
 
 ## Summary
 

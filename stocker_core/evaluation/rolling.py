@@ -6,7 +6,9 @@ split; no retraining, fixed settings. Every policy plays every window. The ``ran
 policy is seeded per window with ``seed + window_index`` (one draw per window). Per
 policy and metric: the mean over windows with a moving-block bootstrap confidence
 interval (blocks of ceil(window/step) windows, since neighbouring windows share most of
-their days); paired comparisons (wins, two-sided sign test) against the baselines.
+their days); paired comparisons (wins, two-sided sign test) against the baselines on the
+independent (non-overlapping) windows only, pooled across tickers, with Holm-adjusted
+p-values over the family of comparisons (hindsight upper bounds left out of the family).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from stocker_core.errors import EmptyDataError
 from stocker_core.evaluation.council_votes import VoteBook
 from stocker_core.evaluation.metrics import METRIC_NAMES
 from stocker_core.evaluation.runner import Backtest, PolicyRun, backtest, policy_label
+from stocker_core.evaluation.significance import holm, independent_windows
 from stocker_core.evaluation.splits import SplitRange
 from stocker_core.evaluation.stats import bootstrap_ci, sign_test
 
@@ -178,7 +181,8 @@ def summarise(rows: pd.DataFrame, config: RollingConfig | None = None) -> tuple[
                 }
             )
     metric = config.comparison_metric
-    wide = rows.pivot_table(
+    # significance on windows that share no day (overlapping windows stay for the means and plots)
+    wide = independent_windows(rows).pivot_table(
         index=["ticker", "window_index"], columns="policy", values=metric, aggfunc="first"
     )
     for baseline in config.baselines:
@@ -200,6 +204,11 @@ def summarise(rows: pd.DataFrame, config: RollingConfig | None = None) -> tuple[
                     "p_value": test.p_value,
                 }
             )
+    if comparisons:
+        upper = set(rows.loc[rows["upper_bound"].astype(bool), "policy"])
+        family = [c for c in comparisons if c["policy"] not in upper]
+        for c, adjusted in zip(family, holm([c["p_value"] for c in family]), strict=True):
+            c["p_holm"] = adjusted
     return pd.DataFrame(summary), pd.DataFrame(comparisons)
 
 
@@ -211,18 +220,23 @@ def verdict(
     p_value: float | None,
     alpha: float = 0.05,
     ties: int = 0,
+    p_holm: float | None = None,
 ) -> str:
-    """One plain-language line, e.g. "council beats random in 15/30 windows, p = 1.0 — not
-    distinguishable from chance" (``n`` counts the windows that did not tie)."""
+    """One plain-language line, e.g. "council beats random in 15/30 independent windows, p = 1.0,
+    Holm p = 1.0 — not distinguishable from chance" (``n`` counts the windows that did not tie).
+    With ``p_holm`` the verdict rests on the Holm-adjusted p-value."""
     label = policy_label(policy)
     if n == 0 or p_value is None:
         return f"{label} ties {baseline} in every window — no difference"
     tied = f" ({ties} tied window{'s' if ties != 1 else ''} left out)" if ties else ""
-    head = f"{label} beats {baseline} in {wins}/{n} windows{tied}, p = {p_value:.2g}"
-    if p_value >= alpha:
+    holm_text = "" if p_holm is None else f", Holm p = {p_holm:.2g}"
+    head = f"{label} beats {baseline} in {wins}/{n} independent windows{tied}, p = {p_value:.2g}{holm_text}"
+    decisive = p_value if p_holm is None else p_holm
+    if decisive >= alpha:
         return f"{head} — not distinguishable from chance"
     better = wins * 2 > n
-    return f"{head} — {'reliably better' if better else 'reliably worse'} (sign test, α = {alpha})"
+    test = "sign test, Holm-adjusted" if p_holm is not None else "sign test"
+    return f"{head} — {'reliably better' if better else 'reliably worse'} ({test}, α = {alpha})"
 
 
 def runs_of(results: Sequence[Backtest]) -> list[PolicyRun]:

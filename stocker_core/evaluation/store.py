@@ -6,8 +6,11 @@
 - ``eval.splits``: train / valid / test date ranges per ticker.
 - ``eval.rolling``: every policy on every rolling window of the test split.
 - ``eval.rolling_summary`` / ``eval.rolling_comparisons``: mean ± bootstrap CI per policy
-  and metric; wins and sign-test p-values against buy-and-hold and random.
+  and metric; wins, sign-test and Holm-adjusted p-values against buy-and-hold and random
+  over the independent (non-overlapping) windows.
 - ``eval.reports``: the report files written (path and sha256).
+- ``eval.test_looks``: one row per evaluation that played policies on a test split
+  (evaluation/looks.py).
 """
 
 from __future__ import annotations
@@ -64,7 +67,12 @@ EVAL_TABLES: dict[str, str] = {
         CREATE TABLE IF NOT EXISTS eval.rolling_comparisons (
             policy VARCHAR NOT NULL, baseline VARCHAR NOT NULL, metric VARCHAR NOT NULL,
             wins INTEGER, losses INTEGER, ties INTEGER, n INTEGER, p_value DOUBLE,
-            PRIMARY KEY (policy, baseline, metric))""",
+            p_holm DOUBLE, PRIMARY KEY (policy, baseline, metric))""",
+    "eval.test_looks": """
+        CREATE TABLE IF NOT EXISTS eval.test_looks (
+            look_id VARCHAR NOT NULL, looked_at TIMESTAMP NOT NULL, who VARCHAR NOT NULL,
+            what VARCHAR, tickers VARCHAR, policies VARCHAR, model_versions VARCHAR,
+            config_hash VARCHAR, run_id VARCHAR, PRIMARY KEY (look_id))""",
     "eval.reports": """
         CREATE TABLE IF NOT EXISTS eval.reports (
             name VARCHAR NOT NULL, html_path VARCHAR, markdown_path VARCHAR, sha256 VARCHAR,
@@ -72,11 +80,17 @@ EVAL_TABLES: dict[str, str] = {
 }
 
 
+ADDED_COLUMNS = ("ALTER TABLE eval.rolling_comparisons ADD COLUMN IF NOT EXISTS p_holm DOUBLE",)
+"""Columns added since a table was first created (a warehouse from before gets them)."""
+
+
 def ensure_eval_tables(warehouse: Warehouse) -> None:
-    """Create the ``eval`` schema and its tables if missing."""
+    """Create the ``eval`` schema and its tables if missing, and add newer columns."""
     with warehouse.connect() as con:
         con.execute("CREATE SCHEMA IF NOT EXISTS eval")
         for ddl in EVAL_TABLES.values():
+            con.execute(ddl)
+        for ddl in ADDED_COLUMNS:
             con.execute(ddl)
 
 

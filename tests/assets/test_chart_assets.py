@@ -81,3 +81,25 @@ def test_chart_check_flags_missing_and_unreadable(tmp_path, seed_dir):
     assert not evaluation.passed
     problems = evaluation.metadata["problems"].value
     assert "1 session(s) without a chart: 2023-08-10" in problems and "not a readable PNG" in problems
+
+
+def test_charts_on_demand_draw_nothing_and_the_check_passes(tmp_path, seed_dir, monkeypatch):
+    from stocker_core.config import Settings
+
+    monkeypatch.setenv("STOCKER_CHARTS", "auto")  # the default: a rule council needs no chart
+    assert not Settings().charts_eager
+    assert Settings(council_backend="openai", openai_multimodal=True).charts_eager
+    assert Settings(charts="eager").charts_eager and not Settings(charts="on_demand").charts_eager
+    resource = StockerResource(home=str(tmp_path / "home"), source="files", files_dir=str(seed_dir))
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions(ticker_partitions.name, ["AAPL"])
+        result = dg.materialize(
+            [prices, charts, charts_are_complete],
+            instance=instance,
+            resources={"stocker": resource},
+            partition_key=KEY,
+        )
+        assert result.success and all(e.passed for e in result.get_asset_check_evaluations())
+        assert "on demand" in result.asset_materializations_for_node("charts")[0].metadata["charts"].value
+        assert not (tmp_path / "home" / "charts").exists()
+        assert Warehouse(resource.settings().warehouse_path).read_table("market.charts", "AAPL").empty

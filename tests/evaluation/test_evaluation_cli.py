@@ -1,6 +1,7 @@
 """``stocker backtest | splits | report`` through a throwaway Typer app."""
 
 import json
+from datetime import timedelta
 
 import pytest
 import typer
@@ -100,3 +101,30 @@ def test_splits_and_report(app, tmp_path, monkeypatch):
     assert report.exit_code == 0
     assert report.stdout.strip() == str(settings.home / "reports" / "cli" / "report.html")
     get_settings(fresh=True)
+
+
+def test_backtest_on_a_test_split_episode_is_a_counted_look(app, tmp_path, monkeypatch):
+    from stocker_core.evaluation.store import read_eval
+
+    monkeypatch.setenv("STOCKER_HOME", str(tmp_path / "home"))
+    settings = get_settings(fresh=True)
+    try:
+        warehouse = Warehouse(settings.warehouse_path)
+        store_prices(warehouse, synthetic_prices(days=400))
+        splits = compute_and_store_splits(warehouse)
+        test, train = splits.range_of("SYN", "test"), splits.range_of("SYN", "train")
+        in_test = f"SYN|{test.start.replace(day=1) + timedelta(days=32):%Y-%m}-01"  # a month wholly inside
+        in_train = f"SYN|{train.start:%Y-%m}-01"
+        quiet = runner.invoke(app, ["backtest", "--episode", in_train, "--policies", "macd", "--json"])
+        assert quiet.exit_code == 0, quiet.output
+        assert json.loads(quiet.stdout)["test_looks"] is None and "test look" not in quiet.output
+        first = runner.invoke(app, ["backtest", "--episode", in_test, "--policies", "macd,hold", "--json"])
+        assert first.exit_code == 0, first.output
+        assert json.loads(first.stdout)["test_looks"] == 1
+        assert "this is a test look" in first.stderr and "now had 1" in first.stderr
+        second = runner.invoke(app, ["backtest", "--episode", in_test, "--policies", "macd"])
+        assert "now had 2" in second.stderr
+        looks = read_eval(warehouse, "eval.test_looks")
+        assert len(looks) == 2 and set(looks["who"]) == {"cli"} and set(looks["what"]) == {"backtest"}
+    finally:
+        get_settings(fresh=True)

@@ -1,7 +1,9 @@
 """A tiny evaluation run end to end: splits, partition backtests, rolling windows, the report."""
 
+import json
 from html.parser import HTMLParser
 
+import pandas as pd
 import pytest
 from evaluation_testing import RULE_POLICIES, store_prices, synthetic_prices
 
@@ -43,7 +45,11 @@ def test_tables_hold_one_row_per_episode_policy_and_window(evaluated):
     ideal = comparisons.loc[(comparisons["policy"] == "ideal") & (comparisons["baseline"] == "random")].iloc[
         0
     ]
-    assert ideal["wins"] == 10 and ideal["p_value"] == pytest.approx(2 / 2**10)
+    # significance on the 3 independent windows (0, 4, 8: 20 days stepped by 5) of the 10
+    assert ideal["wins"] == 3 and ideal["p_value"] == pytest.approx(2 / 2**3)
+    assert pd.isna(ideal["p_holm"])  # the hindsight bound is not in the family
+    family = comparisons.loc[comparisons["policy"] != "ideal"]
+    assert family["p_holm"].notna().all() and (family["p_holm"] >= family["p_value"] - 1e-12).all()
     summary = read_eval(warehouse, "eval.rolling_summary")
     hold = summary.loc[(summary["policy"] == "hold") & (summary["metric"] == "total_return")].iloc[0]
     assert (hold["mean"], hold["ci_low"], hold["ci_high"]) == (0.0, 0.0, 0.0)
@@ -97,7 +103,7 @@ def test_report_numbers_come_from_the_tables(evaluated):
                 f"UPDATE eval.rolling_comparisons SET wins = ?, n = ? {where}",
                 [int(before.wins), int(before.n)],
             )
-    assert "macd beats random in 7/9 windows" in html
+    assert "macd beats random in 7/9 independent windows" in html
 
 
 def test_report_errors(tmp_path):
@@ -106,3 +112,40 @@ def test_report_errors(tmp_path):
         build_report(warehouse, tmp_path, "x")
     with pytest.raises(InvalidNameError):
         build_report(warehouse, tmp_path, "../escape")
+
+
+def test_every_test_split_evaluation_is_a_counted_look(evaluated):
+    settings, warehouse, splits, _ = evaluated
+    looks = read_eval(warehouse, "eval.test_looks").sort_values("looked_at")
+    # each backtest_partitions call played a test-split episode (2016-05), then the rolling run
+    assert looks["what"].tolist() == ["backtests", "backtests", "rolling_evaluation"]
+    assert set(looks["who"]) == {"cli"} and looks["run_id"].isna().all()
+    rolling = looks.iloc[-1]
+    assert json.loads(rolling["tickers"]) == ["SYN"]
+    versions = json.loads(rolling["model_versions"])
+    assert set(versions) == set(RULE_POLICIES)
+    assert set(versions.values()) == {"rules"}  # rule policies: code only, no trained weights
+    assert len(rolling["config_hash"]) == 16
+    html = build_report(warehouse, settings.home, "tiny").html.read_text()
+    assert "Looks at the test split" in html and "looked at more than once" in html
+
+
+def test_report_answers_first_with_pooled_statistics(evaluated):
+    settings, warehouse, _, _ = evaluated
+    markdown = build_report(warehouse, settings.home, "tiny").markdown.read_text()
+    body = markdown.split("## Does anything beat buy-and-hold?", 1)[1]
+    answer = body.strip().splitlines()[0]
+    assert answer.startswith(("**Yes:", "**No:")) and "Holm-adjusted p" in answer
+    assert "over 3 independent test windows of 1 ticker(s)" in answer
+    top = body.split("## Summary", 1)[0]
+    for text in (
+        "Δ daily Sharpe vs buy_and_hold",
+        "Holm p",
+        "percentile among random",
+        "Hansen's SPA test",
+        "Deflated Sharpe Ratio",
+        "Minimum detectable difference",
+        "n = 3 independent",
+    ):
+        assert text in top
+    assert markdown.index("## Does anything beat buy-and-hold?") < markdown.index("## Summary")

@@ -1,0 +1,132 @@
+"""The report's pooled evidence from eval.rolling rows and test-period curves, by hand."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from stocker_core.evaluation.pooled import (
+    EvidenceConfig,
+    headline,
+    leaderboard_table,
+    period_paths,
+    pooled_evidence,
+)
+
+FAST = EvidenceConfig(reps=500, random_policies=200)
+
+
+def _rows(diffs: dict[str, list[float]], bh_sharpe: list[float]) -> pd.DataFrame:
+    """Disjoint 5-day windows, two a ticker; each policy's Sharpe = buy-and-hold's + its diff."""
+    rows, n = [], len(bh_sharpe)
+    for i in range(n):
+        ticker, index = ("AAA", "BBB")[i % 2], i // 2
+        start = pd.Timestamp("2020-01-06") + pd.Timedelta(weeks=2 * index)
+        base = {
+            "ticker": ticker,
+            "window_index": index,
+            "start_date": start,
+            "end_date": start + pd.Timedelta(days=4),
+        }
+        rows.append(
+            {
+                **base,
+                "policy": "buy_and_hold",
+                "upper_bound": False,
+                "sharpe": bh_sharpe[i],
+                "volatility": 0.1,
+                "total_return": 0.01,
+            }
+        )
+        rows.append(
+            {
+                **base,
+                "policy": "ideal",
+                "upper_bound": True,
+                "sharpe": 9.0,
+                "volatility": 0.1,
+                "total_return": 0.5,
+            }
+        )
+        rows.append(
+            {
+                **base,
+                "policy": "hold",
+                "upper_bound": False,
+                "sharpe": None,
+                "volatility": 0.0,
+                "total_return": 0.0,
+            }
+        )
+        for policy, d in diffs.items():
+            rows.append(
+                {
+                    **base,
+                    "policy": policy,
+                    "upper_bound": False,
+                    "sharpe": bh_sharpe[i] + d[i],
+                    "volatility": 0.1,
+                    "total_return": 0.01 + d[i] / 10,
+                }
+            )
+    return pd.DataFrame(rows)  # fmt: skip
+
+
+def test_leaderboard_numbers_by_hand():
+    diffs = {"macd": [0.1, 0.2, 0.0, 0.1]}
+    evidence = pooled_evidence(_rows(diffs, [0.05, 0.1, 0.02, 0.08]), pd.DataFrame(), FAST)
+    board = evidence.leaderboard.set_index("policy")
+    assert list(board.index) == ["macd", "hold"]  # best first; the hindsight bound is not in the family
+    assert evidence.windows == 4 and evidence.tickers == 2
+    macd = board.loc["macd"]
+    assert macd["n"] == 4 and macd["d_sharpe"] == pytest.approx(0.1)
+    # t = 0.1 / (sd / 2) with sd = sqrt(0.02 / 3): the paired t-test, two-sided, df 3
+    t = 0.1 / (np.sqrt(0.02 / 3) / 2)
+    assert macd["p_value"] == pytest.approx(2 * stats.t.sf(t, 3))
+    assert macd["d_return"] == pytest.approx(0.01)
+    # hold never moves: its Sharpe counts as 0, so its Δ is minus buy-and-hold's
+    assert board.loc["hold", "d_sharpe"] == pytest.approx(-np.mean([0.05, 0.1, 0.02, 0.08]))
+    # Holm over the family of two
+    low, high = sorted([board.loc["macd", "p_value"], board.loc["hold", "p_value"]])
+    assert sorted(board["p_holm"]) == pytest.approx([min(1, 2 * low), max(min(1, 2 * low), high)])
+    table = leaderboard_table(evidence)
+    assert table.iloc[0]["policy"] == "macd" and table.iloc[0]["independent windows"] == 4
+
+
+def test_headline_says_no_without_evidence_and_yes_with_a_planted_edge():
+    rng = np.random.default_rng(0)
+    bh = list(rng.normal(0.05, 0.02, 40))
+    none = pooled_evidence(_rows({"macd": list(rng.normal(0, 0.05, 40))}, bh), pd.DataFrame(), FAST)
+    text = headline(none)
+    assert (
+        text.startswith("No: nothing beats buy-and-hold") and "over 40 independent test windows of 2" in text
+    )
+    assert "cannot be told apart" in text
+    edge = list(0.2 + rng.normal(0, 0.05, 40))
+    planted = pooled_evidence(_rows({"macd": edge}, bh), pd.DataFrame(), FAST)
+    text = headline(planted)
+    assert text.startswith("Yes: macd beats buy-and-hold on held-out data by +0.2") and "SPA p = " in text
+
+
+def test_period_paths_exposure_and_trades_by_hand():
+    curves = pd.DataFrame(
+        {
+            "key": "AAA|test",
+            "ticker": "AAA",
+            "policy": "macd",
+            "step": [0, 1, 2, 3],
+            "close": [None, 10.0, 11.0, 12.0],
+            "value": [100.0, 100.0, 105.0, 110.0],
+            "position": [0.0, 5.0, 5.0, 0.0],
+            "traded": [0.0, 5.0, 0.0, -5.0],
+        }
+    )
+    exposure, closes, returns, trades = period_paths(curves)["macd"]["AAA"]
+    assert exposure.tolist() == pytest.approx([0.5, 55 / 105, 0.0])
+    assert closes.tolist() == [10.0, 11.0, 12.0] and trades == 2
+    assert returns.tolist() == pytest.approx([0.0, 0.05, 110 / 105 - 1])
+
+
+def test_no_benchmark_no_answer():
+    evidence = pooled_evidence(pd.DataFrame({"policy": ["macd"], "ticker": ["A"]}), pd.DataFrame())
+    assert evidence.best is None and headline(evidence).startswith("No answer yet")
