@@ -39,6 +39,9 @@ POLICIES = ("oracle", "buy_and_hold", "council", "moderator_sft", "moderator_grp
 TRAINED = ("moderator_sft", "moderator_grpo", "agent_rl")
 BENCHMARK = "buy_and_hold"
 DATA_GROUPS = "market,env,text,council"
+SKIPPED = "charts,ideal_trajectories"
+"""Assets nothing in the check reads: chart PNGs (the rule council reads bars) and the stored
+ideal paths (the environment solves its own; the SFT teacher uses that)."""
 ALPHA = 0.05
 BOOTSTRAP_REPS = 2000
 
@@ -209,9 +212,12 @@ def _materialize(config: LearningCheckConfig, home: Path, say: Say) -> None:
         "--groups",
         DATA_GROUPS,
         "--skip",
-        "charts",
+        SKIPPED,
     ]
-    say(f"building the synthetic market in {home}: stocker materialize --groups {DATA_GROUPS} --skip charts")
+    say(
+        f"building the synthetic market in {home}: "
+        f"stocker materialize --groups {DATA_GROUPS} --skip {SKIPPED}"
+    )
     started = time.perf_counter()
     tail: list[str] = []
     with subprocess.Popen(

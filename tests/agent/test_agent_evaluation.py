@@ -39,3 +39,23 @@ def test_a_larger_theta_holds_more(sample_home):
     assert holds == sorted(holds) and holds[0] < holds[-1]
     assert table[["share_buy", "share_sell", "share_hold"]].sum(axis=1).round(9).eq(1.0).all()
     assert table["result"].between(0, 1).all() and table["mdd"].between(0, 1).all()
+
+
+@pytest.mark.slow
+def test_the_agent_held_out_table_equals_the_backtest_of_the_same_episode(sample_home):
+    """One scoring home: the agent's held-out row is evaluation.runner's run of that episode."""
+    from stocker_core.agent.evaluation import evaluate_split, split_episode
+    from stocker_core.agent.pairs import agent_splits
+    from stocker_core.agent.policy import agent_data
+    from stocker_core.config import use_settings
+    from stocker_core.evaluation.runner import backtest
+
+    config = AgentConfig()
+    row = evaluate_split(["agent_scripted"], sample_home, config, "valid", tickers=["GOOGL"]).iloc[0]
+    data = agent_data("GOOGL", sample_home)
+    splits = agent_splits(None, {"GOOGL": data}).splits
+    episode = split_episode(data, splits, "valid", sample_home.starting_cash)
+    with use_settings(sample_home):
+        run = backtest(episode, ["agent_scripted"], settings=sample_home).run_of("agent_scripted")
+    for metric in ("arr", "sharpe", "mdd", "trades"):
+        assert row[metric] == pytest.approx(run.metrics[metric], abs=1e-12), metric
