@@ -152,7 +152,9 @@ def test_readme_examples_run_as_written(clone_like: tuple[Path, dict[str, str]])
     info = json.loads(outputs["stocker episode info --task task_easy --json"])
     assert (info["ticker"], info["start"], info["trading_days"]) == ("AAPL", "2023-08-01", 43)
     assert info["source"] == "sample"
-    vote = json.loads(outputs["stocker council vote --task task_easy --date 2023-08-15 --backend rule --json"])
+    vote = json.loads(
+        outputs["stocker council vote --task task_easy --date 2023-08-15 --backend rule --json"]
+    )
     assert len(vote["votes"]) == 7
     backtest = json.loads(outputs["stocker backtest --task task_easy --json"])
     policies = {row["policy"] for row in backtest["rows"]}

@@ -177,7 +177,8 @@ def test_tools_on_a_planted_future_warehouse(tmp_path):
         replace_events(warehouse, kind, frame[COLUMNS[kind]])
 
     data = load_agent_data("SYN", settings, warehouse)
-    assert data.source == "warehouse" and list(data.macro_closes) == ["^GSPC"]
+    # ^GSPC from the planted warehouse; the sample source adds the reference tasks' CL=F and GC=F
+    assert data.source == "warehouse" and list(data.macro_closes) == ["^GSPC", "CL=F", "GC=F"]
     tools = AgentTools(data, DECISION_DAY)
     answers = {
         "get_price_history": tools.get_price_history(lookback_days=60),
