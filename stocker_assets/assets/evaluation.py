@@ -12,6 +12,7 @@ from stocker_assets.assets.env import WINDOW, episodes
 from stocker_assets.assets.market import DUCKDB_POOL, prices
 from stocker_assets.lineage import combined_version, record_build
 from stocker_assets.partitions import ticker_month_partitions
+from stocker_assets.progress import throttled_progress
 from stocker_assets.resources import StockerResource
 from stocker_core.market.pipeline import MonthBuild
 from stocker_core.warehouse.db import frame_version
@@ -81,7 +82,13 @@ def backtests(
 
     settings, warehouse = stocker.settings(), stocker.warehouse()
     outcome = backtest_partitions(
-        settings, warehouse, context.partition_keys, config.policy_names(), config.seed, context.run.run_id
+        settings,
+        warehouse,
+        context.partition_keys,
+        config.policy_names(),
+        config.seed,
+        context.run.run_id,
+        progress=throttled_progress(context, "episodes"),
     )
     build, upstream, frames, last = MonthBuild(), {}, [], None
     for ticker_run in outcome:
@@ -182,8 +189,16 @@ def rolling_evaluation(
     settings, warehouse = stocker.settings(), stocker.warehouse()
     rolling = config.rolling()
     outcome = run_rolling(
-        settings, warehouse, config.policy_names(), rolling, run_id=context.run.run_id, log=context.log.info
+        settings,
+        warehouse,
+        config.policy_names(),
+        rolling,
+        run_id=context.run.run_id,
+        log=context.log.info,
+        progress=throttled_progress(context, "windows"),
     )
+    for ticker, why in outcome.left_out.items():
+        context.log.warning(f"{ticker} left out of the rolling evaluation: {why}")
     build = MonthBuild()
     build.rows["all"] = len(outcome.rows)
     build.data_versions["all"] = frame_version(outcome.summary.astype(str))
@@ -195,6 +210,7 @@ def rolling_evaluation(
             "windows": outcome.windows,
             "rows": len(outcome.rows),
             "failed_policies": dg.MetadataValue.json(outcome.failures),
+            "left_out": dg.MetadataValue.json(outcome.left_out),
             "rolling_table": dg.MetadataValue.md(table.to_markdown(index=False)),
             "verdicts": dg.MetadataValue.md("\n".join(f"- {v}" for v in verdicts)),
             "plot": _png_markdown(
