@@ -237,7 +237,7 @@ def materialize(
                 )
                 results.append(run)
                 progress.finish(task, label, run.success, run.seconds)
-    _mark_empty_months(instance, source, plan, partitioned)
+        _mark_empty_months(instance, source, plan, partitioned, progress)
     table = Table(title="Materialized")
     for col in ("run of", "months", "runs (job: id)", "seconds", "status"):
         table.add_column(col)
@@ -257,16 +257,25 @@ def materialize(
         raise typer.Exit(EXIT_FAILED)
 
 
-def _mark_empty_months(instance, source, plan: dict[str, list], partitioned: list) -> None:
+def _mark_empty_months(instance, source, plan: dict[str, list], partitioned: list, progress) -> None:
     """Months outside each ticker's data get a "no data" materialization (once), so the
-    UI shows them as such instead of missing."""
-    from stocker_assets.runner import mark_months_without_data
+    UI shows them as such instead of missing; one asset at a time, with progress."""
+    from stocker_assets.progress import Progress
+    from stocker_assets.runner import StepEvent, mark_months_without_data
 
     if not partitioned:
         return
     for name in plan:
-        with console.status(f"{name}: marking months outside its data as 'no data' …"):
-            count = mark_months_without_data(instance, source, name, partitioned)
+        label = f"{name}: marking months outside its data as 'no data'"
+        task, on_event = progress.track(label, 1)
+        on_event(StepEvent("no_data", "no_data", "started"))
+        count, began = 0, time.perf_counter()
+        for index, asset in enumerate(partitioned):
+            count += mark_months_without_data(instance, source, name, [asset])
+            step = Progress(index + 1, len(partitioned), "assets")
+            on_event(StepEvent("no_data", "no_data", "progress", progress=step))
+        on_event(StepEvent("no_data", "no_data", "done"))
+        progress.finish(task, label, True, time.perf_counter() - began)
         if count:
             console.print(f"{name}: {count} partition(s) outside its data marked 'no data' in Dagster")
 
