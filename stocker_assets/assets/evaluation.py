@@ -182,21 +182,28 @@ def splits(context: dg.AssetExecutionContext, stocker: StockerResource) -> dg.Ma
 def rolling_evaluation(
     context: dg.AssetExecutionContext, config: EvaluationConfig, stocker: StockerResource
 ) -> dg.MaterializeResult:
+    from stocker_core.evaluation.pipeline import NoWindowsError
     from stocker_core.evaluation.pipeline import rolling_evaluation as run_rolling
     from stocker_core.evaluation.plots import rolling_ci_png
     from stocker_core.evaluation.report import rolling_table, verdict_lines
 
     settings, warehouse = stocker.settings(), stocker.warehouse()
     rolling = config.rolling()
-    outcome = run_rolling(
-        settings,
-        warehouse,
-        config.policy_names(),
-        rolling,
-        run_id=context.run.run_id,
-        log=context.log.info,
-        progress=throttled_progress(context, "windows"),
-    )
+    try:
+        outcome = run_rolling(
+            settings,
+            warehouse,
+            config.policy_names(),
+            rolling,
+            run_id=context.run.run_id,
+            log=context.log.info,
+            progress=throttled_progress(context, "windows"),
+        )
+    except NoWindowsError as exc:  # every ticker too short: named, the stored rows kept
+        context.log.warning(str(exc))
+        return dg.MaterializeResult(
+            metadata={"windows": 0, "left_out": dg.MetadataValue.json(exc.left_out), "status": str(exc)}
+        )
     for ticker, why in outcome.left_out.items():
         context.log.warning(f"{ticker} left out of the rolling evaluation: {why}")
     build = MonthBuild()

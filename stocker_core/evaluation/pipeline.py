@@ -109,6 +109,14 @@ def compute_and_store_splits(
     return splits
 
 
+class NoWindowsError(EmptyDataError):
+    """Every ticker was left out of the rolling evaluation; ``left_out`` says why for each."""
+
+    def __init__(self, message: str, left_out: dict[str, str]) -> None:
+        super().__init__(message)
+        self.left_out = left_out
+
+
 @dataclass
 class RollingOutcome:
     """What the rolling evaluation wrote."""
@@ -187,7 +195,9 @@ def rolling_evaluation(
     rows = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     if rows.empty:
         reasons = "; ".join(f"{t}: {why}" for t, why in left_out.items())
-        raise EmptyDataError(f"no rolling windows: no ticker has a test split with enough days ({reasons})")
+        raise NoWindowsError(
+            f"no rolling windows: no ticker has a test split with enough days ({reasons})", left_out
+        )
     summary, comparisons = summarise(rows, config)
     clean = rows.astype(object).where(pd.notna(rows), None)
     replace_rows(warehouse, "eval.rolling", clean, "TRUE", [])
