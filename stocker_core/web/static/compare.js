@@ -14,7 +14,8 @@ async function loadEpisode() {
     setQuery({ key });
     const policies = cmp.data.metrics.map((m) => m.policy);
     if (!cmp.shown.size || ![...cmp.shown].some((p) => policies.includes(p))) {
-      cmp.shown = new Set(policies.filter((p) => ["buy_and_hold", "council", "ideal", "zmr"].includes(p)));
+      // not `ideal` (the hindsight upper bound): its curve would flatten every other one
+      cmp.shown = new Set(policies.filter((p) => ["buy_and_hold", "council", "zmr"].includes(p)));
       if (!cmp.shown.size) cmp.shown = new Set(policies.slice(0, 3));
     }
     renderBoxes();
