@@ -91,10 +91,10 @@ class RewardBreakdown:
         return {
             "performance (w_perf × perf)": w_perf * self.perf,
             "inflation (w_infl × factor)": w_infl * self.infl_factor,
-            "invalid-action penalty": -self.invalid_penalty,
+            "invalid-action penalty": 0.0 - self.invalid_penalty,
             "lookahead": self.lookahead,
             "alpha bonus (last step)": self.alpha_bonus,
-            "drawdown penalty (last step)": -self.dd_penalty,
+            "drawdown penalty (last step)": 0.0 - self.dd_penalty,  # never -0.0
         }
 
 

@@ -180,11 +180,16 @@ def rolling_clones(rolling: pd.DataFrame) -> dict[str, str]:
 
 
 def _times(summary: pd.DataFrame, policy: str) -> bool:
-    """Whether a policy makes timing decisions: more than one trade per window on average
-    (buy_and_hold buys once and holds; its exposure only drifts with the price, so
-    shuffling it measures noise, not timing)."""
-    row = summary.loc[(summary["policy"] == policy) & (summary["metric"] == "trades"), "mean"]
-    return row.empty or pd.isna(row.iloc[0]) or float(row.iloc[0]) > 1.0
+    """Whether a policy makes timing decisions: not one that buys once and stays invested
+    (at most one trade and ≥ 95% exposure per window on average: buy_and_hold). Its exposure
+    only drifts with the price, so shuffling it measures noise, not timing."""
+
+    def mean(metric: str) -> float | None:
+        row = summary.loc[(summary["policy"] == policy) & (summary["metric"] == metric), "mean"]
+        return None if row.empty or pd.isna(row.iloc[0]) else float(row.iloc[0])
+
+    trades, exposure = mean("trades"), mean("exposure")
+    return trades is None or exposure is None or trades > 1.0 or exposure < 0.95
 
 
 def rolling_full_table(summary: pd.DataFrame) -> pd.DataFrame:
@@ -210,7 +215,7 @@ def timing_table(test_period: pd.DataFrame, rolling: pd.DataFrame, summary: pd.D
                 row["timing_share"].iloc[0] if len(row) else None, 3
             )
         if len(rolling) and not _times(summary, policy):
-            line["windows: mean [CI]"] = "– (trades once: no timing)"
+            line["windows: mean [CI]"] = "– (buys once and holds: no timing)"
             line["windows beating ≥ 95% of shuffles"] = "–"
         elif len(rolling):
             shares = pd.to_numeric(rolling.loc[rolling["policy"] == policy, "timing_share"], errors="coerce")

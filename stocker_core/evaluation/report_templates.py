@@ -84,7 +84,7 @@ policy's total return beats the baseline's, with the two-sided sign-test p-value
 <h2 id="timing">Timing test</h2>
 <p>The policy's own daily exposures are shuffled across days ({{ shuffles }} seeded shuffles);
 the share of shuffles it beats separates timing skill from market exposure
-(0.5 = no timing skill; "–" = constant exposure, or a policy that trades once, like buy_and_hold,
+(0.5 = no timing skill; "–" = constant exposure, or a policy that buys once and stays invested, like buy_and_hold,
 whose exposure only drifts with the price: nothing to time).</p>
 {{ timing_html }}
 
@@ -161,7 +161,7 @@ Every metric, mean [{{ confidence_pct }}% CI]:
 
 ## Timing test
 
-The policy's own daily exposures are shuffled across days ({{ shuffles }} seeded shuffles); the share of shuffles it beats separates timing skill from market exposure (0.5 = no timing skill; "–" = constant exposure, or a policy that trades once, like buy_and_hold, whose exposure only drifts with the price: nothing to time).
+The policy's own daily exposures are shuffled across days ({{ shuffles }} seeded shuffles); the share of shuffles it beats separates timing skill from market exposure (0.5 = no timing skill; "–" = constant exposure, or a policy that buys once and stays invested, like buy_and_hold, whose exposure only drifts with the price: nothing to time).
 
 {{ timing_md }}
 

@@ -104,17 +104,27 @@ def test_legend_sits_outside_the_data(monkeypatch, draw):
     assert len(labels) == len(set(labels))
 
 
-def test_timing_share_is_shown_only_for_policies_that_trade_more_than_once():
+def test_timing_share_is_left_out_for_a_policy_that_buys_once_and_holds():
     summary = pd.DataFrame(
         [
             {"policy": p, "metric": m, "mean": v, "ci_low": v - 0.01, "ci_high": v + 0.01}
-            for p, trades, share in (("buy_and_hold", 1.0, 0.16), ("zmr", 6.0, 0.74))
-            for m, v in (("trades", trades), ("timing_share", share), ("total_return", 0.01))
+            for p, trades, exposure, share in (
+                ("buy_and_hold", 1.0, 0.99, 0.16),
+                ("zmr", 6.0, 0.5, 0.74),
+                ("late_buyer", 1.0, 0.6, 0.8),  # one buy, mid-window: a timing decision
+            )
+            for m, v in (
+                ("trades", trades),
+                ("exposure", exposure),
+                ("timing_share", share),
+                ("total_return", 0.01),
+            )
         ]
     )
     table = rolling_table(summary, pd.DataFrame(columns=["policy", "baseline", "wins", "n", "p_value"]), ())
     shares = dict(zip(table["policy"], table["timing_share"], strict=True))
     assert shares["buy_and_hold"] == "–" and shares["zmr"].startswith("0.74")
+    assert shares["late_buyer"].startswith("0.8")
     rolling = pd.DataFrame(
         [
             {"policy": p, "timing_share": s, "ticker": "G", "window_index": 0}
@@ -123,4 +133,4 @@ def test_timing_share_is_shown_only_for_policies_that_trade_more_than_once():
     )
     timing = timing_table(pd.DataFrame(), rolling, summary)
     row = timing.set_index("policy").loc["buy_and_hold"]
-    assert row["windows: mean [CI]"] == "– (trades once: no timing)"
+    assert row["windows: mean [CI]"] == "– (buys once and holds: no timing)"
