@@ -69,9 +69,9 @@ def test_chart_into_a_folder_and_a_date_after_the_data(sample_env, tmp_path):
     assert made.exit_code == 0, made.output
     png = out / "GOOGL_2016-03-15.png"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    late = runner.invoke(_app(), ["chart", "AAPL", "2023-08-15"])
+    late = runner.invoke(_app(), ["chart", "AAPL", "2024-03-15"])
     assert late.exit_code == 2
-    assert "AAPL has bars up to 2022-12-28; pick a date on or before it" in late.output
+    assert "AAPL has bars up to 2023-09-29; pick a date on or before it" in late.output
 
 
 def test_empty_episode_is_an_error_not_task_easy(sample_env):
