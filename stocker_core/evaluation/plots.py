@@ -31,15 +31,18 @@ def _png(plt, fig) -> bytes:
     return buffer.getvalue()
 
 
-# 18 distinct colours (tab20 without its greys, which read as the black baseline), then the
-# same hues again with a dashed line: 36 series stay told apart; the baseline is black.
+# 18 distinct colours (tab20 without its greys, which read as the black baseline; its 9 dark
+# hues first), then the same again dashed: 36 series stay told apart; the baseline is black.
 _DASHES = ("-", "--", ":")
 
 
 def _palette() -> list[tuple[float, float, float]]:
     from matplotlib import colormaps
 
-    return [c for i, c in enumerate(colormaps["tab20"].colors) if i not in (14, 15)]
+    colours = colormaps["tab20"].colors  # pairs of a dark and a light shade of 10 hues
+    dark = [c for i, c in enumerate(colours) if i % 2 == 0 and i != 14]
+    light = [c for i, c in enumerate(colours) if i % 2 == 1 and i != 15]
+    return dark + light  # 9 different hues first, then their light shades
 
 
 def policy_styles(policies: list[str]) -> dict[str, dict[str, object]]:
