@@ -8,7 +8,7 @@ time is printed next to the floor measured in the same run: ``python -c pass``,
 ``python -c "import pandas"`` (what any command that touches bars pays) and
 ``python -c "import dagster"`` (what every command paid when Dagster was imported up front).
 ``episode info`` also runs once with an empty calendar cache (the first command on a machine).
-The goal: ``stocker --help``, ``stocker tickers list`` and ``stocker episode info`` under 1 s.
+The goal: ``stocker --help``, ``tickers list``, ``episode info`` and ``agent tools`` under 1 s.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ COMMANDS: list[tuple[str, list[str]]] = [
     ("stocker --help", ["stocker", "--help"]),
     ("stocker tickers list", ["stocker", "tickers", "list"]),
     (f"stocker episode info --episode '{EPISODE}'", ["stocker", "episode", "info", "--episode", EPISODE]),
+    ("stocker agent tools", ["stocker", "agent", "tools"]),
 ]
 
 

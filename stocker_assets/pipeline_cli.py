@@ -104,6 +104,7 @@ def _month(value: str | None) -> date | None:
 
 
 DEFAULT_GROUPS = "market,env,text,council,evaluation,training"
+WHOLE_HISTORY_GROUPS = {"training", "evaluation"}
 
 
 def _paragraphs(*paragraphs: str) -> str:
@@ -139,11 +140,14 @@ def materialize(
         "--to",
         help="Last month, YYYY-MM (default: STOCKER_MAIN_TO, 2018-08 on the sample; else last data).",
     ),
-    groups: str = typer.Option(
-        DEFAULT_GROUPS,
+    groups: str | None = typer.Option(
+        None,
         "--groups",
         "-g",
-        help=f"Comma-separated asset groups to build, from: {', '.join(DEFAULT_GROUPS.split(','))}.",
+        help=(
+            f"Comma-separated asset groups to build, from: {', '.join(DEFAULT_GROUPS.split(','))} "
+            "(default: all; with -t, the whole-history training and evaluation steps only when named)."
+        ),
     ),
     skip: str = typer.Option(
         "",
@@ -178,9 +182,14 @@ def materialize(
     start, end = start or settings.main_from, end or settings.main_to  # the main job's span
     unusable: dict[str, str] = {}
     defs = build_definitions({"stocker": StockerResource()})
+    held_back: list = []
     try:
-        partitioned, unpartitioned, checks = select_assets(defs, [g.strip() for g in groups.split(",")])
+        chosen = [g.strip() for g in (groups or DEFAULT_GROUPS).split(",")]
+        partitioned, unpartitioned, checks = select_assets(defs, chosen)
         partitioned, unpartitioned, checks = _without(skip, partitioned, unpartitioned, checks)
+        if ticker and groups is None:  # a ticker's partitions, not a retraining of everything
+            unpartitioned, held_back = whole_history_held_back(unpartitioned)
+        groups = ",".join(chosen)
         source = StockerResource().market_source()
         if ticker:  # asked for by name: the source must have each before the universe changes
             tickers = _known_to_source(settings, [*ticker])
@@ -244,7 +253,7 @@ def materialize(
                 )
                 results.append(run)
                 progress.finish(task, label, run.success, run.seconds)
-    _mark_empty_months(instance, source, plan, partitioned)
+        _mark_empty_months(instance, source, plan, partitioned, progress)
     table = Table(title="Materialized")
     for col in ("run of", "months", "runs (job: id)", "seconds", "status"):
         table.add_column(col)
@@ -259,11 +268,7 @@ def materialize(
     console.print(
         f"warehouse: {_row_counts(settings.warehouse_path)} — total {time.perf_counter() - started:.1f}s"
     )
-    console.print(
-        "open the UI: [bold]stocker ui[/bold] (dagster dev on http://127.0.0.1:3000); "
-        'query the warehouse: [bold]stocker sql "SELECT * FROM env.episodes LIMIT 5"[/bold]',
-        soft_wrap=True,
-    )
+    _print_closing_notes(settings, results, held_back)
     if unusable or not all(r.success for r in results):
         raise typer.Exit(EXIT_FAILED)
 
@@ -291,18 +296,62 @@ def _without(skip: str, partitioned: list, unpartitioned: list, checks: list) ->
     return kept(partitioned), kept(unpartitioned), checks
 
 
-def _mark_empty_months(instance, source, plan: dict[str, list], partitioned: list) -> None:
+def _mark_empty_months(instance, source, plan: dict[str, list], partitioned: list, progress) -> None:
     """Months outside each ticker's data get a "no data" materialization (once), so the
-    UI shows them as such instead of missing."""
-    from stocker_assets.runner import mark_months_without_data
+    UI shows them as such instead of missing; one asset at a time, with progress."""
+    from stocker_assets.progress import Progress
+    from stocker_assets.runner import StepEvent, mark_months_without_data
 
     if not partitioned:
         return
     for name in plan:
-        with console.status(f"{name}: marking months outside its data as 'no data' …"):
-            count = mark_months_without_data(instance, source, name, partitioned)
+        label = f"{name}: marking months outside its data as 'no data'"
+        task, on_event = progress.track(label, 1)
+        on_event(StepEvent("no_data", "no_data", "started"))
+        count, began = 0, time.perf_counter()
+        for index, asset in enumerate(partitioned):
+            count += mark_months_without_data(instance, source, name, [asset])
+            step = Progress(index + 1, len(partitioned), "assets")
+            on_event(StepEvent("no_data", "no_data", "progress", progress=step))
+        on_event(StepEvent("no_data", "no_data", "done"))
+        progress.finish(task, label, True, time.perf_counter() - began)
         if count:
             console.print(f"{name}: {count} partition(s) outside its data marked 'no data' in Dagster")
+
+
+def whole_history_held_back(unpartitioned: list) -> tuple[list, list]:
+    """(kept, held back): a ticker-scoped run leaves out the unpartitioned training and
+    evaluation assets, which train on and evaluate every ticker's whole history."""
+    held = [a for a in unpartitioned if set(a.group_names_by_key.values()) & WHOLE_HISTORY_GROUPS]
+    return [a for a in unpartitioned if a not in held], held
+
+
+def _print_closing_notes(settings, results: list, held_back: list) -> None:
+    """Held-back steps, tickers left out, the report's path and how to open the web page."""
+    if held_back:
+        console.print(
+            f"[yellow]not run for a ticker-scoped run[/yellow]: {', '.join(_asset_names(held_back))} "
+            "(whole-history training and evaluation) — they run in the full job (`stocker materialize`), "
+            "with `-t … --groups training,evaluation`, or on their schedule",
+            soft_wrap=True,
+        )
+    for name, why in sorted({k: v for r in results for k, v in r.left_out.items()}.items()):
+        console.print(f"[yellow]{name} left out[/yellow]: {why}", soft_wrap=True)
+    console.print(
+        'query the warehouse: [bold]stocker sql "SELECT * FROM env.episodes LIMIT 5"[/bold]; '
+        "the Dagster UI: [bold]stocker ui[/bold] (http://127.0.0.1:3000)",
+        soft_wrap=True,
+    )
+    report = settings.home / "reports" / "evaluation" / "report.html"
+    if report.exists():
+        console.print(f"report: [bold]{report}[/bold] (`stocker report --open`)", soft_wrap=True)
+    else:
+        console.print("report: none yet (the evaluation group writes it: `stocker materialize`)")
+    console.print(
+        "web page: [bold]stocker web[/bold], then open http://127.0.0.1:8000/web/ "
+        "(episodes, council, compare, training)",
+        soft_wrap=True,
+    )
 
 
 def _asset_names(assets: list) -> list[str]:

@@ -138,6 +138,8 @@ class TickerRun:
     """First line of each failed step's error (blocking-check failures excluded)."""
     runs: list[tuple[str, str]] = field(default_factory=list)
     """(job name, run id) of each Dagster run, in order."""
+    left_out: dict[str, str] = field(default_factory=dict)
+    """Ticker -> why a step left it out (too short for a window), from ``left_out`` metadata."""
 
 
 @dataclass(frozen=True)
@@ -352,6 +354,7 @@ def _run_jobs(
         outcome.checks_failed += _failed_checks(result)
         outcome.check_failures.update(_check_failures(result))
         outcome.errors += _step_errors(result)
+        outcome.left_out.update(_left_out(result))
     outcome.seconds = time.perf_counter() - started
     return outcome
 
@@ -372,6 +375,18 @@ def _check_failures(result: dg.ExecuteInProcessResult) -> dict[str, list[str]]:
             for key, problems in entry.value.items():
                 failures.setdefault(key, []).extend(problems)
     return failures
+
+
+def _left_out(result: dg.ExecuteInProcessResult) -> dict[str, str]:
+    """Ticker -> why, from the ``left_out`` metadata of the run's materializations."""
+    found: dict[str, str] = {}
+    for event in result.all_events:
+        if event.is_step_materialization:
+            entry = event.step_materialization_data.materialization.metadata.get("left_out")
+            if entry is not None and isinstance(entry.value, dict):
+                step = event.step_key or ""
+                found.update({str(k): f"{step}: {v}" for k, v in entry.value.items()})
+    return found
 
 
 def _step_errors(result: dg.ExecuteInProcessResult) -> list[str]:

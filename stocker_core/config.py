@@ -48,6 +48,10 @@ def synthetic_ticker_names(value: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+# The three reference episodes' real bars and text (package data; see its README.md).
+REFERENCE_TASKS_DIR = Path(__file__).resolve().parent / "reference_tasks"
+
+
 class Settings(BaseSettings):
     """Every default of the project: paths, data source, universe, reward and costs,
     council backend and models, worker counts.
@@ -199,8 +203,11 @@ class Settings(BaseSettings):
 
     @property
     def text_folder(self) -> Path | None:
-        """Where text events are read from: ``text_dir``, else ``files_dir``."""
-        return self.text_dir or self.files_dir
+        """Where text events are read from: ``text_dir``, else ``files_dir``, else (on the
+        ``sample`` source) the reference tasks' headlines shipped in the package."""
+        if self.text_dir or self.files_dir:
+            return self.text_dir or self.files_dir
+        return REFERENCE_TASKS_DIR if self.source == "sample" else None
 
     @property
     def warehouse_path(self) -> Path:

@@ -38,9 +38,9 @@ def test_check_symbols_names_the_typo_and_a_suggestion():
 
 
 def test_tickers_add_refuses_what_the_source_lacks(app, sample_env):
-    result = runner.invoke(app, ["tickers", "add", "MSFT", "NVDA"])
+    result = runner.invoke(app, ["tickers", "add", "MSFT", "TSLA"])
     assert result.exit_code == 2, result.output
-    assert "NVDA" in result.output and "sample source" in result.output
+    assert "TSLA" in result.output and "sample source" in result.output
     assert not sample_env.universe_path.exists()  # nothing written, not even MSFT
 
 

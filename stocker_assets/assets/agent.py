@@ -15,6 +15,7 @@ import dagster as dg
 import pandas as pd
 
 from stocker_assets.assets.market import DUCKDB_POOL
+from stocker_assets.progress import throttled_progress
 from stocker_assets.queues import celery_queue_tags
 from stocker_assets.resources import StockerResource
 
@@ -70,7 +71,14 @@ def agent_policy(
     settings, warehouse = stocker.settings(), stocker.warehouse()
     agent_config = config.agent_config()
     data = training_data(settings, warehouse, agent_config)
-    result = train_agent(agent_config, settings, warehouse, data=data, progress=context.log.info)
+    result = train_agent(
+        agent_config,
+        settings,
+        warehouse,
+        data=data,
+        progress=context.log.info,
+        steps=throttled_progress(context, "RL steps"),
+    )
 
     record_model_runs(warehouse, [model_run_row(result, f"{context.run.run_id}:agent_rl")])
     upstream = {f"prices@{t}": frame_version(d.bars[["date", "close"]]) for t, d in data.items()}

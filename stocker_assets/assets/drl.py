@@ -9,6 +9,7 @@ import pandas as pd
 from stocker_assets.assets.env import episodes
 from stocker_assets.assets.market import DUCKDB_POOL
 from stocker_assets.lineage import record_build
+from stocker_assets.progress import throttled_progress
 from stocker_assets.resources import StockerResource
 from stocker_core.evaluation.drl.store import ALGOS
 from stocker_core.evaluation.drl.training import DrlConfig
@@ -58,7 +59,9 @@ def drl_agents(
 
     settings, warehouse = stocker.settings(), stocker.warehouse()
     context.log.info(f"training {', '.join(config.algos)} on the train split's stored episodes")
-    training, results = train_from_warehouse(settings, config.drl_config(), context.run.run_id)
+    training, results = train_from_warehouse(
+        settings, config.drl_config(), context.run.run_id, throttled_progress(context, "timesteps")
+    )
 
     keys = [ep.key for ep in training]
     known = warehouse.latest_data_versions("episodes", keys)

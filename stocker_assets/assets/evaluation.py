@@ -12,6 +12,7 @@ from stocker_assets.assets.env import WINDOW, episodes
 from stocker_assets.assets.market import DUCKDB_POOL, prices
 from stocker_assets.lineage import combined_version, record_build
 from stocker_assets.partitions import ticker_month_partitions
+from stocker_assets.progress import throttled_progress
 from stocker_assets.resources import StockerResource
 from stocker_core.market.pipeline import MonthBuild
 from stocker_core.warehouse.db import frame_version
@@ -88,6 +89,7 @@ def backtests(
         config.seed,
         context.run.run_id,
         who="asset",
+        progress=throttled_progress(context, "episodes"),
     )
     build, upstream, frames, last = MonthBuild(), {}, [], None
     for ticker_run in outcome:
@@ -181,21 +183,31 @@ def splits(context: dg.AssetExecutionContext, stocker: StockerResource) -> dg.Ma
 def rolling_evaluation(
     context: dg.AssetExecutionContext, config: EvaluationConfig, stocker: StockerResource
 ) -> dg.MaterializeResult:
+    from stocker_core.evaluation.pipeline import NoWindowsError
     from stocker_core.evaluation.pipeline import rolling_evaluation as run_rolling
     from stocker_core.evaluation.plots import rolling_ci_png
     from stocker_core.evaluation.report import rolling_table, verdict_lines
 
     settings, warehouse = stocker.settings(), stocker.warehouse()
     rolling = config.rolling()
-    outcome = run_rolling(
-        settings,
-        warehouse,
-        config.policy_names(),
-        rolling,
-        run_id=context.run.run_id,
-        log=context.log.info,
-        who="asset",
-    )
+    try:
+        outcome = run_rolling(
+            settings,
+            warehouse,
+            config.policy_names(),
+            rolling,
+            run_id=context.run.run_id,
+            log=context.log.info,
+            progress=throttled_progress(context, "windows"),
+            who="asset",
+        )
+    except NoWindowsError as exc:  # every ticker too short: named, the stored rows kept
+        context.log.warning(str(exc))
+        return dg.MaterializeResult(
+            metadata={"windows": 0, "left_out": dg.MetadataValue.json(exc.left_out), "status": str(exc)}
+        )
+    for ticker, why in outcome.left_out.items():
+        context.log.warning(f"{ticker} left out of the rolling evaluation: {why}")
     build = MonthBuild()
     build.rows["all"] = len(outcome.rows)
     build.data_versions["all"] = frame_version(outcome.summary.astype(str))
@@ -207,6 +219,7 @@ def rolling_evaluation(
             "windows": outcome.windows,
             "rows": len(outcome.rows),
             "failed_policies": dg.MetadataValue.json(outcome.failures),
+            "left_out": dg.MetadataValue.json(outcome.left_out),
             "rolling_table": dg.MetadataValue.md(table.to_markdown(index=False)),
             "verdicts": dg.MetadataValue.md("\n".join(f"- {v}" for v in verdicts)),
             "plot": _png_markdown(

@@ -15,6 +15,7 @@ from stocker_assets.assets.council import specialist_votes
 from stocker_assets.assets.env import episodes, ideal_trajectories
 from stocker_assets.assets.evaluation import splits
 from stocker_assets.assets.market import DUCKDB_POOL
+from stocker_assets.progress import progress_message
 from stocker_assets.queues import celery_queue_tags
 from stocker_assets.resources import StockerResource
 from stocker_core.training.config import TrainingConfig, load_config
@@ -100,8 +101,8 @@ def _materialize(
     )
 
     def progress(name: str, done: int, total: int) -> None:
-        if done == total or done % max(1, total // 10) == 0:
-            context.log.info(f"{name}: step {done}/{total}")
+        if done == total or done % max(1, total // 20) == 0:
+            context.log.info(progress_message(done, total, f"{name} steps"))
 
     if stage == "base":
         report = run_base(config, settings)

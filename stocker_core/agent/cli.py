@@ -67,7 +67,7 @@ def tools_command(
     as_json: bool = typer.Option(False, "--json", help="print the schemas as one JSON list"),
 ) -> None:
     """List the agent's tools with their JSON schemas."""
-    from stocker_core.agent.tools import TOOL_FAMILIES, tool_schemas
+    from stocker_core.agent.tool_catalog import TOOL_FAMILIES, tool_schemas
 
     schemas = tool_schemas()
     if as_json:

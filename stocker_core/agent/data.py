@@ -154,7 +154,7 @@ def load_agent_data(
     """``ticker``'s bars (warehouse first, else the configured source) up to ``end``
     (exclusive; default: all), stored or folder text events, and every macro symbol the
     source has. Missing macro symbols are left out (the macro tool says so)."""
-    from stocker_core.market.bars import load_bars
+    from stocker_core.market.bars import OTHER_SOURCES, load_bars
     from stocker_core.market.validation import validate_ticker
 
     ticker = validate_ticker(ticker)
@@ -163,7 +163,8 @@ def load_agent_data(
     last = end or date(2100, 1, 1)
     bars, origin = load_bars(settings, ticker, None, last, warehouse)
     if bars.empty:
-        raise AgentError(f"no bars for {ticker} in the warehouse or the {settings.source!r} source")
+        hint = OTHER_SOURCES.get(settings.source, "pick another ticker")
+        raise AgentError(f"no bars for {ticker} in the warehouse or the {settings.source!r} source; {hint}")
     macro: dict[str, pd.DataFrame] = {}
     for symbol in macro_symbols:
         if symbol == ticker:

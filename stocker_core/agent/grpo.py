@@ -149,6 +149,7 @@ def train_rl(
     data: dict[str, AgentData],
     config: AgentConfig,
     on_eval: Callable[[int], None] | None = None,
+    on_step: Callable[[int, int], None] | None = None,
 ) -> PgLog:
     """Wrap ``loaded.model`` in a fresh LoRA adapter and run ``config.rl_steps`` updates;
     ``on_eval(step)`` is called every ``eval_every`` steps and after the last."""
@@ -163,6 +164,8 @@ def train_rl(
             len(train_pairs), size=min(config.rl_prompts_per_step, len(train_pairs)), replace=False
         )
         log.add(rl_step(loaded, optimizer, [train_pairs[i] for i in pick], data, config, step))
+        if on_step is not None:
+            on_step(step, config.rl_steps)
         if on_eval is not None and (step % config.eval_every == 0 or step == config.rl_steps):
             on_eval(step)
     return log

@@ -19,18 +19,10 @@ from stocker_core.agent import fundamentals as fundamentals_tool
 from stocker_core.agent import tools_macro, tools_market, tools_text
 from stocker_core.agent.arguments import ToolArgumentError
 from stocker_core.agent.data import AgentData, decision_day
+from stocker_core.agent.tool_catalog import TOOL_FAMILIES, TOOL_NAMES, tool_schemas
 from stocker_core.context.point_in_time import decision_cutoff
 
-TOOL_FAMILIES: dict[str, str] = {
-    "get_price_history": "market",
-    "get_indicators": "market",
-    "get_fundamentals": "fundamentals",
-    "get_news": "sentiment",
-    "get_forum_posts": "sentiment",
-    "get_macro_series": "macro",
-    "get_macro_events": "macro",
-}
-TOOL_NAMES = tuple(TOOL_FAMILIES)
+__all__ = ["TOOL_FAMILIES", "TOOL_NAMES", "AgentTools", "ToolOutcome", "result_text", "tool_schemas"]
 
 
 @dataclass(frozen=True)
@@ -142,13 +134,6 @@ class AgentTools:
         except TypeError as exc:  # a missing or unexpected argument name
             return ToolOutcome(name, args, {"error": f"bad arguments for {name}: {exc}"}, False)
         return ToolOutcome(name, args, result, True)
-
-
-def tool_schemas() -> list[dict[str, Any]]:
-    """The JSON schema of every tool, as TRL and chat templates expect them."""
-    from transformers.utils import get_json_schema
-
-    return [get_json_schema(getattr(AgentTools, name)) for name in TOOL_NAMES]
 
 
 def result_text(result: dict[str, Any]) -> str:

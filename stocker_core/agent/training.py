@@ -103,8 +103,10 @@ def train_agent(
     warehouse: Warehouse | None = None,
     data: dict[str, AgentData] | None = None,
     progress: Progress | None = None,
+    steps: Callable[[int, int], None] | None = None,
 ) -> AgentTrainingResult:
-    """Warm-start and RL-train the agent on the train split; save it as the current agent."""
+    """Warm-start and RL-train the agent on the train split; save it as the current agent.
+    ``progress(message)`` gets a line per phase, ``steps(done, total)`` each RL step."""
     from stocker_core.agent.grpo import train_rl
     from stocker_core.agent.model import ModelWriter, create_agent_base
     from stocker_core.agent.plots import curves_png
@@ -155,7 +157,7 @@ def train_agent(
 
     evaluate(0)
     rl_started = time.perf_counter()
-    log = train_rl(loaded, train, data, config, on_eval=evaluate) if config.rl_steps else None
+    log = train_rl(loaded, train, data, config, on_eval=evaluate, on_step=steps) if config.rl_steps else None
     rl_seconds = time.perf_counter() - rl_started
     adapter_dir = run_dir / "adapter"
     if log is None:  # no RL steps: save an untouched adapter so the layout stays the same

@@ -79,18 +79,38 @@ class RuleModerator:
             return Action.hold(), f"hold: {summary} below threshold {threshold:.2f}", False
         mean_conf = total_conf / max(len(votes), 1)
         conviction = min(1.0, abs(score) * (0.5 + mean_conf) * (1 - disagreement) * 1.5)
+        budget = portfolio.cash * cfg.max_buy_fraction * conviction
         if side == "buy":
-            budget = portfolio.cash * cfg.max_buy_fraction * conviction
             qty = math.floor(budget / (price * (1 + cfg.cost_rate))) if price else 0
         else:
             qty = math.ceil(portfolio.position * conviction)
         action = clamp_action(side, qty, portfolio.cash, portfolio.position, price, cfg.cost_rate)
         if action.side == "hold":
-            why = "no cash" if side == "buy" else "no position"
+            why = _why_not(side, portfolio, price, budget, conviction, cfg)
             return action, f"hold: would {side} ({summary}) but {why}", False
         self.last_side, self.last_trade_step = action.side, portfolio.step
         why = f"{action.side} {action.quantity} ({summary}, conviction {conviction:.2f})"
         return action, why, False
+
+
+def _why_not(
+    side: str,
+    portfolio: PortfolioState,
+    price: float | None,
+    budget: float,
+    conviction: float,
+    cfg: RuleModeratorConfig,
+) -> str:
+    """The true reason a wanted trade came out as no trade."""
+    if side == "sell":
+        return "no position to sell"
+    share = (price or 0.0) * (1 + cfg.cost_rate)
+    if not price or portfolio.cash < share:
+        return f"cash {portfolio.cash:,.2f} is below one share ({share:,.2f} with costs)"
+    return (
+        f"its budget {budget:,.2f} ({cfg.max_buy_fraction:.0%} of cash {portfolio.cash:,.2f} × conviction "
+        f"{conviction:.2f}) is below one share ({share:,.2f} with costs)"
+    )
 
 
 MODERATOR_SYSTEM = (

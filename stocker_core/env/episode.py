@@ -12,7 +12,7 @@ from stocker_core.config import Settings, get_settings
 from stocker_core.context.point_in_time import point_in_time
 from stocker_core.env.tasks import resolve_episode_key
 from stocker_core.errors import EmptyDataError
-from stocker_core.market.bars import load_bars
+from stocker_core.market.bars import load_bars, missing_bars_message
 from stocker_core.market.calendar import month_end
 from stocker_core.market.gaps import SessionGap, session_gaps
 from stocker_core.market.validation import parse_partition_key
@@ -137,10 +137,7 @@ def episode_from_bars(
     start, end = window_bounds(month, settings.episode_months)
     lo, hi = bars["date"].searchsorted([pd.Timestamp(start), pd.Timestamp(end)])
     if hi <= lo:
-        raise EmptyDataError(
-            f"no bars for {ticker} between {start} and {end} in the warehouse or the "
-            f"{settings.source!r} source; materialize the prices partition or pick another window"
-        )
+        raise EmptyDataError(missing_bars_message(settings, ticker, start, end, bars.iloc[:hi], source))
     cols = ["date", "open", "high", "low", "close", "adj_close", "volume"]
     return Episode(
         gaps=tuple(session_gaps(bars["date"].iloc[:hi])),

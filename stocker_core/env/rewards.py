@@ -85,6 +85,18 @@ class RewardBreakdown:
     def as_dict(self) -> dict[str, float]:
         return dict(self.__dict__)
 
+    def contributions(self, w_perf: float, w_infl: float) -> dict[str, float]:
+        """The signed parts of ``raw``, as they add up (penalties negative): what a person
+        reading one step's reward needs; ``as_dict`` keeps the penalties' magnitudes."""
+        return {
+            "performance (w_perf × perf)": w_perf * self.perf,
+            "inflation (w_infl × factor)": w_infl * self.infl_factor,
+            "invalid-action penalty": 0.0 - self.invalid_penalty,
+            "lookahead": self.lookahead,
+            "alpha bonus (last step)": self.alpha_bonus,
+            "drawdown penalty (last step)": 0.0 - self.dd_penalty,  # never -0.0
+        }
+
 
 def inflation_factor(nominal: float, step_index: int, annual_inflation: float) -> tuple[float, float]:
     """(real return, inflation factor = max(-1, real - nominal) <= 0) after ``step_index`` steps."""

@@ -22,8 +22,10 @@ from stocker_core.evaluation.rolling import (
     rolling_backtests,
     rolling_rows,
     runs_of,
+    split_bounds,
     summarise,
     test_period_episode,
+    window_starts,
 )
 from stocker_core.evaluation.runner import Backtest, backtest, ordered_policies
 from stocker_core.evaluation.splits import SplitConfig, Splits, load_splits, save_splits, splits_from_prices
@@ -61,16 +63,18 @@ def backtest_partitions(
     seed: int = 0,
     run_id: str | None = None,
     who: str = "cli",
+    progress: Callable[[int, int], None] | None = None,
 ) -> list[TickerBacktests]:
-    """Every policy on the episode of every partition key; rows written per ticker. Episodes
-    with days in a test split are recorded as a look in ``eval.test_looks``."""
+    """Every policy on the episode of every partition key; rows written per ticker;
+    ``progress(done, total)`` after each partition. Episodes with days in a test split are
+    recorded as a look in ``eval.test_looks``."""
     grouped: dict[str, list[date]] = {}
     for key in keys:
         ticker, month = parse_partition_key(key)
         grouped.setdefault(ticker, []).append(month)
     params = RewardParams.from_settings(settings)
     names = ordered_policies(policies)
-    out = []
+    out, done_keys = [], 0
     for ticker, months in grouped.items():
         months = sorted(months)
         end = window_bounds(months[-1], settings.episode_months)[1]
@@ -80,6 +84,7 @@ def backtest_partitions(
         done = TickerBacktests(ticker, vote_version=book.version if book else None)
         for month in months:
             key = partition_key(ticker, month)
+            done_keys += 1
             try:
                 episode = episode_from_bars(key, bars, settings, origin)
             except EmptyDataError:
@@ -88,6 +93,8 @@ def backtest_partitions(
             result = backtest(episode, names, params, seed, settings, book)
             done.results[key] = result
             done.failures.update(result.failures)
+            if progress:
+                progress(done_keys, len(keys))
         runs = runs_of(list(done.results.values()))
         month_of = {key: parse_partition_key(key)[1] for key in done.results}
         write_backtests(warehouse, runs, "episode", month_of, done.vote_version, run_id)
@@ -121,6 +128,14 @@ def compute_and_store_splits(
     return splits
 
 
+class NoWindowsError(EmptyDataError):
+    """Every ticker was left out of the rolling evaluation; ``left_out`` says why for each."""
+
+    def __init__(self, message: str, left_out: dict[str, str]) -> None:
+        super().__init__(message)
+        self.left_out = left_out
+
+
 @dataclass
 class RollingOutcome:
     """What the rolling evaluation wrote."""
@@ -131,6 +146,8 @@ class RollingOutcome:
     failures: dict[str, str]
     vote_versions: dict[str, str]
     windows: int
+    left_out: dict[str, str] = field(default_factory=dict)
+    """Tickers too short for one window (or without stored test bars), with why."""
 
 
 def rolling_evaluation(
@@ -142,23 +159,47 @@ def rolling_evaluation(
     run_id: str | None = None,
     log: Log | None = None,
     who: str = "cli",
+    progress: Callable[[int, int], None] | None = None,
 ) -> RollingOutcome:
     """Every policy on every rolling window of each ticker's test split, plus the whole test
     period as one backtest; rows, summary and comparisons written to ``eval.*``, and the
-    look at the test split recorded in ``eval.test_looks`` (``who``: cli, asset or web)."""
+    look at the test split recorded in ``eval.test_looks`` (``who``: cli, asset or web).
+
+    A ticker whose test split is shorter than one window is left out and named
+    (``RollingOutcome.left_out``); only when every ticker is does it raise EmptyDataError.
+    ``progress(done, total)`` counts windows over all tickers.
+    """
     config = config or RollingConfig()
     splits = load_splits(warehouse)
     params = RewardParams.from_settings(settings)
     names = ordered_policies(policies)
-    frames, failures, versions, windows = [], {}, {}, 0
+    frames, failures, versions, windows, left_out = [], {}, {}, 0, {}
+    planned = []
     for ticker in tickers or splits.tickers:
         test = splits.range_of(ticker, "test")
         bars, _ = load_bars(settings, ticker, None, test.end + pd.Timedelta(days=1), warehouse)
+        try:
+            lo, hi = split_bounds(bars, test)
+        except EmptyDataError as exc:
+            left_out[ticker] = str(exc)
+            continue
+        count = len(window_starts(hi - lo, config.window_days, config.step_days))
+        if not count:
+            left_out[ticker] = (
+                f"its test split {test.start} … {test.end} holds {hi - lo} trading days, "
+                f"fewer than one {config.window_days}-day window"
+            )
+            continue
+        planned.append((ticker, test, bars, count))
+    total = sum(count for *_, count in planned)
+    for ticker, test, bars, _count in planned:
         days = bars.loc[bars["date"] >= pd.Timestamp(test.start), "date"].tolist()
         book = _vote_book(warehouse, settings, ticker, days)
         if book is not None:
             versions[ticker] = book.version
-        results, failed = rolling_backtests(bars, test, names, params, settings, book, config)
+        offset = windows
+        step = (lambda done, _n, base=offset: progress(base + done, total)) if progress else None
+        results, failed = rolling_backtests(bars, test, names, params, settings, book, config, step)
         failures.update(failed)
         windows += len(results)
         frames.append(rolling_rows(results))
@@ -169,9 +210,15 @@ def rolling_evaluation(
         write_backtests(warehouse, whole.runs, "test_period", None, versions.get(ticker), run_id)
         if log:
             log(f"{ticker}: {len(results)} windows over the test split {test.start} … {test.end}")
+    for ticker, why in left_out.items():
+        if log:
+            log(f"{ticker} left out of the rolling evaluation: {why}")
     rows = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     if rows.empty:
-        raise EmptyDataError("no rolling windows: no ticker has a test split with enough days")
+        reasons = "; ".join(f"{t}: {why}" for t, why in left_out.items())
+        raise NoWindowsError(
+            f"no rolling windows: no ticker has a test split with enough days ({reasons})", left_out
+        )
     summary, comparisons = summarise(rows, config)
     clean = rows.astype(object).where(pd.notna(rows), None)
     replace_rows(warehouse, "eval.rolling", clean, "TRUE", [])
@@ -195,4 +242,4 @@ def rolling_evaluation(
         {"what": "rolling_evaluation", "config": config, "policies": played, "params": params},
         run_id,
     )
-    return RollingOutcome(rows, summary, comparisons, failures, versions, windows)
+    return RollingOutcome(rows, summary, comparisons, failures, versions, windows, left_out)

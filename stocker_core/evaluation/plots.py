@@ -25,9 +25,59 @@ def _figure(height: float = 3.6, width: float = 9.0, rows: int = 1):
 def _png(plt, fig) -> bytes:
     buffer = io.BytesIO()
     fig.tight_layout()
-    fig.savefig(buffer, format="png", dpi=90, metadata={"Software": None})
+    # "tight" keeps a legend placed outside the axes inside the picture
+    fig.savefig(buffer, format="png", dpi=90, metadata={"Software": None}, bbox_inches="tight")
     plt.close(fig)
     return buffer.getvalue()
+
+
+# 18 distinct colours (tab20 without its greys, which read as the black baseline; its 9 dark
+# hues first), then the same again dashed: 36 series stay told apart; the baseline is black.
+_DASHES = ("-", "--", ":")
+
+
+def _palette() -> list[tuple[float, float, float]]:
+    from matplotlib import colormaps
+
+    colours = colormaps["tab20"].colors  # pairs of a dark and a light shade of 10 hues
+    dark = [c for i, c in enumerate(colours) if i % 2 == 0 and i != 14]
+    light = [c for i, c in enumerate(colours) if i % 2 == 1 and i != 15]
+    return dark + light  # 9 different hues first, then their light shades
+
+
+def policy_styles(policies: list[str]) -> dict[str, dict[str, object]]:
+    """Colour, line style and width per policy, stable across a report's figures:
+    the baseline black and thick, every other policy its own colour / dash pair."""
+    styles: dict[str, dict[str, object]] = {}
+    palette = _palette()
+    others = [p for p in policies if p != BASELINE]
+    for index, policy in enumerate(others):
+        styles[policy] = {
+            "color": palette[index % len(palette)],
+            "linestyle": _DASHES[(index // len(palette)) % len(_DASHES)],
+            "lw": 1.2,
+            "zorder": 2,
+        }
+    styles[BASELINE] = {"color": "black", "linestyle": "-", "lw": 2.4, "zorder": 3}
+    return styles
+
+
+def _legend_outside(ax) -> None:
+    """The legend right of the axes, one entry a line, so it never covers a curve."""
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, borderaxespad=0.0)
+
+
+def _curve_labels(curves: pd.DataFrame, clones: dict[str, str] | None) -> tuple[list[str], dict[str, str]]:
+    """(policies drawn, label per policy): a clone is not drawn; its original's label names it."""
+    clones = clones or {}
+    drawn = [
+        str(p) for p in dict.fromkeys(curves["policy"]) if not is_upper_bound(str(p)) and str(p) not in clones
+    ]
+    labels = {}
+    for policy in drawn:
+        same = [c for c, o in clones.items() if o == policy]
+        labels[policy] = f"{policy} (= {', '.join(same)})" if same else policy
+    return drawn, labels
 
 
 def _days(curve: pd.DataFrame) -> pd.DataFrame:
@@ -35,48 +85,35 @@ def _days(curve: pd.DataFrame) -> pd.DataFrame:
     return curve.loc[curve["step"] > 0]
 
 
-def equity_png(curves: pd.DataFrame, title: str) -> bytes:
-    """Each policy's portfolio value against buy-and-hold (hindsight upper bounds left out)."""
-    plt, fig, (ax,) = _figure()
-    for policy, curve in curves.groupby("policy", sort=False):
-        if is_upper_bound(str(policy)):
-            continue
-        days = _days(curve)
-        bold = policy == BASELINE
-        ax.plot(
-            pd.to_datetime(days["date"]),
-            days["value"],
-            label=str(policy),
-            lw=2.4 if bold else 1.2,
-            color="black" if bold else None,
-            zorder=3 if bold else 2,
-        )
+def equity_png(curves: pd.DataFrame, title: str, clones: dict[str, str] | None = None) -> bytes:
+    """Each policy's portfolio value against buy-and-hold (hindsight upper bounds left out;
+    a policy identical to another, ``clones``, drawn once under the other's label)."""
+    plt, fig, (ax,) = _figure(width=11.0)
+    drawn, labels = _curve_labels(curves, clones)
+    styles = policy_styles(drawn)
+    for policy in drawn:
+        days = _days(curves.loc[curves["policy"] == policy])
+        ax.plot(pd.to_datetime(days["date"]), days["value"], label=labels[policy], **styles[policy])
     ax.set_title(title)
     ax.set_ylabel("portfolio value")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, ncol=4)
+    _legend_outside(ax)
     return _png(plt, fig)
 
 
-def drawdown_png(curves: pd.DataFrame, title: str) -> bytes:
+def drawdown_png(curves: pd.DataFrame, title: str, clones: dict[str, str] | None = None) -> bytes:
     """Each policy's drawdown from its running peak (as a negative fraction)."""
-    plt, fig, (ax,) = _figure(3.0)
-    for policy, curve in curves.groupby("policy", sort=False):
-        if is_upper_bound(str(policy)):
-            continue
-        days = _days(curve)
-        bold = policy == BASELINE
-        ax.plot(
-            pd.to_datetime(days["date"]),
-            -days["drawdown"],
-            label=str(policy),
-            lw=2.0 if bold else 1.0,
-            color="black" if bold else None,
-        )
+    plt, fig, (ax,) = _figure(3.0, width=11.0)
+    drawn, labels = _curve_labels(curves, clones)
+    styles = policy_styles(drawn)
+    for policy in drawn:
+        days = _days(curves.loc[curves["policy"] == policy])
+        style = {**styles[policy], "lw": 2.0 if policy == BASELINE else 1.0}
+        ax.plot(pd.to_datetime(days["date"]), -days["drawdown"], label=labels[policy], **style)
     ax.set_title(title)
     ax.set_ylabel("drawdown")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, ncol=4)
+    _legend_outside(ax)
     return _png(plt, fig)
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from stocker_core.errors import EmptyDataError, InvalidNameError
+from stocker_core.evaluation.clones import clone_lines, identical_to
 from stocker_core.evaluation.looks import look_counts
 from stocker_core.evaluation.metrics import METRIC_HELP, METRIC_NAMES, format_metric
 from stocker_core.evaluation.pooled import (
@@ -175,9 +176,30 @@ def rolling_table(
             line[f"vs {baseline}: wins (p)"] = (
                 "–" if policy == baseline else _comparison(comparisons, policy, baseline)
             )
-        line["timing_share"] = _ci(summary, policy, "timing_share")
+        line["timing_share"] = _ci(summary, policy, "timing_share") if _times(summary, policy) else "–"
         out.append(line)
     return pd.DataFrame(out)
+
+
+def rolling_clones(rolling: pd.DataFrame) -> dict[str, str]:
+    """Policies whose final value and reward equal an earlier policy's on every window."""
+    if rolling.empty:
+        return {}
+    by, values = ["ticker", "window_index"], ["final_value", "total_reward"]
+    return identical_to(rolling, by, values, _policy_order(rolling))
+
+
+def _times(summary: pd.DataFrame, policy: str) -> bool:
+    """Whether a policy makes timing decisions: not one that buys once and stays invested
+    (at most one trade and ≥ 95% exposure per window on average: buy_and_hold). Its exposure
+    only drifts with the price, so shuffling it measures noise, not timing."""
+
+    def mean(metric: str) -> float | None:
+        row = summary.loc[(summary["policy"] == policy) & (summary["metric"] == metric), "mean"]
+        return None if row.empty or pd.isna(row.iloc[0]) else float(row.iloc[0])
+
+    trades, exposure = mean("trades"), mean("exposure")
+    return trades is None or exposure is None or trades > 1.0 or exposure < 0.95
 
 
 def rolling_full_table(summary: pd.DataFrame) -> pd.DataFrame:
@@ -202,7 +224,10 @@ def timing_table(test_period: pd.DataFrame, rolling: pd.DataFrame, summary: pd.D
             line[f"{ticker} test period"] = format_metric(
                 row["timing_share"].iloc[0] if len(row) else None, 3
             )
-        if len(rolling):
+        if len(rolling) and not _times(summary, policy):
+            line["windows: mean [CI]"] = "– (buys once and holds: no timing)"
+            line["windows beating ≥ 95% of shuffles"] = "–"
+        elif len(rolling):
             shares = pd.to_numeric(rolling.loc[rolling["policy"] == policy, "timing_share"], errors="coerce")
             line["windows: mean [CI]"] = _ci(summary, policy, "timing_share")
             line["windows beating ≥ 95% of shuffles"] = (
@@ -332,24 +357,27 @@ def _figures(data: ReportData) -> dict[str, list[dict[str, object]]]:
             ["policy", "step"], key=lambda c: c.map(rank) if c.name == "policy" else c
         )
         ticker = str(key).split("|")[0]
+        clones = identical_to(curves, ["step"], ["value"], _policy_order(curves))
         period = data.test_period.loc[data.test_period["key"] == key]
         upper = period.loc[period["upper_bound"].astype(bool)]
         caption = "Hindsight upper bounds are left off this chart: " + ", ".join(
             f"{policy_label(r.policy)} ends at {r.final_value:,.0f}" for r in upper.itertuples()
         )
+        same = "; ".join(clone_lines(clones, "on every day: drawn once, under its name"))
+        caption = "; ".join(part for part in (caption if len(upper) else "", same) if part)
         span = f"{period['start_date'].min()} … {period['end_date'].max()}"
         figures["equity"].append(
             {
                 "name": f"equity_{ticker}",
-                "png": plots.equity_png(curves, f"{ticker} test period {span}: portfolio value"),
+                "png": plots.equity_png(curves, f"{ticker} test period {span}: portfolio value", clones),
                 "alt": f"{ticker} equity curves",
-                "caption": caption if len(upper) else "",
+                "caption": caption,
             }
         )
         figures["drawdown"].append(
             {
                 "name": f"drawdown_{ticker}",
-                "png": plots.drawdown_png(curves, f"{ticker} test period: drawdown"),
+                "png": plots.drawdown_png(curves, f"{ticker} test period: drawdown", clones),
                 "alt": f"{ticker} drawdowns",
             }
         )
@@ -457,6 +485,7 @@ def report_context(data: ReportData, config: RollingConfig | None = None) -> dic
         "confidence_pct": int(round(config.confidence * 100)),
         "shuffles": TIMING_SHUFFLES,
         "notes": notes,
+        "clones": clone_lines(rolling_clones(data.rolling), "on every window"),
     }
     for name, frame in tables.items():
         context[f"{name}_html"] = _html(frame)

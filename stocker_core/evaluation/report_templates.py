@@ -91,13 +91,15 @@ is one look). A model looked at more than once may have been tuned on the test s
 <p>Mean over windows [{{ confidence_pct }}% bootstrap confidence interval]; wins = windows where the
 policy's total return beats the baseline's, with the two-sided sign-test p-value.</p>
 {{ rolling_html }}
-{% for fig in rolling_figures %}<p><img alt="{{ fig.alt }}" src="data:image/png;base64,{{ fig.data }}"></p>{% endfor %}
+{% for line in clones %}<p class="verdict even">{{ line }}: one policy's numbers, not two results.</p>
+{% endfor %}{% for fig in rolling_figures %}<p><img alt="{{ fig.alt }}" src="data:image/png;base64,{{ fig.data }}"></p>{% endfor %}
 <details><summary>Every metric, mean [{{ confidence_pct }}% CI]</summary>{{ rolling_full_html }}</details>
 
 <h2 id="timing">Timing test</h2>
 <p>The policy's own daily exposures are shuffled across days ({{ shuffles }} seeded shuffles);
 the share of shuffles it beats separates timing skill from market exposure
-(0.5 = no timing skill; "–" = constant exposure, nothing to shuffle).</p>
+(0.5 = no timing skill; "–" = constant exposure, or a policy that buys once and stays invested, like buy_and_hold,
+whose exposure only drifts with the price: nothing to time).</p>
 {{ timing_html }}
 
 <h2 id="notes">Definitions and notes</h2>
@@ -178,6 +180,8 @@ Mean over windows [{{ confidence_pct }}% bootstrap confidence interval]; wins = 
 
 {{ rolling_md }}
 
+{% for line in clones %}- {{ line }}: one policy's numbers, not two results.
+{% endfor %}
 {% for fig in rolling_figures %}![{{ fig.alt }}]({{ fig.file }})
 
 {% endfor %}
@@ -187,7 +191,7 @@ Every metric, mean [{{ confidence_pct }}% CI]:
 
 ## Timing test
 
-The policy's own daily exposures are shuffled across days ({{ shuffles }} seeded shuffles); the share of shuffles it beats separates timing skill from market exposure (0.5 = no timing skill; "–" = constant exposure, nothing to shuffle).
+The policy's own daily exposures are shuffled across days ({{ shuffles }} seeded shuffles); the share of shuffles it beats separates timing skill from market exposure (0.5 = no timing skill; "–" = constant exposure, or a policy that buys once and stays invested, like buy_and_hold, whose exposure only drifts with the price: nothing to time).
 
 {{ timing_md }}
 

@@ -112,3 +112,34 @@ def load_bars(
         if stored is not None and len(stored):
             return stored, "warehouse"
         raise
+
+
+OTHER_SOURCES = {
+    "sample": "STOCKER_SOURCE=yfinance (online) or files (STOCKER_FILES_DIR: a folder of bars) has them",
+    "files": "add them to STOCKER_FILES_DIR, or use STOCKER_SOURCE=yfinance (online)",
+    "yfinance": "Yahoo Finance has none there: check the ticker and the dates",
+}
+
+
+def missing_bars_message(
+    settings: Settings, ticker: str, start: date, end: date, bars: pd.DataFrame, where: str = ""
+) -> str:
+    """Why ``ticker`` has no bars in ``[start, end)``: what was read (``bars``: the
+    symbol's bars up to ``end``, from ``where``: "warehouse" or a source's name), what
+    they hold, which source would have the window."""
+    where = "the warehouse" if where == "warehouse" else f"the {(where or settings.source)!r} source"
+    held = ""
+    if len(bars):
+        first, last = bars["date"].iloc[0].date(), bars["date"].iloc[-1].date()
+        held = f" ({where} has {ticker} bars from {first} to {last})"
+    else:
+        try:
+            info = configured_source(settings).symbol_info(ticker)
+            held = f" (the {settings.source!r} source has {ticker} {info.first_date} … {info.last_date})"
+        except Exception:  # noqa: BLE001 - only a hint; the error itself stands
+            held = ""
+    hint = OTHER_SOURCES.get(settings.source, "pick another window")
+    return (
+        f"no bars for {ticker} between {start} and {end} in the warehouse or the {settings.source!r} "
+        f"source{held}; {hint} — or pick another window"
+    )

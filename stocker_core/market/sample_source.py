@@ -2,7 +2,8 @@
 
 - GOOGL daily OHLCV 2009-05-22 … 2018-08-29 from gym-anytrading;
 - 20 S&P 500 stocks' daily closes 1990–2022 and the S&P 500 index (``^GSPC``) from
-  skfolio, close-only: open/high/low/volume are NaN, never invented.
+  skfolio, close-only: open/high/low/volume are NaN, never invented;
+- the three reference tasks' bars shipped in this package (``stocker_core/reference_tasks``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from stocker_core.config import REFERENCE_TASKS_DIR
 from stocker_core.market.frames import normalize_bars
 from stocker_core.market.table_source import TableSource
 
@@ -72,7 +74,29 @@ def _load_sample_frames() -> Mapping[str, pd.DataFrame]:
         for symbol in closes.columns:
             raw.setdefault(symbol, pd.DataFrame({"date": closes.index, "close": closes[symbol]}))
         raw["^GSPC"] = pd.DataFrame({"date": index.index, "close": index.iloc[:, 0]})
+    _add_reference_bars(raw, REFERENCE_TASKS_DIR)
     return _NormalizedOnRead(raw)
+
+
+def _add_reference_bars(raw: dict[str, pd.DataFrame], folder: Path) -> None:
+    """The reference tasks' bars shipped in the package, under the sample's own data:
+    the task tickers' OHLCV after the sample's last day of that symbol (AAPL's closes end
+    2022-12-28), and context closes only for symbols the sample lacks, so the sample's own
+    symbols (GOOGL, the default traded one) keep their date range."""
+    prices = pd.read_csv(folder / "prices.csv", parse_dates=["date"])
+    for ticker, rows in prices.groupby("ticker", sort=False):
+        rows = rows.drop(columns="ticker").set_index("date")
+        if ticker in raw:
+            base = raw[ticker]
+            base = base.set_index("date") if "date" in base.columns else base
+            rows = rows.loc[rows.index > base.index.max()]
+            raw[ticker] = pd.concat([base, rows]).reset_index(names="date")
+        else:
+            raw[ticker] = rows.reset_index(names="date")
+    closes = pd.read_csv(folder / "context_closes.csv", parse_dates=["date"])
+    for symbol, rows in closes.groupby("symbol", sort=False):
+        if symbol not in raw:
+            raw[symbol] = rows[["date", "close"]].reset_index(drop=True)
 
 
 class SampleSource(TableSource):

@@ -15,7 +15,7 @@ from stocker_core.env.actions import Action
 from stocker_core.env.environment import EpisodeDoneError, StepResult, TradingEnv
 from stocker_core.env.episode import Episode, load_episode
 from stocker_core.env.policies import Policy, is_upper_bound, make_policy
-from stocker_core.env.rewards import RewardParams
+from stocker_core.env.rewards import RewardBreakdown, RewardParams
 from stocker_core.web import names
 from stocker_core.web.errors import BadInputError, ConflictError, NotFoundError
 from stocker_core.web.reader import WarehouseReader, plain
@@ -40,9 +40,16 @@ class PlaySession:
     touched: float = field(default_factory=time.monotonic)
 
 
-def step_record(result: StepResult, action: Action, by: str) -> dict[str, Any]:
-    """What the page shows of one step: action, fill, reward and its terms, the account after."""
+def step_record(
+    result: StepResult, action: Action, by: str, params: RewardParams | None = None
+) -> dict[str, Any]:
+    """What the page shows of one step: action, fill, reward and its terms (``terms``: the
+    breakdown; ``contributions``: its signed parts that add up to the raw reward), the
+    account after."""
     obs, info = result.observation, result.info
+    breakdown = info["breakdown"]
+    params = params or RewardParams()
+    parts = RewardBreakdown(**breakdown).contributions(params.w_perf, params.w_infl)
     return plain(
         {
             "step": obs.step - 1,
@@ -54,7 +61,8 @@ def step_record(result: StepResult, action: Action, by: str) -> dict[str, Any]:
             "traded": info["traded"],
             "invalid": info["invalid"],
             "reward": result.reward,
-            "terms": info["breakdown"],
+            "terms": breakdown,
+            "contributions": parts,
             "cash": obs.cash,
             "position": obs.position,
             "value": info["portfolio_value"],
@@ -217,7 +225,7 @@ class PlaySessions:
                 result = env.step(chosen)
             except EpisodeDoneError as exc:
                 raise ConflictError(str(exc)) from None
-            record = step_record(result, chosen, by)
+            record = step_record(result, chosen, by, env.params)
             session.steps.append(record)
             return record
 

@@ -55,6 +55,24 @@ def _dict_series(points: Any, x_key: str) -> dict[str, list[list[float]]]:
     return series
 
 
+def training_data_summary(keys: object, metrics: object) -> dict[str, object]:
+    """What trained a run, as a count with its unit and a line for people: a list of
+    episode keys (moderators, deep RL) or the agent's tickers and spans with its pair count."""
+    if isinstance(keys, dict):  # the agent: tickers and date spans; its pairs are in metrics
+        tickers = [str(t) for t in keys.get("tickers") or []]
+        pairs = metrics.get("train_pairs") if isinstance(metrics, dict) else None
+        span = keys.get("train_span")
+        parts = [f"{len(tickers)} ticker{'' if len(tickers) == 1 else 's'} ({', '.join(tickers[:5])})"]
+        if isinstance(span, list | tuple) and len(span) == 2:
+            parts.append(f"train {span[0]} … {span[1]}")
+        has_pairs = isinstance(pairs, int | float)
+        count, unit = (int(pairs), "train pairs") if has_pairs else (len(tickers), "tickers")
+        return {"count": count, "unit": unit, "text": f"{count:,} {unit} · " + " · ".join(parts)}
+    listed = [str(k) for k in keys] if isinstance(keys, list) else []
+    unit = "episode" if len(listed) == 1 else "episodes"
+    return {"count": len(listed), "unit": unit, "text": f"{len(listed):,} {unit}", "keys": listed[:20]}
+
+
 def run_artifacts(model_name: str, kind: str, path: str | None) -> dict[str, Any]:
     """Curves (name -> [[x, y]]), held-out rows and the saved plot of one run, from the files
     its trainer wrote (``training.json``, ``agent.json``, ``<model>.json``)."""
@@ -145,10 +163,7 @@ def training_overview(reader: WarehouseReader) -> dict[str, Any]:
     for row in records(frame):
         for column in ("config", "episode_keys", "metrics"):
             row[column] = parse_json(row.get(column))
-        keys = row.pop("episode_keys")
-        row["episodes"] = (
-            keys if isinstance(keys, dict) else {"count": len(keys or []), "keys": (keys or [])[:20]}
-        )
+        row["episodes"] = training_data_summary(row.pop("episode_keys"), row.get("metrics"))
         row.update(run_artifacts(row["model_name"], row["kind"], row.get("path")))
         row["lineage"] = lineage_rows(reader, lineage_asset(row["model_name"], row["kind"]))
         runs.append(row)

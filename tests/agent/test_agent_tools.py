@@ -177,7 +177,8 @@ def test_tools_on_a_planted_future_warehouse(tmp_path):
         replace_events(warehouse, kind, frame[COLUMNS[kind]])
 
     data = load_agent_data("SYN", settings, warehouse)
-    assert data.source == "warehouse" and list(data.macro_closes) == ["^GSPC"]
+    # ^GSPC from the planted warehouse; the sample source adds the reference tasks' CL=F and GC=F
+    assert data.source == "warehouse" and list(data.macro_closes) == ["^GSPC", "CL=F", "GC=F"]
     tools = AgentTools(data, DECISION_DAY)
     answers = {
         "get_price_history": tools.get_price_history(lookback_days=60),
@@ -196,3 +197,24 @@ def test_tools_on_a_planted_future_warehouse(tmp_path):
     assert answers["get_forum_posts"]["count"] == 1
     assert answers["get_macro_events"]["count"] == 1
     assert answers["get_fundamentals"]["available"] is False
+
+
+def test_stored_schemas_are_the_derived_ones():
+    """`stocker agent tools` reads the stored file; it must be what get_json_schema derives
+    (after changing a tool: python -m stocker_core.agent.tool_catalog)."""
+    from stocker_core.agent.tool_catalog import derived_tool_schemas
+
+    assert tool_schemas() == derived_tool_schemas()
+
+
+def test_agent_tools_command_imports_neither_pandas_nor_transformers():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from stocker_core.agent.cli import tools_command; tools_command(as_json=True);"
+        "print(sorted(m for m in ('pandas', 'transformers', 'torch') if m in sys.modules), file=sys.stderr)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stderr.strip().splitlines()[-1] == "[]"
+    assert '"get_macro_events"' in done.stdout

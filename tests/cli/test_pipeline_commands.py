@@ -69,9 +69,9 @@ def test_chart_into_a_folder_and_a_date_after_the_data(sample_env, tmp_path):
     assert made.exit_code == 0, made.output
     png = out / "GOOGL_2016-03-15.png"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    late = runner.invoke(_app(), ["chart", "AAPL", "2023-08-15"])
+    late = runner.invoke(_app(), ["chart", "AAPL", "2024-03-15"])
     assert late.exit_code == 2
-    assert "AAPL has bars up to 2022-12-28; pick a date on or before it" in late.output
+    assert "AAPL has bars up to 2023-09-29; pick a date on or before it" in late.output
 
 
 def test_empty_episode_is_an_error_not_task_easy(sample_env):
@@ -112,7 +112,12 @@ def test_non_interactive_progress_prints_steps_and_tenths():
     assert "GOOGL: charts started (market_job)" in text
     # a line per new tenth while unfinished (0, 10, 57 of 100); the last one is the "done" line
     progress_lines = [line.split("GOOGL: ")[1] for line in text.splitlines() if "/100" in line]
-    assert progress_lines == ["charts 0/100 charts", "charts 10/100 charts", "charts 57/100 charts"]
+    assert [line.split(", ETA")[0] for line in progress_lines] == [
+        "charts 0/100 charts",
+        "charts 10/100 charts",
+        "charts 57/100 charts",
+    ]
+    assert "ETA" not in progress_lines[0] and all(", ETA " in line for line in progress_lines[1:])
     assert "GOOGL: charts done, 3 partition(s)" in text
     assert "GOOGL: check prices_are_valid done" in text
 
@@ -212,3 +217,48 @@ def test_terminal_bar_moves_with_every_step_and_inside_long_steps():
         progress.finish(task, "GOOGL", True, 1.0)
         assert bar.completed == 4
     console.file.close()
+
+
+def test_eta_is_linear_in_the_share_done():
+    from stocker_assets.materialize_progress import clock, eta_text
+
+    assert eta_text(30.0, 0.25) == "ETA 1m30s"  # 30 s for a quarter: 90 s to go
+    assert eta_text(10.0, 0.5) == "ETA 10s"
+    assert eta_text(3600.0, 0.5) == "ETA 1h00m"
+    assert eta_text(10.0, 0.0) == eta_text(10.0, 1.0) == ""  # nothing done yet, or all done
+    assert (clock(59.4), clock(61), clock(7322)) == ("59s", "1m01s", "2h02m")
+
+
+def test_a_quiet_step_still_gets_a_line(monkeypatch):
+    """Line mode: a step that reports nothing for HEARTBEAT_S still shows life."""
+    import time
+
+    from rich.console import Console
+
+    from stocker_assets import materialize_progress
+
+    monkeypatch.setattr(materialize_progress, "HEARTBEAT_S", 0.3)
+    console = Console(record=True, force_terminal=False, width=200)
+    with MaterializeProgress(console) as progress:
+        task, on_event = progress.track("stage 5: moderator_grpo", 1)
+        on_event(StepEvent("training_job", "moderator_grpo", "started"))
+        time.sleep(1.0)
+        on_event(StepEvent("training_job", "moderator_grpo", "done"))
+        progress.finish(task, "stage 5: moderator_grpo", True, 1.0)
+        quiet_after = console.export_text(clear=False)
+        time.sleep(0.5)  # nothing runs now: no more lines
+    text = console.export_text()
+    assert "stage 5: moderator_grpo: moderator_grpo still running (" in quiet_after
+    assert text.count("still running") == quiet_after.count("still running")
+
+
+def test_a_ticker_scoped_run_holds_back_whole_history_training_and_evaluation():
+    from stocker_assets.runner import select_assets
+
+    _, unpartitioned, _ = select_assets(defs, pipeline_cli.DEFAULT_GROUPS.split(","))
+    kept, held = pipeline_cli.whole_history_held_back(unpartitioned)
+    names = lambda assets: sorted(k.to_user_string() for a in assets for k in a.keys)  # noqa: E731
+    assert names(kept) == ["forum_posts", "macro_events", "news"]
+    assert {"splits", "rolling_evaluation", "evaluation_report", "moderator_grpo", "agent_policy"} <= set(
+        names(held)
+    )

@@ -81,3 +81,18 @@ def test_moderator_is_chosen_by_configuration(monkeypatch):
     monkeypatch.setattr(moderator.client, "retries", 0, raising=False)
     action, _rationale, parse_error = moderator.decide(votes, PortfolioState(cash=1000), 10.0)
     assert action.side == "hold" and parse_error
+
+
+def test_a_hold_says_its_true_cause():
+    """With $10,000 in cash, "no cash" would be false: the conviction-scaled budget is short."""
+    votes = _votes(*[(0.2, 0.5)] * 7)  # signal 0.2 at confidence 0.5: conviction 0.2 × 1.0 × 1.5 = 0.3
+    action, why, _ = RuleModerator().decide(votes, PortfolioState(10_000), 4_000)
+    assert action.side == "hold"
+    assert why == (
+        "hold: would buy (weighted signal +0.20, disagreement 0.00) but its budget 1,500.00 "
+        "(50% of cash 10,000.00 × conviction 0.30) is below one share (4,004.00 with costs)"
+    )
+    _, why, _ = RuleModerator().decide(_votes(*[(1.0, 1.0)] * 7), PortfolioState(cash=50.0), 100)
+    assert why.endswith("but cash 50.00 is below one share (100.10 with costs)")
+    _, why, _ = RuleModerator().decide(_votes(*[(-1.0, 1.0)] * 7), PortfolioState(cash=0, position=0), 100)
+    assert why.endswith("but no position to sell")

@@ -136,3 +136,18 @@ def test_the_page_asks_for_the_api_key_once(site):
         assert page.locator("#key-dialog[open]").count() == 0  # kept for the session
         unauthorized = [p for p in watch.problems if p.startswith("401")]
         assert len(unauthorized) == 1 and all(p.startswith("401") or "401" in p for p in watch.problems)
+
+
+def test_compare_starts_without_the_hindsight_upper_bound(site):
+    url, browser, folder, _ = site
+    page, watch = _page(browser, width=1400, height=900)
+    page.goto(f"{url}/web/compare", wait_until="networkidle")
+    page.wait_for_selector("#policy-boxes input")
+    checked = page.eval_on_selector_all(
+        "#policy-boxes input", "els => els.filter(e => e.checked).map(e => e.value)"
+    )
+    assert "ideal" not in checked and "buy_and_hold" in checked
+    fits = page.eval_on_selector("#metrics-table", "t => t.scrollWidth <= t.parentElement.clientWidth")
+    assert fits
+    page.screenshot(path=str(folder / "compare-1400.png"), full_page=True)
+    assert watch.problems == []

@@ -43,6 +43,10 @@ def test_step_by_hand_buy_then_an_invalid_sell(client, tiny):
     second = client.post(f"/web/api/play/{sid}/step", json={"side": "sell", "quantity": 11}).json()["record"]
     assert second["invalid"] is True and second["traded"] == 0 and second["position"] == 10
     assert second["terms"]["invalid_penalty"] == 0.01
+    parts = second["contributions"]  # the signed parts: a penalty lowers the reward
+    assert parts["invalid-action penalty"] == -0.01
+    assert sum(parts.values()) == pytest.approx(second["terms"]["raw"])
+    assert parts["performance (w_perf × perf)"] == pytest.approx(0.7 * second["terms"]["perf"])
     assert second["value"] == pytest.approx(10_000 - 10 * c0 * 1.001 + 10 * c1)
     state = client.get(f"/web/api/play/{sid}").json()
     assert state["step"] == 2 and state["invalid_count"] == 1 and len(state["steps"]) == 2

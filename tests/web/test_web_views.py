@@ -85,7 +85,8 @@ def test_training_runs_with_curves_heldout_and_lineage(client):
     sft = runs["run1:moderator_sft"]
     assert sft["curves"] == {"loss": [[0, 1.5], [10, 0.75], [20, 0.5]]}
     assert sft["heldout"] == [{"policy": "moderator_sft", "mean_reward": 1.25}]
-    assert sft["episodes"] == {"count": 1, "keys": [KEY]} and sft["config"] == {"lr": 0.001}
+    assert sft["episodes"] == {"count": 1, "unit": "episode", "text": "1 episode", "keys": [KEY]}
+    assert sft["config"] == {"lr": 0.001}
     lineage = sft["lineage"][0]
     assert lineage["upstream"] == [{"input": f"specialist_votes@{KEY}", "version": "v123"}]
     assert runs["ppo-abc"]["curves"] == {
@@ -120,3 +121,14 @@ def test_overview_counts_and_choices(client):
     assert [e["key"] for e in choices["episodes"]] == [KEY]
     names = [p["name"] for p in choices["policies"]]
     assert {"buy_and_hold", "council", "ideal", "macd"} <= set(names) and names[-1] == "ideal"
+
+
+def test_the_agents_training_data_reads_as_a_count():
+    from stocker_core.web.training_runs import training_data_summary
+
+    keys = {"tickers": ["GOOGL"], "train_span": ["2009-05-22", "2014-10-22"], "valid_span": ["a", "b"]}
+    summary = training_data_summary(keys, {"train_pairs": 2672, "valid_final": {}})
+    assert summary["count"] == 2672 and summary["unit"] == "train pairs"
+    assert summary["text"] == "2,672 train pairs · 1 ticker (GOOGL) · train 2009-05-22 … 2014-10-22"
+    assert "valid_span" not in summary["text"]
+    assert training_data_summary(["A|2020-01-01", "A|2020-02-01"], None)["text"] == "2 episodes"

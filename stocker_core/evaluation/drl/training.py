@@ -9,7 +9,7 @@ import json
 import os
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import datetime
@@ -118,6 +118,7 @@ def train_drl_agent(
     home: Path | str,
     config: DrlConfig | None = None,
     params: RewardParams | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> DrlTrainingResult:
     """Train ``algo`` on ``episodes`` (the train split only), save the SB3 zip under
     ``$STOCKER_HOME/models/drl/<algo>/`` and make it the current model."""
@@ -136,7 +137,8 @@ def train_drl_agent(
     with single_thread():
         started = time.perf_counter()
         model = _model(algo, env, config)
-        model.learn(total_timesteps=config.timesteps, progress_bar=False)
+        callback = _progress_callback(progress, config.timesteps) if progress else None
+        model.learn(total_timesteps=config.timesteps, progress_bar=False, callback=callback)
         wall = time.perf_counter() - started
     folder = drl_model_dir(home, algo)
     folder.mkdir(parents=True, exist_ok=True)
@@ -167,14 +169,38 @@ def train_drl_agents(
     home: Path | str,
     config: DrlConfig | None = None,
     params: RewardParams | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> list[DrlTrainingResult]:
-    """Train every algorithm of ``config.algos`` on the same episodes."""
+    """Train every algorithm of ``config.algos`` on the same episodes;
+    ``progress(done, total)`` counts timesteps over all of them."""
     config = config or DrlConfig()
-    return [train_drl_agent(algo, episodes, home, config, params) for algo in config.algos]
+    total = config.timesteps * len(config.algos)
+    results = []
+    for index, algo in enumerate(config.algos):
+        offset = index * config.timesteps
+        step = (lambda done, _n, base=offset: progress(base + done, total)) if progress else None
+        results.append(train_drl_agent(algo, episodes, home, config, params, step))
+    return results
+
+
+def _progress_callback(progress: Callable[[int, int], None], total: int):
+    """An SB3 callback that reports ``progress(timesteps done, total)`` after every step
+    (the caller throttles)."""
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    class ReportProgress(BaseCallback):
+        def _on_step(self) -> bool:
+            progress(min(self.num_timesteps, total), total)
+            return True
+
+    return ReportProgress()
 
 
 def train_from_warehouse(
-    settings: Settings, config: DrlConfig | None = None, run_id: str | None = None
+    settings: Settings,
+    config: DrlConfig | None = None,
+    run_id: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> tuple[list[Episode], list[DrlTrainingResult]]:
     """Train ``config.algos`` on the stored train-split episodes under ``settings.home``
     with its reward settings, and record one ``models.runs`` row per model (``run_id``
@@ -185,7 +211,8 @@ def train_from_warehouse(
 
     warehouse = Warehouse(settings.warehouse_path)
     episodes = train_split_episodes(settings, warehouse)
-    results = train_drl_agents(episodes, settings.home, config, RewardParams.from_settings(settings))
+    params = RewardParams.from_settings(settings)
+    results = train_drl_agents(episodes, settings.home, config, params, progress)
     run_id = run_id or f"drl-{uuid.uuid4().hex[:12]}"
     record_model_runs(warehouse, [model_run_row(r, f"{run_id}:{r.algo}") for r in results])
     return episodes, results

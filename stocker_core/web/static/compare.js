@@ -14,7 +14,8 @@ async function loadEpisode() {
     setQuery({ key });
     const policies = cmp.data.metrics.map((m) => m.policy);
     if (!cmp.shown.size || ![...cmp.shown].some((p) => policies.includes(p))) {
-      cmp.shown = new Set(policies.filter((p) => ["buy_and_hold", "council", "ideal", "zmr"].includes(p)));
+      // not `ideal` (the hindsight upper bound): its curve would flatten every other one
+      cmp.shown = new Set(policies.filter((p) => ["buy_and_hold", "council", "zmr"].includes(p)));
       if (!cmp.shown.size) cmp.shown = new Set(policies.slice(0, 3));
     }
     renderBoxes();
@@ -46,7 +47,10 @@ function renderMetrics() {
   const shown = ["total_return", "arr", "sharpe", "sortino", "mdd", "calmar", "volatility", "win_rate", "trades", "turnover", "exposure", "final_value"];
   const columns = [{ key: "label", label: "policy", format: (v) => v }]
     .concat(shown.filter((m) => d.metric_names.includes(m)).map((m) => ({ key: m, label: m, help: d.metric_help[m] || null })))
-    .concat([{ key: "timing_share", label: "timing share" }, { key: "method", label: "method", format: (v) => v || "–" }]);
+    // a policy that buys once and stays invested (buy_and_hold) makes no timing decision
+    .concat([{ key: "timing_share", label: "timing share", format: (v, r) => (r.trades <= 1 && r.exposure >= 0.95 ? "–" : fmt(v)),
+      help: "share of shuffles of the policy's own daily exposures it beats (0.5 = no timing skill); – for a policy that buys once and holds" },
+    { key: "method", label: "method", format: (v) => v || "–" }]);
   fillTable($("metrics-table"), columns, d.metrics, `${d.key} (${d.scope}) · ${d.start_date} … ${d.end_date}`);
 }
 

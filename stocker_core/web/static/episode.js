@@ -69,8 +69,14 @@ function renderAccount() {
 function renderTerms() {
   const last = view.steps[view.steps.length - 1];
   if (!last) { $("terms").replaceChildren(el("tbody", {}, el("tr", {}, el("td", {}, "no step yet")))); return; }
-  const rows = Object.entries(last.terms).map(([term, value]) => ({ term, value }));
-  fillTable($("terms"), [{ key: "term", label: "term", format: (v) => v }, { key: "value", label: "value", format: (v) => signed(v) }], rows,
+  // the signed parts that add up to the reward (a penalty shows as ▼ −), then the inputs
+  const t = last.terms;
+  const rows = Object.entries(last.contributions || {})
+    .map(([term, value]) => ({ term, value, text: signed(value) }))
+    .concat([{ term: "= raw reward", text: signed(t.raw) }, { term: "reward (clipped)", text: signed(t.reward) }])
+    .concat(["nominal", "real", "ideal", "gap", "scale", "perf", "infl_factor"].filter((k) => k in t)
+      .map((k) => ({ term: `input: ${k}`, text: fmt(t[k], 4) })));
+  fillTable($("terms"), [{ key: "term", label: "term", format: (v) => v }, { key: "text", label: "value", format: (v) => v }], rows,
     `${last.date}: ${last.side} ${last.quantity}${last.invalid ? " (invalid: not executed)" : ""}`);
 }
 

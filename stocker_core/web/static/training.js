@@ -60,7 +60,7 @@ async function init() {
       { key: "base_model", label: "base", format: (v) => v || "–" },
       { key: "created_at", label: "when", format: (v) => v || "–" },
       { key: "wall_seconds", label: "seconds" },
-      { key: "episodes", label: "training data", format: (v) => (v && v.count !== undefined ? `${v.count} episode${v.count === 1 ? "" : "s"}` : v ? Object.keys(v).join(", ") : "–") },
+      { key: "episodes", label: "training data", format: (v) => (v && v.text ? v.text : "–") },
     ], rows, "Training runs (models.runs), newest first — pick one");
     showRun(0);
   } catch (error) { showError(error); }

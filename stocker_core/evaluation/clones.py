@@ -1,0 +1,56 @@
+"""Policies that behave exactly like another: found from their results, named in the report.
+
+A trained model that learned to buy and hold (a2c, moderator_grpo) earns buy_and_hold's
+numbers on every window; listing it as a separate result, or drawing its curve under the
+baseline's, misleads. ``identical_to`` finds them so the report can say so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from stocker_core.env.policies import is_upper_bound
+
+
+def identical_to(
+    frame: pd.DataFrame,
+    by: Sequence[str],
+    values: Sequence[str],
+    order: Sequence[str] | None = None,
+    rtol: float = 1e-12,
+) -> dict[str, str]:
+    """``{policy: earlier policy}`` for each policy whose ``values`` equal an earlier
+    policy's (in ``order``, else first appearance) in every ``by`` group, with the same
+    groups on both sides. Hindsight upper bounds are never matched."""
+    if frame.empty:
+        return {}
+    policies = [p for p in (order or list(dict.fromkeys(frame["policy"]))) if not is_upper_bound(str(p))]
+    table = {
+        policy: part.set_index(list(by))[list(values)].sort_index().astype(float)
+        for policy, part in frame.groupby("policy", sort=False)
+        if policy in policies
+    }
+    found: dict[str, str] = {}
+    for i, policy in enumerate(policies):
+        mine = table.get(policy)
+        if mine is None or mine.empty:
+            continue
+        for earlier in policies[:i]:
+            theirs = table.get(earlier)
+            if earlier in found or theirs is None or not mine.index.equals(theirs.index):
+                continue
+            if np.allclose(mine.to_numpy(), theirs.to_numpy(), rtol=rtol, atol=0.0, equal_nan=True):
+                found[policy] = earlier
+                break
+    return found
+
+
+def clone_lines(clones: dict[str, str], where: str) -> list[str]:
+    """``a2c, moderator_grpo: identical to buy_and_hold on every window`` per original."""
+    by_original: dict[str, list[str]] = {}
+    for clone, original in clones.items():
+        by_original.setdefault(original, []).append(clone)
+    return [f"{', '.join(c)}: identical to {o} {where}" for o, c in by_original.items()]

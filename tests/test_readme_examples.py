@@ -1,0 +1,167 @@
+"""The README's examples run as written on the default source, in a folder with no ../shared.
+
+Every `stocker …` line of the README's bash blocks is either run here (``RUN``, in README
+order, sharing one temporary home) or listed in ``NOT_RUN`` with the reason, so a new or
+changed example fails ``test_every_readme_example_is_accounted_for`` until it is sorted.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+
+# (the README line without its comment, the command run: the same unless it has [optional] parts)
+RUN: list[tuple[str, str]] = [
+    ("stocker tickers add AAPL MSFT", "stocker tickers add AAPL MSFT"),
+    ("stocker tickers list", "stocker tickers list"),
+    ("stocker chart GOOGL 2016-03-15 -o out.png", "stocker chart GOOGL 2016-03-15 -o out.png"),
+    ("stocker episode info --task task_easy --json", "stocker episode info --task task_easy --json"),
+    (
+        "stocker episode info --episode 'GOOGL|2012-03-01' --json",
+        "stocker episode info --episode 'GOOGL|2012-03-01' --json",
+    ),
+    (
+        "stocker episode run --task task_easy --policy buy_and_hold --json",
+        "stocker episode run --task task_easy --policy buy_and_hold --json",
+    ),
+    (
+        "stocker episode run --task task_hard --policy random --seed 3 --out traj.json",
+        "stocker episode run --task task_hard --policy random --seed 3 --out traj.json",
+    ),
+    ("stocker grade traj.json --sweep grid.yaml", "stocker grade traj.json --sweep grid.yaml"),
+    (
+        "stocker council vote --task task_easy --date 2023-08-15 --backend rule [--json]",
+        "stocker council vote --task task_easy --date 2023-08-15 --backend rule --json",
+    ),
+    (
+        "stocker episode run --task task_easy --policy council --json",
+        "stocker episode run --task task_easy --policy council --json",
+    ),
+    ("stocker backtest --task task_easy --json", "stocker backtest --task task_easy --json"),
+    (
+        "stocker backtest --episode 'GOOGL|2012-03-01' --policies buy_and_hold,macd,zmr,council --seed 1",
+        "stocker backtest --episode 'GOOGL|2012-03-01' --policies buy_and_hold,macd,zmr,council --seed 1",
+    ),
+    ("stocker train --print-config", "stocker train --print-config"),
+    ("stocker agent tools [--json]", "stocker agent tools --json"),
+    (
+        "stocker agent run --episode 'GOOGL|2016-03-01' --date 2016-03-15",
+        "stocker agent run --episode 'GOOGL|2016-03-01' --date 2016-03-15",
+    ),
+    (
+        "stocker materialize -g market --from 2020-01 --to 2020-06",
+        "stocker materialize -g market --from 2020-01 --to 2020-06",
+    ),
+    (
+        'stocker sql "SELECT ticker, count(*) AS bars FROM market.prices GROUP BY ticker"',
+        'stocker sql "SELECT ticker, count(*) AS bars FROM market.prices GROUP BY ticker" --json',
+    ),
+]
+
+NOT_RUN: dict[str, str] = {
+    "stocker materialize": "the whole main job (minutes to hours): tests/assets and tests/cli cover it",
+    "stocker materialize --groups market": "every month of the universe: the -g market range above is run",
+    "stocker materialize -t MSFT --from 2020-01 --to 2022-12": "every group incl. training: tests/cli",
+    "stocker ui": "a long-running server: tests/assets/test_dagster_dev_smoke.py",
+    "stocker serve --port 8000 --preload task_easy": "a long-running server: tests/env",
+    "stocker splits --json": "needs the evaluation group's splits: tests/evaluation",
+    "stocker report [--name evaluation] [--open]": "needs the evaluation group's rows: tests/evaluation",
+    "stocker train": "trains three models (minutes): tests/training",
+    "stocker train --config train.yaml": "trains (minutes): tests/training",
+    "stocker train --stages grpo": "needs trained stages: tests/training",
+    "stocker episode run --task task_easy --policy moderator_grpo --json": "needs a trained moderator",
+    "stocker agent run --date 2016-03-15 --policy agent_rl --json": "needs a trained agent",
+    "stocker agent train [--rl-steps 60] [--model tiny|smollm2|<hub id>]": "trains (minutes): tests/agent",
+    "stocker agent eval --thetas 0.01,0.015,0.02": "needs a trained agent: tests/agent",
+    "stocker web": "a long-running server: tests/web",
+    "stocker serve": "a long-running server: tests/web",
+    "stocker serve --no-web": "a long-running server: tests/env",
+    "stocker check-learning --ic 0 --seed 7": "builds a market and trains (minutes): tests/training",
+    "stocker check-learning --ic 0.1 --seed 7 --json": "builds a market and trains (minutes): tests/training",
+    "stocker web --port 8080 --no-open --dagster-url http://127.0.0.1:3000": "a server: tests/web",
+    "STOCKER_API_KEY=… stocker web --host 0.0.0.0": "a server: tests/web",
+    "stocker deploy init --postgres postgresql://dagster:PASSWORD@db-host:5432/dagster \\": "tests/scale",
+    "docker compose -f deploy/docker-compose.yml run --rm stocker materialize -g market "
+    "--from 2020-01 --to 2020-06": "needs Docker",
+}
+
+
+def readme_stocker_lines() -> list[str]:
+    """Lines of the README's bash blocks that run `stocker` (comments cut off)."""
+    lines, in_bash = [], False
+    for line in README.read_text(encoding="utf-8").splitlines():
+        if line.startswith("```"):
+            in_bash = line.strip() == "```bash"
+            continue
+        if not in_bash:
+            continue
+        command = re.sub(r"\s+#.*$", "", line).strip()
+        if re.search(r"(^|\s)stocker\s", command) and not command.startswith(("python3 -m venv", "#")):
+            lines.append(command)
+    return lines
+
+
+def test_every_readme_example_is_accounted_for() -> None:
+    listed = {line for line, _ in RUN} | set(NOT_RUN)
+    missing = [line for line in readme_stocker_lines() if line not in listed]
+    assert not missing, f"README examples neither run nor excused in {Path(__file__).name}: {missing}"
+    gone = sorted({line for line, _ in RUN} - set(readme_stocker_lines()))
+    assert not gone, f"run here but no longer in the README: {gone}"
+
+
+@pytest.fixture(scope="module")
+def clone_like(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    """A working folder with no ../shared, a fresh home, the default source."""
+    work = tmp_path_factory.mktemp("readme") / "work"
+    work.mkdir()
+    assert not (work.parent / "shared").exists()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("STOCKER_")}
+    env.update(
+        STOCKER_HOME=str(work / "home"),
+        DAGSTER_HOME=str(work / "dagster"),
+        PYTHONPATH=os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep),
+        NO_COLOR="1",
+        COLUMNS="120",
+    )
+    (work / "dagster").mkdir()
+    (work / "grid.yaml").write_text("w_perf: [0.5, 0.7]\ntransaction_cost: [0, 0.001]\n")
+    return work, env
+
+
+def run_example(command: str, work: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    bin_dir = str(Path(sys.executable).parent)
+    env = {**env, "PATH": bin_dir + os.pathsep + env.get("PATH", "")}
+    return subprocess.run(
+        ["bash", "-c", command], cwd=work, env=env, capture_output=True, text=True, timeout=400
+    )
+
+
+def test_readme_examples_run_as_written(clone_like: tuple[Path, dict[str, str]]) -> None:
+    work, env = clone_like
+    outputs: dict[str, str] = {}
+    for _, command in RUN:
+        done = run_example(command, work, env)
+        assert done.returncode == 0, f"{command!r} exited {done.returncode}:\n{done.stderr[-2000:]}"
+        outputs[command] = done.stdout
+    import json
+
+    info = json.loads(outputs["stocker episode info --task task_easy --json"])
+    assert (info["ticker"], info["start"], info["trading_days"]) == ("AAPL", "2023-08-01", 43)
+    assert info["source"] == "sample"
+    vote = json.loads(
+        outputs["stocker council vote --task task_easy --date 2023-08-15 --backend rule --json"]
+    )
+    assert len(vote["votes"]) == 7
+    backtest = json.loads(outputs["stocker backtest --task task_easy --json"])
+    policies = {row["policy"] for row in backtest["rows"]}
+    assert {"buy_and_hold", "hold", "ideal", "council"} <= policies
+    assert (work / "out.png").stat().st_size > 1000 and (work / "traj.json").exists()
+    assert "AAPL" in outputs[RUN[-1][1]] and "MSFT" in outputs[RUN[-1][1]]
