@@ -123,6 +123,8 @@ def eval_command(
         table = theta_table(names, get_settings(), agent_config(), grid, split)
     except StockerError as exc:
         fail(exc)
+    if split == "test":
+        _record_test_look(names, grid, table)
     typer.echo(table.to_json(orient="records", indent=2) if as_json else table.to_string(index=False))
 
 
@@ -130,6 +132,36 @@ agent_app.command("run")(run_command)
 agent_app.command("tools")(tools_command)
 agent_app.command("train")(train_command)
 agent_app.command("eval")(eval_command)
+
+
+def _record_test_look(names: list[str], grid: tuple[float, ...], table) -> None:
+    """The θ table on the test split is a look at it (eval.test_looks, who=cli); say so."""
+    import duckdb
+
+    from stocker_core.config import get_settings
+    from stocker_core.env.rewards import RewardParams
+    from stocker_core.evaluation.looks import look_settings, looks_of, model_versions, record_test_look
+    from stocker_core.warehouse.db import Warehouse
+
+    settings = get_settings()
+    if not settings.warehouse_path.exists():
+        return
+    warehouse = Warehouse(settings.warehouse_path)
+    tickers = sorted({str(t) for t in table["ticker"]}) if "ticker" in table else []
+    try:
+        versions = model_versions(warehouse, names)
+        config = {**look_settings(None, RewardParams.from_settings(settings)), "thetas": list(grid)}
+        record_test_look(warehouse, "cli", "agent eval", tickers, versions, config)
+        count = looks_of(warehouse, versions)
+    except duckdb.Error as exc:
+        typer.secho(f"warning: could not record this test look in eval.test_looks: {exc}", err=True)
+        return
+    typer.secho(
+        f"note: this is a test look, recorded in eval.test_looks (these models have now had {count}); "
+        "choose models on the valid split",
+        err=True,
+        fg=typer.colors.YELLOW,
+    )
 
 
 def register(app: typer.Typer) -> None:

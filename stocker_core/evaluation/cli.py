@@ -90,13 +90,14 @@ def _test_look(settings, ep, result, seed: int, vote_version: str | None) -> int
     so on stderr. Returns the models' look count (None: not a test look, or no warehouse)."""
     import duckdb
 
-    from stocker_core.evaluation.looks import record_if_test
+    from stocker_core.env.rewards import RewardParams
+    from stocker_core.evaluation.looks import look_settings, record_if_test
     from stocker_core.warehouse.db import Warehouse
 
     if not settings.warehouse_path.exists() or not result.runs:
         return None
     played = [run.policy for run in result.runs]
-    config = {"episode": ep.key, "seed": seed, "policies": played}
+    config = look_settings(seed, RewardParams.from_settings(settings))
     try:
         count = record_if_test(
             Warehouse(settings.warehouse_path),

@@ -2,9 +2,13 @@
 
 Every evaluation that plays policies on days of a test split records one row: when, who
 ran it (``cli``, ``asset`` or ``web``), what it was, the tickers, the policies, the model
-versions played and a hash of the settings. A model tuned by looking at the test split
-then shows more than one look. Rows sharing a Dagster run id count as one look (the main
-job's backtests and rolling evaluation are one look at the test split, not two).
+versions played and a hash of the settings that decide the results (``look_settings``: the
+seed and the reward / cost parameters).
+
+A look is a distinct (model version, settings) seen on test days: the main job's partition
+backtests and rolling evaluation, or the same job run again unchanged, show the same results
+and count once; the same model evaluated again under other settings (another seed, other
+costs) is another look, and a model with more than one is flagged in the report.
 """
 
 from __future__ import annotations
@@ -25,6 +29,11 @@ MODEL_LINEAGE_ASSETS = ("drl_agents", "moderator_base", "moderator_sft", "modera
 version identifies the model a look played."""
 RULES = "rules"
 """The version of a policy that is code only (no trained weights, no vote cache)."""
+
+
+def look_settings(seed: int | None, params: object) -> dict[str, object]:
+    """The settings that decide a policy's test results: the seed and the reward parameters."""
+    return {"seed": seed, "params": params}
 
 
 def config_hash(config: Mapping[str, object]) -> str:
@@ -83,14 +92,14 @@ def record_test_look(
 
 
 def look_counts(looks: pd.DataFrame) -> pd.DataFrame:
-    """One row per (policy, model version): how many looks played it, when first and last,
-    and ``flag`` when more than one."""
+    """One row per (policy, model version): how many distinct looks (settings hashes) played
+    it, when first and last, and ``flag`` when more than one."""
     columns = ["policy", "version", "looks", "first", "last", "flag"]
     if looks.empty:
         return pd.DataFrame(columns=columns)
     rows = []
     for r in looks.itertuples(index=False):
-        look = r.run_id if isinstance(r.run_id, str) and r.run_id else r.look_id
+        look = r.config_hash
         for policy, version in json.loads(r.model_versions).items():
             rows.append({"policy": policy, "version": version, "look": look, "at": pd.Timestamp(r.looked_at)})
     frame = pd.DataFrame(rows)

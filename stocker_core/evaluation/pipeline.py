@@ -16,7 +16,7 @@ from stocker_core.env.episode import episode_from_bars, window_bounds
 from stocker_core.env.rewards import RewardParams
 from stocker_core.errors import EmptyDataError
 from stocker_core.evaluation.council_votes import VoteBook, load_vote_book
-from stocker_core.evaluation.looks import model_versions, record_if_test, record_test_look
+from stocker_core.evaluation.looks import look_settings, model_versions, record_if_test, record_test_look
 from stocker_core.evaluation.rolling import (
     RollingConfig,
     rolling_backtests,
@@ -114,7 +114,7 @@ def _record_partition_look(
 ) -> None:
     days = {t.ticker: [d for result in t.results.values() for d in result.episode.dates] for t in done}
     played = sorted({r.policy for t in done for result in t.results.values() for r in result.runs})
-    config = {"seed": seed, "policies": list(names), "params": RewardParams.from_settings(settings)}
+    config = look_settings(seed, RewardParams.from_settings(settings))
     record_if_test(warehouse, who, "backtests", days, played, [t.vote_version for t in done], config, run_id)
 
 
@@ -239,7 +239,7 @@ def rolling_evaluation(
         "rolling_evaluation",
         sorted(rows["ticker"].unique()),
         model_versions(warehouse, played, versions.values()),
-        {"what": "rolling_evaluation", "config": config, "policies": played, "params": params},
+        look_settings(config.seed, params),
         run_id,
     )
     return RollingOutcome(rows, summary, comparisons, failures, versions, windows, left_out)

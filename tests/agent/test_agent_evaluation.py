@@ -25,6 +25,7 @@ def sample_home(tmp_path, monkeypatch):
 
     monkeypatch.setenv("STOCKER_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("STOCKER_SOURCE", "sample")
+    monkeypatch.setenv("STOCKER_DEFAULT_TICKERS", '["GOOGL"]')  # one ticker: the sample's default has 11
     yield get_settings(fresh=True)
     get_settings(fresh=True)
 

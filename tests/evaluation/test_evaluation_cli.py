@@ -122,9 +122,12 @@ def test_backtest_on_a_test_split_episode_is_a_counted_look(app, tmp_path, monke
         assert first.exit_code == 0, first.output
         assert json.loads(first.stdout)["test_looks"] == 1
         assert "this is a test look" in first.stderr and "now had 1" in first.stderr
-        second = runner.invoke(app, ["backtest", "--episode", in_test, "--policies", "macd"])
-        assert "now had 2" in second.stderr
+        # the same evaluation again shows nothing new: recorded, still one look
+        again = runner.invoke(app, ["backtest", "--episode", in_test, "--policies", "macd"])
+        assert "this is a test look" in again.stderr and "now had 1" in again.stderr
+        other = runner.invoke(app, ["backtest", "--episode", in_test, "--policies", "macd", "--seed", "1"])
+        assert "now had 2" in other.stderr  # other settings: a second look
         looks = read_eval(warehouse, "eval.test_looks")
-        assert len(looks) == 2 and set(looks["who"]) == {"cli"} and set(looks["what"]) == {"backtest"}
+        assert len(looks) == 3 and set(looks["who"]) == {"cli"} and set(looks["what"]) == {"backtest"}
     finally:
         get_settings(fresh=True)

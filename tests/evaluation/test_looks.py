@@ -9,6 +9,7 @@ import pytest
 from stocker_core.evaluation.looks import (
     config_hash,
     look_counts,
+    look_settings,
     looks_of,
     model_versions,
     record_test_look,
@@ -29,17 +30,22 @@ def test_model_versions_of_rules_council_and_trained_models(tmp_path):
     assert versions == {"macd": "rules", "council": "rule:v1:abc", "ppo": "rules"}
 
 
-def test_looks_are_counted_per_run_and_flagged(tmp_path):
+def test_looks_are_counted_per_model_and_settings_and_flagged(tmp_path):
     warehouse = Warehouse(tmp_path / "w.duckdb")
     first = {"council": "v1", "macd": "rules"}
-    # one Dagster run writing two rows (backtests and rolling) is one look
-    record_test_look(warehouse, "asset", "backtests", ["GOOGL"], first, {"seed": 0}, run_id="run-1")
-    record_test_look(warehouse, "asset", "rolling_evaluation", ["GOOGL", "AAPL"], first, {"seed": 0}, "run-1")
+    same = look_settings(0, {"cost": 0.001})
+    # the main job's backtests (one run per ticker) and its rolling evaluation, then the same
+    # job again: the same models under the same settings show the same results, one look
+    record_test_look(warehouse, "asset", "backtests", ["GOOGL"], first, same, run_id="run-1")
+    record_test_look(warehouse, "asset", "backtests", ["AAPL"], first, same, run_id="run-2")
+    record_test_look(warehouse, "asset", "rolling_evaluation", ["GOOGL", "AAPL"], first, same, "run-3")
     assert looks_of(warehouse, first) == 1
-    record_test_look(warehouse, "cli", "backtest", ["GOOGL"], {"council": "v1"}, {"seed": 1})
-    record_test_look(warehouse, "web", "play", ["GOOGL"], {"council": "v2"}, {"seed": 1})
+    record_test_look(
+        warehouse, "cli", "backtest", ["GOOGL"], {"council": "v1"}, look_settings(1, {"cost": 0.001})
+    )
+    record_test_look(warehouse, "web", "play", ["GOOGL"], {"council": "v2"}, same)
     looks = read_eval(warehouse, "eval.test_looks")
-    assert len(looks) == 4 and json.loads(looks.iloc[1]["tickers"]) == ["AAPL", "GOOGL"]
+    assert len(looks) == 5 and json.loads(looks.iloc[2]["tickers"]) == ["AAPL", "GOOGL"]
     counts = look_counts(looks).set_index(["policy", "version"])
     assert counts.loc[("council", "v1"), "looks"] == 2 and bool(counts.loc[("council", "v1"), "flag"])
     assert counts.loc[("council", "v2"), "looks"] == 1 and not counts.loc[("council", "v2"), "flag"]

@@ -77,7 +77,12 @@ def test_verdict_names_tied_windows_it_leaves_out():
 
     line = verdict("a2c", "buy_and_hold", wins=1, n=2, p_value=1.0, ties=55)
     assert line == (
-        "a2c beats buy_and_hold in 1/2 windows (55 tied windows left out), p = 1"
+        "a2c beats buy_and_hold in 1/2 independent windows (55 tied windows left out), p = 1"
         " — not distinguishable from chance"
     )
+    # with a Holm-adjusted p the verdict rests on it
+    adjusted = verdict("zmr", "random", wins=30, n=33, p_value=0.001, p_holm=0.2)
+    assert adjusted.endswith("p = 0.001, Holm p = 0.2 — not distinguishable from chance")
+    reliable = verdict("zmr", "random", wins=30, n=33, p_value=0.001, p_holm=0.004)
+    assert reliable.endswith("— reliably better (sign test, Holm-adjusted, α = 0.05)")
     assert "tied" not in verdict("council", "random", wins=15, n=30, p_value=1.0)
