@@ -44,7 +44,9 @@ def check_read_only(sql: str) -> None:
     except duckdb.Error as exc:
         raise ReadOnlyQueryError(str(exc).strip().splitlines()[0]) from None
     if len(statements) != 1:
-        raise ReadOnlyQueryError(f"send one statement, not {len(statements)} (stocker sql only reads the warehouse)")
+        raise ReadOnlyQueryError(
+            f"send one statement, not {len(statements)} (stocker sql only reads the warehouse)"
+        )
     statement = statements[0]
     kind = statement.type
     if kind == duckdb.StatementType.EXPLAIN:

@@ -59,8 +59,9 @@ class WarehouseReader:
             return {t: 0 for t in tables}
         with locked_connection(self.warehouse) as con:
             present = _tables(con)
+            count = "SELECT count(*) AS n FROM {}"
             return {
-                t: int(run_read_only(con, f"SELECT count(*) AS n FROM {t}")["n"].iloc[0]) if t in present else 0
+                t: int(run_read_only(con, count.format(t))["n"].iloc[0]) if t in present else 0
                 for t in tables
             }
 
