@@ -11,6 +11,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 from fastapi.staticfiles import StaticFiles
 
 from stocker_core.config import Settings, get_settings
+from stocker_core.env.server_guards import MAX_BODY_BYTES, BearerAuth, BodyLimit
 from stocker_core.web.api import WebContext, build_api
 from stocker_core.web.corpus import DagsterLink
 from stocker_core.web.errors import WebError
@@ -55,6 +56,11 @@ def mount_web(
 
     app.add_exception_handler(WebError, web_error)
     base = "" if prefix == "/" else prefix
+    # ASGI guards in front of everything the API does (the last added runs first): the key
+    # before a byte of the body is read, then the body limit (413 without buffering)
+    app.add_middleware(BodyLimit, max_bytes=MAX_BODY_BYTES)
+    if context.api_key:
+        app.add_middleware(BearerAuth, api_key=context.api_key, only_under=f"{base}/api")
     app.include_router(build_api(context), prefix=base)
     app.mount(f"{base}/static", StaticFiles(directory=STATIC_DIR), name="web-static")
 
