@@ -30,10 +30,17 @@ from fastapi.concurrency import run_in_threadpool
 
 from stocker_core.config import Settings, get_settings
 from stocker_core.env.actions import Action
-from stocker_core.env.api_models import ResetRequest, schema_document, step_request_schema
+from stocker_core.env.api_models import (
+    ErrorAnswer,
+    ResetRequest,
+    StateModel,
+    StepResponse,
+    schema_document,
+    step_request_schema,
+)
 from stocker_core.env.rewards import RewardParams
 from stocker_core.env.server_guards import MAX_BODY_BYTES, BearerAuth, BodyLimit
-from stocker_core.env.server_mcp import handle_mcp
+from stocker_core.env.server_mcp import RPC_REQUEST_SCHEMA, handle_mcp
 from stocker_core.env.server_service import ApiError, EnvService, check_session_id, json_bytes
 from stocker_core.env.server_sessions import DEFAULT_IDLE_S, DEFAULT_MAX_SESSIONS, SESSION_HEADER
 from stocker_core.env.tasks import TASKS
@@ -106,8 +113,42 @@ def _session_id(request: Request, body: Any = None) -> str | None:
     return check_session_id(sid)
 
 
-def _body_openapi(schema: dict[str, Any], required: bool = True) -> dict[str, Any]:
-    return {"requestBody": {"required": required, "content": {"application/json": {"schema": schema}}}}
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorAnswer, "description": text}
+    for status, text in {
+        400: "malformed input (bad JSON, an invalid name or session id)",
+        401: "missing or wrong API key",
+        404: "no such episode or session",
+        409: "the episode is over",
+        413: "the body is over the size limit",
+        422: "a well-formed body that is not a valid request",
+        429: "the server holds its maximum of sessions",
+        503: "the data source is unreachable",
+    }.items()
+}
+"""Documented on every route (the OpenAPI document; the schemathesis test holds the server to it)."""
+
+
+def _body_openapi(
+    schema: dict[str, Any], required: bool = True, session_header: bool = False
+) -> dict[str, Any]:
+    extra: dict[str, Any] = {
+        "requestBody": {"required": required, "content": {"application/json": {"schema": schema}}}
+    }
+    return {**extra, **_SESSION_OPENAPI} if session_header else extra
+
+
+_SESSION_OPENAPI: dict[str, Any] = {
+    "parameters": [
+        {
+            "name": SESSION_HEADER,
+            "in": "header",
+            "required": False,
+            "description": "the session_id that POST /reset returned",
+            "schema": {"type": "string"},
+        }
+    ]
+}
 
 
 def create_app(
@@ -142,6 +183,7 @@ def create_app(
         f"POST /reset as the {SESSION_HEADER} header"
         + ("; every route but /health needs 'Authorization: Bearer <key>'" if api_key else ""),
         version=VERSION,
+        responses=ERROR_RESPONSES,
     )
     app.state.service = service
     app.state.body_stats = body_stats = {"refused": 0, "refused_bytes_read": 0}
@@ -174,7 +216,11 @@ def create_app(
     def schema() -> dict[str, Any]:
         return schema_document(Action.model_json_schema())
 
-    @app.post("/reset", openapi_extra=_body_openapi(ResetRequest.model_json_schema(), required=False))
+    @app.post(
+        "/reset",
+        openapi_extra=_body_openapi(ResetRequest.model_json_schema(), required=False, session_header=True),
+        responses={200: {"model": StepResponse}},
+    )
     async def reset(request: Request) -> Response:
         body = await _json_body(request, required=False)
         reset_request = service.parse_reset(body)
@@ -185,7 +231,11 @@ def create_app(
             return _json(await run_in_threadpool(service.start, loaded, reset_request, sid))
         return _json(service.start(loaded, reset_request, sid))
 
-    @app.post("/step", openapi_extra=_body_openapi(step_request_schema(Action.model_json_schema())))
+    @app.post(
+        "/step",
+        openapi_extra=_body_openapi(step_request_schema(Action.model_json_schema()), session_header=True),
+        responses={200: {"model": StepResponse}},
+    )
     async def step(request: Request) -> Response:
         body = await _json_body(request)
         sid = _session_id(request, body)
@@ -197,22 +247,25 @@ def create_app(
             return _json(await run_in_threadpool(service.step, sid, body))
         return _json(service.step(sid, body))
 
-    @app.get("/state")
+    @app.get("/state", openapi_extra=_SESSION_OPENAPI, responses={200: {"model": StateModel}})
     async def state(request: Request) -> Response:
         sid = _session_id(request)
         if service.session(sid).include_chart:
             return _json(await run_in_threadpool(service.state, sid))
         return _json(service.state(sid))
 
-    @app.get("/snapshot")
+    @app.get("/snapshot", openapi_extra=_SESSION_OPENAPI)
     def snapshot(request: Request) -> Response:
         return _json(service.snapshot(_session_id(request)))
 
-    @app.delete("/session")
+    @app.delete("/session", openapi_extra=_SESSION_OPENAPI)
     def close(request: Request) -> Response:
         return _json(service.close(_session_id(request)))
 
-    @app.post("/restore", openapi_extra=_body_openapi({"type": "object", "description": "GET /snapshot"}))
+    @app.post(
+        "/restore",
+        openapi_extra=_body_openapi({"type": "object", "description": "GET /snapshot"}, session_header=True),
+    )
     async def restore(request: Request) -> Response:
         body = await _json_body(request)
         if not isinstance(body, dict) or not isinstance(body.get("episode_key"), str):
@@ -223,7 +276,11 @@ def create_app(
         )
         return _json(await run_in_threadpool(service.restore, loaded, body, sid))
 
-    @app.post("/mcp")
+    @app.post(
+        "/mcp",
+        openapi_extra=_body_openapi(RPC_REQUEST_SCHEMA, session_header=True),
+        responses={202: {"description": "only notifications were sent: no answer"}},
+    )
     async def mcp(request: Request) -> Response:
         """MCP over JSON-RPC 2.0: initialize, ping, tools/list, tools/call (reset, step, state, close)."""
         header = request.headers.get(SESSION_HEADER)

@@ -75,9 +75,12 @@ def json_bytes(data: Any) -> bytes:
         return json.dumps(finite(data), allow_nan=False).encode()
 
 
-def check_session_id(session_id: str | None) -> str | None:
-    """``session_id`` when well formed (1-64 letters, digits or . _ -); ApiError 400 otherwise."""
-    if session_id is not None and not SESSION_PATTERN.fullmatch(session_id):
+def check_session_id(session_id: object) -> str | None:
+    """``session_id`` when well formed (a string of 1-64 letters, digits or . _ -); ApiError 400
+    otherwise (a number or a list from a JSON body included)."""
+    if session_id is not None and (
+        not isinstance(session_id, str) or not SESSION_PATTERN.fullmatch(session_id)
+    ):
         raise ApiError(400, "a session id must be 1-64 letters, digits or . _ -")
     return session_id
 

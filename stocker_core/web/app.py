@@ -9,6 +9,7 @@ from pathlib import Path
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from stocker_core.config import Settings, get_settings
 from stocker_core.env.server_guards import MAX_BODY_BYTES, BearerAuth, BodyLimit
@@ -82,6 +83,12 @@ def mount_web(
     return context
 
 
+async def _routing_error(request: Request, exc: Exception) -> Response:
+    """Routing's own 404/405 in the API's ``{"error": ...}`` shape (FastAPI's is ``{"detail": ...}``)."""
+    assert isinstance(exc, StarletteHTTPException)
+    return JSONResponse({"error": str(exc.detail)}, status_code=exc.status_code, headers=exc.headers)
+
+
 def _page_endpoint(view: str):
     def page() -> HTMLResponse:
         return HTMLResponse(render_page(view))
@@ -97,6 +104,7 @@ def web_app(
 ) -> FastAPI:
     """The page alone, at its own root (pages at ``/``, the API at ``/api``): mount it anywhere."""
     app = FastAPI(title="Stocker web page", docs_url=None, redoc_url=None, openapi_url=None)
+    app.add_exception_handler(StarletteHTTPException, _routing_error)
     mount_web(app, settings, "", dagster_url, api_key)
     return app
 
@@ -118,6 +126,7 @@ def with_web(
         openapi_url=None,
         lifespan=server.router.lifespan_context,
     )
+    outer.add_exception_handler(StarletteHTTPException, _routing_error)
 
     @outer.get(DEFAULT_PREFIX, include_in_schema=False)
     def web_root() -> RedirectResponse:
