@@ -9,7 +9,8 @@ Routes: ``POST /reset /step /restore /mcp``, ``GET /state /snapshot /health
   that); a session unused for ``idle_s`` seconds expires.
 * **Observation**: the environment's plus the council inputs of the day, point in time
   (``stocker_core.env.observation``); bounded, documented in ``/schema``.
-* **Limits**: bodies over 1 MB get 413 without being read (``server_guards``).
+* **Limits**: bodies over 1 MB get 413 without being read (``server_guards``); the cache
+  of loaded episodes keeps the ``max_episodes`` (default 64, ~80 MB) most recently used.
 * **Auth**: loopback by default. On any other address an API key is required
   (``STOCKER_API_KEY`` / ``--api-key``, sent as ``Authorization: Bearer <key>``) unless
   explicitly waived; a key, once set, guards every route but ``/health``.
@@ -42,7 +43,12 @@ from stocker_core.env.rewards import RewardParams
 from stocker_core.env.server_guards import MAX_BODY_BYTES, BearerAuth, BodyLimit
 from stocker_core.env.server_mcp import RPC_REQUEST_SCHEMA, handle_mcp
 from stocker_core.env.server_service import ApiError, EnvService, check_session_id, json_bytes
-from stocker_core.env.server_sessions import DEFAULT_IDLE_S, DEFAULT_MAX_SESSIONS, SESSION_HEADER
+from stocker_core.env.server_sessions import (
+    DEFAULT_IDLE_S,
+    DEFAULT_MAX_EPISODES,
+    DEFAULT_MAX_SESSIONS,
+    SESSION_HEADER,
+)
 from stocker_core.env.tasks import TASKS
 from stocker_core.errors import StockerError
 
@@ -159,6 +165,7 @@ def create_app(
     idle_s: float = DEFAULT_IDLE_S,
     max_body_bytes: int = MAX_BODY_BYTES,
     preload: Sequence[str] = (),
+    max_episodes: int = DEFAULT_MAX_EPISODES,
 ) -> FastAPI:
     """The ASGI app; each app keeps its own sessions and episode cache.
 
@@ -168,7 +175,7 @@ def create_app(
     settings = settings or get_settings()
     if api_key is None:
         api_key = os.environ.get(API_KEY_ENV) or ""
-    service = EnvService(settings, max_sessions, idle_s)
+    service = EnvService(settings, max_sessions, idle_s, max_episodes)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -209,6 +216,7 @@ def create_app(
             "max_sessions": service.sessions.max_sessions,
             "session_idle_s": service.sessions.idle_s,
             "max_body_bytes": max_body_bytes,
+            "max_cached_episodes": service.episodes.max_episodes,
             "auth": "bearer" if api_key else "none",
         }
 

@@ -18,6 +18,7 @@ from stocker_core.env.api_models import ResetRequest
 from stocker_core.env.environment import EpisodeDoneError, SnapshotError
 from stocker_core.env.server_sessions import (
     DEFAULT_IDLE_S,
+    DEFAULT_MAX_EPISODES,
     DEFAULT_MAX_SESSIONS,
     EpisodeCache,
     LoadedEpisode,
@@ -93,9 +94,10 @@ class EnvService:
         settings: Settings,
         max_sessions: int = DEFAULT_MAX_SESSIONS,
         idle_s: float = DEFAULT_IDLE_S,
+        max_episodes: int = DEFAULT_MAX_EPISODES,
     ) -> None:
         self.settings = settings
-        self.episodes = EpisodeCache(settings)
+        self.episodes = EpisodeCache(settings, max_episodes=max_episodes)
         self.sessions = SessionStore(max_sessions, idle_s)
 
     # -- loading (slow on a cache miss: call from a worker thread) --------------------
