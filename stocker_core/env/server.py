@@ -62,6 +62,7 @@ __all__ = [
     "ApiError",
     "ServerConfigError",
     "check_bind",
+    "checked_api_key",
     "create_app",
     "serve",
 ]
@@ -81,8 +82,28 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def checked_api_key(api_key: str | None) -> str:
+    """The API key to require (``""``: none); ServerConfigError for a key of only whitespace
+    (it would look set but guard nothing a client can send) or one padded with whitespace
+    (clients strip header values, so it could never match)."""
+    if not api_key:
+        return ""
+    if not api_key.strip():
+        raise ServerConfigError(
+            f"the API key is blank (only whitespace): set {API_KEY_ENV} / --api-key to a real secret, "
+            "or unset it to serve loopback without one"
+        )
+    if api_key != api_key.strip():
+        raise ServerConfigError(
+            "the API key starts or ends with whitespace, which no client sends: remove the whitespace"
+        )
+    return api_key
+
+
 def check_bind(host: str, api_key: str | None, insecure_no_auth: bool = False) -> None:
-    """Refuse to serve a non-loopback address without an API key unless told to."""
+    """Refuse a blank API key anywhere, and a non-loopback address without an API key unless
+    told to."""
+    api_key = checked_api_key(api_key)
     if is_loopback(host) or api_key or insecure_no_auth:
         return
     raise ServerConfigError(
@@ -173,8 +194,7 @@ def create_app(
     ``preload`` are loaded at start-up, before the first request (no cold first reset).
     """
     settings = settings or get_settings()
-    if api_key is None:
-        api_key = os.environ.get(API_KEY_ENV) or ""
+    api_key = checked_api_key(os.environ.get(API_KEY_ENV) if api_key is None else api_key)
     service = EnvService(settings, max_sessions, idle_s, max_episodes)
 
     @asynccontextmanager
@@ -316,8 +336,7 @@ def serve(
     """Run the server with uvicorn (blocking); ServerConfigError for an unsafe bind."""
     import uvicorn
 
-    if api_key is None:
-        api_key = os.environ.get(API_KEY_ENV) or ""
+    api_key = checked_api_key(os.environ.get(API_KEY_ENV) if api_key is None else api_key)
     check_bind(host, api_key, insecure_no_auth)
     app = create_app(settings, api_key=api_key, max_sessions=max_sessions, idle_s=idle_s, preload=preload)
     uvicorn.run(app, host=host, port=port, log_level="info")

@@ -26,8 +26,11 @@ DEFAULT_DAGSTER_URL = "http://127.0.0.1:3000"
 
 
 def configured_api_key(settings: Settings) -> str | None:
-    """The server's API key: ``Settings.api_key`` when the settings have one, else ``STOCKER_API_KEY``."""
-    return getattr(settings, "api_key", None) or os.environ.get("STOCKER_API_KEY") or None
+    """The server's API key: ``Settings.api_key`` when the settings have one, else ``STOCKER_API_KEY``
+    (ServerConfigError for a blank or whitespace-padded key)."""
+    from stocker_core.env.server import checked_api_key
+
+    return checked_api_key(getattr(settings, "api_key", None) or os.environ.get("STOCKER_API_KEY")) or None
 
 
 def mount_web(
@@ -40,6 +43,8 @@ def mount_web(
     """Add the pages (``<prefix>/``, ``<prefix>/episode`` …), their static files and the JSON API
     (``<prefix>/api/…``) to ``app``. With an API key the API needs ``Authorization: Bearer``;
     the pages ask for the key once and keep it for the browser session."""
+    from stocker_core.env.server import checked_api_key
+
     settings = settings or get_settings()
     reader = WarehouseReader(settings.warehouse_path)
     context = WebContext(
@@ -47,7 +52,7 @@ def mount_web(
         reader=reader,
         sessions=PlaySessions(settings, reader),
         dagster=DagsterLink(dagster_url),
-        api_key=api_key if api_key is not None else configured_api_key(settings),
+        api_key=checked_api_key(api_key) if api_key is not None else configured_api_key(settings),
     )
     prefix = "/" + prefix.strip("/")
 
