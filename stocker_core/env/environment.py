@@ -360,7 +360,11 @@ def _finite(value: Any, name: str) -> float:
 
 
 def _whole(value: Any, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or (isinstance(value, float) and not value.is_integer())  # NaN and inf included
+    ):
         raise SnapshotError(f"snapshot {name} must be a whole number, got {value!r}")
     return int(value)
 
