@@ -4,12 +4,10 @@ on loopback and off it, for ``stocker serve``, ``stocker web`` and the apps (iss
 from __future__ import annotations
 
 import pytest
-import typer
 from typer.testing import CliRunner
 
-from stocker_core.env import cli as env_cli
+from stocker_core.cli import build_app
 from stocker_core.env.server import ServerConfigError, check_bind, checked_api_key, create_app
-from stocker_core.web import cli as web_cli
 from stocker_core.web.app import create_web_app
 
 BLANKS = [" ", "   ", "\t", "\n", " \t\r\n "]
@@ -38,17 +36,11 @@ def test_a_padded_key_is_refused_and_real_or_absent_keys_pass():
     assert checked_api_key("") == "" and checked_api_key(None) == ""
 
 
-def _app(register) -> typer.Typer:
-    app = typer.Typer()
-    register(app)
-    app.command("noop")(lambda: None)  # a second command keeps the first a subcommand
-    return app
-
-
 @pytest.mark.parametrize("host", ["0.0.0.0", "127.0.0.1"])
 def test_the_commands_exit_2_with_a_clear_error(seed_settings, monkeypatch, host):
     monkeypatch.setenv("STOCKER_API_KEY", "   ")
-    served = CliRunner().invoke(_app(env_cli.register), ["serve", "--host", host, "--port", "1"])
+    app = build_app()  # the core `stocker` commands, wherever an area registers them
+    served = CliRunner().invoke(app, ["serve", "--host", host, "--port", "1"])
     assert served.exit_code == 2 and "API key is blank" in served.output
-    web = CliRunner().invoke(_app(web_cli.register), ["web", "--host", host, "--port", "1", "--no-open"])
+    web = CliRunner().invoke(app, ["web", "--host", host, "--port", "1", "--no-open"])
     assert web.exit_code == 2 and "API key is blank" in web.output

@@ -66,4 +66,4 @@ def test_a_seed_out_of_range_in_play_is_a_422(strict, seed):
 
 def test_an_unknown_path_answers_in_the_api_error_shape(strict):
     answer = strict.post("/web/api/play/%0Ax/step", json={"side": "hold"})
-    assert answer.status_code == 404 and "error" in answer.json()
+    assert answer.status_code in (400, 404) and "error" in answer.json()  # never FastAPI's {"detail"}
