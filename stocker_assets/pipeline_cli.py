@@ -103,6 +103,13 @@ def _month(value: str | None) -> date | None:
         raise typer.BadParameter(f"{value!r} is not a month (YYYY-MM)") from None
 
 
+def _check_range(start: str | None, end: str | None) -> None:
+    """Exit 2 at once when ``--from`` is after ``--to`` (an empty range is never what was meant)."""
+    first, last = _month(start), _month(end)
+    if first is not None and last is not None and first > last:
+        fail(f"--from {start} is after --to {end}: the range is empty; give the earlier month first")
+
+
 DEFAULT_GROUPS = "market,env,text,council,evaluation,training"
 WHOLE_HISTORY_GROUPS = {"training", "evaluation"}
 
@@ -166,6 +173,7 @@ def materialize(
 ) -> None:
     """The main job: the assets of the chosen groups for every month with data
     (the full text, shown by --help, is ``MATERIALIZE_HELP``)."""
+    _check_range(start, end)  # before anything slow: an inverted range is bad usage
     from stocker_assets.definitions import build_definitions
     from stocker_assets.materialize_progress import MaterializeProgress
     from stocker_assets.resources import StockerResource

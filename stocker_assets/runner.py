@@ -23,6 +23,7 @@ from pathlib import Path
 import dagster as dg
 import pandas as pd
 
+from stocker_assets.event_batch import report_materializations
 from stocker_assets.jobs import split_by_job
 from stocker_assets.partitions import month_partitions, ticker_partitions
 from stocker_assets.progress import Progress, parse_progress
@@ -459,6 +460,8 @@ def mark_months_without_data(
     ends (the sample's GOOGL stops in 2018-08) as missing. Each such partition instead shows
     a materialization with ``status: no data …`` and ``rows_written: 0`` (tag
     ``stocker/no_data``); a later `stocker materialize` that finds data there rebuilds it.
+    The markers are stored in one batch per asset (``event_batch``): ~5,000 in about a
+    second instead of ~70 ms each.
     """
     info = source.symbol_info(ticker)
     with_data = {m.isoformat() for m in months_with_data(source, ticker)}
@@ -466,23 +469,20 @@ def mark_months_without_data(
     status = (
         f"no data: the {source.name} source has {ticker} bars from {info.first_date} to {info.last_date} only"
     )
-    recorded = 0
+    markers = []
     for asset in assets:
         if asset.partitions_def is None:
             continue
         for key in asset.keys:
             done = instance.get_materialized_partitions(key)
-            for month in outside:
-                partition = f"{ticker}|{month}"
-                if partition in done:
-                    continue
-                instance.report_runless_asset_event(
-                    dg.AssetMaterialization(
-                        asset_key=key,
-                        partition=partition,
-                        metadata={"status": status, "rows_written": 0},
-                        tags={NO_DATA_TAG: "true"},
-                    )
+            markers += [
+                dg.AssetMaterialization(
+                    asset_key=key,
+                    partition=f"{ticker}|{month}",
+                    metadata={"status": status, "rows_written": 0},
+                    tags={NO_DATA_TAG: "true"},
                 )
-                recorded += 1
-    return recorded
+                for month in outside
+                if f"{ticker}|{month}" not in done
+            ]
+    return report_materializations(instance, markers)  # one batch per asset, not one commit each

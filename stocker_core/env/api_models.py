@@ -132,6 +132,12 @@ class ResetRequest(BaseModel):
     include_chart: bool = Field(False, description="send the chart PNG as base64 in observations")
 
 
+class ErrorAnswer(BaseModel):
+    """Every 4xx/5xx answer of the server: ``{"error": "what went wrong and what to do"}``."""
+
+    error: str
+
+
 class StepResponse(BaseModel):
     """The answer of ``/reset`` (reward None) and ``/step``."""
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -253,37 +254,81 @@ class TradingEnv:
         }
 
     def restore(self, snapshot: dict[str, Any]) -> Observation:
-        """Resume from a ``snapshot()`` of the same episode."""
+        """Resume from a ``snapshot()`` of the same episode.
+
+        A snapshot is checked against the episode itself: its actions are replayed from the
+        start, and its cash, position, peak, drawdown, rewards, reward terms, invalid count
+        and end flag must be what that replay gives (so every value is finite, cash and
+        position are never negative, the step is in range, values fit the episode's prices
+        and no reward is forged). Anything else is a SnapshotError and the state is unchanged."""
         try:
             if snapshot["episode_key"] != self.episode.key:
                 raise SnapshotError(
                     f"snapshot is of episode {snapshot['episode_key']!r}, "
                     f"this environment plays {self.episode.key!r}; reset to that episode first"
                 )
-            step = int(snapshot["step"])
+            step = _whole(snapshot["step"], "step")
             if not 0 <= step <= self.total_steps:
                 raise SnapshotError(f"snapshot step {step} outside 0..{self.total_steps}")
-            actions = [(int(s), int(q)) for s, q in snapshot["actions"]]
-            rewards = [float(r) for r in snapshot["rewards"]]
-            breakdowns = [RewardBreakdown(**b) for b in snapshot["breakdowns"]]
-            if not len(actions) == len(rewards) == len(breakdowns) == step:
+            actions = [
+                Action(side=SIDE_NAMES[Side(_whole(s, "side"))], quantity=q) for s, q in snapshot["actions"]
+            ]
+            claimed = {
+                "cash": _finite(snapshot["cash"], "cash"),
+                "position": _whole(snapshot["position"], "position"),
+                "peak": _finite(snapshot["peak"], "peak"),
+                "max_drawdown": _finite(snapshot["max_drawdown"], "max_drawdown"),
+                "rewards": [_finite(r, "reward") for r in snapshot["rewards"]],
+                "breakdowns": [
+                    {k: _finite(v, f"breakdown {k}") for k, v in RewardBreakdown(**b).as_dict().items()}
+                    for b in snapshot["breakdowns"]
+                ],
+                "invalid_count": _whole(snapshot["invalid_count"], "invalid_count"),
+                "done": snapshot.get("done", step == self.total_steps),
+            }
+            if not len(actions) == len(claimed["rewards"]) == len(claimed["breakdowns"]) == step:
                 raise SnapshotError("snapshot actions/rewards/breakdowns must have one entry per step")
-            portfolio = Portfolio(
-                cash=float(snapshot["cash"]),
-                position=int(snapshot["position"]),
-                starting_cash=self.params.starting_cash,
-                peak=float(snapshot["peak"]),
-                max_drawdown=float(snapshot["max_drawdown"]),
-            )
-            invalid_count = int(snapshot["invalid_count"])
         except SnapshotError:
             raise
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise SnapshotError(f"malformed snapshot: {exc!r}; pass what snapshot() returned") from None
-        self.portfolio, self.t = portfolio, step
-        self.actions, self.rewards, self.breakdowns = actions, rewards, breakdowns
-        self.invalid_count = invalid_count
-        self.done = step == self.total_steps
+        saved = (
+            self.portfolio,
+            self.t,
+            self.done,
+            self.actions,
+            self.rewards,
+            self.breakdowns,
+            self.invalid_count,
+        )
+        self.reset()
+        for action in actions:
+            self.step(action)
+        replayed = {
+            "cash": self.portfolio.cash,
+            "position": self.portfolio.position,
+            "peak": self.portfolio.peak,
+            "max_drawdown": self.portfolio.max_drawdown,
+            "rewards": list(self.rewards),
+            "breakdowns": [b.as_dict() for b in self.breakdowns],
+            "invalid_count": self.invalid_count,
+            "done": self.done,
+        }
+        wrong = [name for name in claimed if not _same(claimed[name], replayed[name])]
+        if wrong:
+            (
+                self.portfolio,
+                self.t,
+                self.done,
+                self.actions,
+                self.rewards,
+                self.breakdowns,
+                self.invalid_count,
+            ) = saved
+            raise SnapshotError(
+                f"snapshot {', '.join(wrong)}: not what a replay of its {step} action(s) on "
+                f"{self.episode.key} gives; send what GET /snapshot returned, unchanged"
+            )
         return self.observation()
 
     def trajectory(self) -> dict[str, Any]:
@@ -306,3 +351,32 @@ class TradingEnv:
             "ideal_total": self.ideal_total,
             "done": self.done,
         }
+
+
+def _finite(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise SnapshotError(f"snapshot {name} must be a finite number, got {value!r}")
+    return float(value)
+
+
+def _whole(value: Any, name: str) -> int:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or (isinstance(value, float) and not value.is_integer())  # NaN and inf included
+    ):
+        raise SnapshotError(f"snapshot {name} must be a whole number, got {value!r}")
+    return int(value)
+
+
+def _same(claimed: Any, replayed: Any) -> bool:
+    """Equal up to float rounding (JSON keeps floats exact; the tolerance is for other encoders)."""
+    if isinstance(claimed, list):
+        return len(claimed) == len(replayed) and all(
+            _same(c, r) for c, r in zip(claimed, replayed, strict=True)
+        )
+    if isinstance(claimed, dict):
+        return claimed.keys() == replayed.keys() and all(_same(claimed[k], replayed[k]) for k in claimed)
+    if isinstance(claimed, bool) or isinstance(replayed, bool):
+        return claimed is replayed
+    return math.isclose(claimed, replayed, rel_tol=1e-9, abs_tol=1e-9)

@@ -9,7 +9,8 @@ Routes: ``POST /reset /step /restore /mcp``, ``GET /state /snapshot /health
   that); a session unused for ``idle_s`` seconds expires.
 * **Observation**: the environment's plus the council inputs of the day, point in time
   (``stocker_core.env.observation``); bounded, documented in ``/schema``.
-* **Limits**: bodies over 1 MB get 413 without being read (``server_guards``).
+* **Limits**: bodies over 1 MB get 413 without being read (``server_guards``); the cache
+  of loaded episodes keeps the ``max_episodes`` (default 64, ~80 MB) most recently used.
 * **Auth**: loopback by default. On any other address an API key is required
   (``STOCKER_API_KEY`` / ``--api-key``, sent as ``Authorization: Bearer <key>``) unless
   explicitly waived; a key, once set, guards every route but ``/health``.
@@ -30,12 +31,24 @@ from fastapi.concurrency import run_in_threadpool
 
 from stocker_core.config import Settings, get_settings
 from stocker_core.env.actions import Action
-from stocker_core.env.api_models import ResetRequest, schema_document, step_request_schema
+from stocker_core.env.api_models import (
+    ErrorAnswer,
+    ResetRequest,
+    StateModel,
+    StepResponse,
+    schema_document,
+    step_request_schema,
+)
 from stocker_core.env.rewards import RewardParams
 from stocker_core.env.server_guards import MAX_BODY_BYTES, BearerAuth, BodyLimit
-from stocker_core.env.server_mcp import handle_mcp
+from stocker_core.env.server_mcp import RPC_REQUEST_SCHEMA, handle_mcp
 from stocker_core.env.server_service import ApiError, EnvService, check_session_id, json_bytes
-from stocker_core.env.server_sessions import DEFAULT_IDLE_S, DEFAULT_MAX_SESSIONS, SESSION_HEADER
+from stocker_core.env.server_sessions import (
+    DEFAULT_IDLE_S,
+    DEFAULT_MAX_EPISODES,
+    DEFAULT_MAX_SESSIONS,
+    SESSION_HEADER,
+)
 from stocker_core.env.tasks import TASKS
 from stocker_core.errors import StockerError
 
@@ -49,6 +62,7 @@ __all__ = [
     "ApiError",
     "ServerConfigError",
     "check_bind",
+    "checked_api_key",
     "create_app",
     "serve",
 ]
@@ -68,8 +82,28 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def checked_api_key(api_key: str | None) -> str:
+    """The API key to require (``""``: none); ServerConfigError for a key of only whitespace
+    (it would look set but guard nothing a client can send) or one padded with whitespace
+    (clients strip header values, so it could never match)."""
+    if not api_key:
+        return ""
+    if not api_key.strip():
+        raise ServerConfigError(
+            f"the API key is blank (only whitespace): set {API_KEY_ENV} / --api-key to a real secret, "
+            "or unset it to serve loopback without one"
+        )
+    if api_key != api_key.strip():
+        raise ServerConfigError(
+            "the API key starts or ends with whitespace, which no client sends: remove the whitespace"
+        )
+    return api_key
+
+
 def check_bind(host: str, api_key: str | None, insecure_no_auth: bool = False) -> None:
-    """Refuse to serve a non-loopback address without an API key unless told to."""
+    """Refuse a blank API key anywhere, and a non-loopback address without an API key unless
+    told to."""
+    api_key = checked_api_key(api_key)
     if is_loopback(host) or api_key or insecure_no_auth:
         return
     raise ServerConfigError(
@@ -106,8 +140,42 @@ def _session_id(request: Request, body: Any = None) -> str | None:
     return check_session_id(sid)
 
 
-def _body_openapi(schema: dict[str, Any], required: bool = True) -> dict[str, Any]:
-    return {"requestBody": {"required": required, "content": {"application/json": {"schema": schema}}}}
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorAnswer, "description": text}
+    for status, text in {
+        400: "malformed input (bad JSON, an invalid name or session id)",
+        401: "missing or wrong API key",
+        404: "no such episode or session",
+        409: "the episode is over",
+        413: "the body is over the size limit",
+        422: "a well-formed body that is not a valid request",
+        429: "the server holds its maximum of sessions",
+        503: "the data source is unreachable",
+    }.items()
+}
+"""Documented on every route (the OpenAPI document; the schemathesis test holds the server to it)."""
+
+
+def _body_openapi(
+    schema: dict[str, Any], required: bool = True, session_header: bool = False
+) -> dict[str, Any]:
+    extra: dict[str, Any] = {
+        "requestBody": {"required": required, "content": {"application/json": {"schema": schema}}}
+    }
+    return {**extra, **_SESSION_OPENAPI} if session_header else extra
+
+
+_SESSION_OPENAPI: dict[str, Any] = {
+    "parameters": [
+        {
+            "name": SESSION_HEADER,
+            "in": "header",
+            "required": False,
+            "description": "the session_id that POST /reset returned",
+            "schema": {"type": "string"},
+        }
+    ]
+}
 
 
 def create_app(
@@ -118,6 +186,7 @@ def create_app(
     idle_s: float = DEFAULT_IDLE_S,
     max_body_bytes: int = MAX_BODY_BYTES,
     preload: Sequence[str] = (),
+    max_episodes: int = DEFAULT_MAX_EPISODES,
 ) -> FastAPI:
     """The ASGI app; each app keeps its own sessions and episode cache.
 
@@ -125,9 +194,8 @@ def create_app(
     ``preload`` are loaded at start-up, before the first request (no cold first reset).
     """
     settings = settings or get_settings()
-    if api_key is None:
-        api_key = os.environ.get(API_KEY_ENV) or ""
-    service = EnvService(settings, max_sessions, idle_s)
+    api_key = checked_api_key(os.environ.get(API_KEY_ENV) if api_key is None else api_key)
+    service = EnvService(settings, max_sessions, idle_s, max_episodes)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -142,6 +210,7 @@ def create_app(
         f"POST /reset as the {SESSION_HEADER} header"
         + ("; every route but /health needs 'Authorization: Bearer <key>'" if api_key else ""),
         version=VERSION,
+        responses=ERROR_RESPONSES,
     )
     app.state.service = service
     app.state.body_stats = body_stats = {"refused": 0, "refused_bytes_read": 0}
@@ -167,6 +236,7 @@ def create_app(
             "max_sessions": service.sessions.max_sessions,
             "session_idle_s": service.sessions.idle_s,
             "max_body_bytes": max_body_bytes,
+            "max_cached_episodes": service.episodes.max_episodes,
             "auth": "bearer" if api_key else "none",
         }
 
@@ -174,7 +244,11 @@ def create_app(
     def schema() -> dict[str, Any]:
         return schema_document(Action.model_json_schema())
 
-    @app.post("/reset", openapi_extra=_body_openapi(ResetRequest.model_json_schema(), required=False))
+    @app.post(
+        "/reset",
+        openapi_extra=_body_openapi(ResetRequest.model_json_schema(), required=False, session_header=True),
+        responses={200: {"model": StepResponse}},
+    )
     async def reset(request: Request) -> Response:
         body = await _json_body(request, required=False)
         reset_request = service.parse_reset(body)
@@ -185,7 +259,11 @@ def create_app(
             return _json(await run_in_threadpool(service.start, loaded, reset_request, sid))
         return _json(service.start(loaded, reset_request, sid))
 
-    @app.post("/step", openapi_extra=_body_openapi(step_request_schema(Action.model_json_schema())))
+    @app.post(
+        "/step",
+        openapi_extra=_body_openapi(step_request_schema(Action.model_json_schema()), session_header=True),
+        responses={200: {"model": StepResponse}},
+    )
     async def step(request: Request) -> Response:
         body = await _json_body(request)
         sid = _session_id(request, body)
@@ -197,22 +275,25 @@ def create_app(
             return _json(await run_in_threadpool(service.step, sid, body))
         return _json(service.step(sid, body))
 
-    @app.get("/state")
+    @app.get("/state", openapi_extra=_SESSION_OPENAPI, responses={200: {"model": StateModel}})
     async def state(request: Request) -> Response:
         sid = _session_id(request)
         if service.session(sid).include_chart:
             return _json(await run_in_threadpool(service.state, sid))
         return _json(service.state(sid))
 
-    @app.get("/snapshot")
+    @app.get("/snapshot", openapi_extra=_SESSION_OPENAPI)
     def snapshot(request: Request) -> Response:
         return _json(service.snapshot(_session_id(request)))
 
-    @app.delete("/session")
+    @app.delete("/session", openapi_extra=_SESSION_OPENAPI)
     def close(request: Request) -> Response:
         return _json(service.close(_session_id(request)))
 
-    @app.post("/restore", openapi_extra=_body_openapi({"type": "object", "description": "GET /snapshot"}))
+    @app.post(
+        "/restore",
+        openapi_extra=_body_openapi({"type": "object", "description": "GET /snapshot"}, session_header=True),
+    )
     async def restore(request: Request) -> Response:
         body = await _json_body(request)
         if not isinstance(body, dict) or not isinstance(body.get("episode_key"), str):
@@ -223,7 +304,11 @@ def create_app(
         )
         return _json(await run_in_threadpool(service.restore, loaded, body, sid))
 
-    @app.post("/mcp")
+    @app.post(
+        "/mcp",
+        openapi_extra=_body_openapi(RPC_REQUEST_SCHEMA, session_header=True),
+        responses={202: {"description": "only notifications were sent: no answer"}},
+    )
     async def mcp(request: Request) -> Response:
         """MCP over JSON-RPC 2.0: initialize, ping, tools/list, tools/call (reset, step, state, close)."""
         header = request.headers.get(SESSION_HEADER)
@@ -251,8 +336,7 @@ def serve(
     """Run the server with uvicorn (blocking); ServerConfigError for an unsafe bind."""
     import uvicorn
 
-    if api_key is None:
-        api_key = os.environ.get(API_KEY_ENV) or ""
+    api_key = checked_api_key(os.environ.get(API_KEY_ENV) if api_key is None else api_key)
     check_bind(host, api_key, insecure_no_auth)
     app = create_app(settings, api_key=api_key, max_sessions=max_sessions, idle_s=idle_s, preload=preload)
     uvicorn.run(app, host=host, port=port, log_level="info")

@@ -3,11 +3,13 @@
 ``BodyLimit`` refuses a request whose ``Content-Length`` is over the limit before
 reading a byte, and stops reading a chunked or streamed body as soon as it passes
 the limit (it wraps ``receive``), answering 413 and closing the connection.
-``BearerAuth`` requires ``Authorization: Bearer <key>`` on every path but ``/health``.
+``BearerAuth`` requires ``Authorization: Bearer <key>`` on every path but ``/health`` (or
+only under one prefix, e.g. the web page's ``/api``), before the app reads a byte of the body.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import json
 from collections.abc import Awaitable, Callable, MutableMapping
@@ -70,43 +72,62 @@ class BodyLimit:
             await send_error(send, 413 if declared.isdigit() else 400, self._too_large())
             return
         read = 0
-        started = False
+        started = over = False
 
         async def limited_receive() -> Message:
-            nonlocal read
+            nonlocal read, over
             message = await receive()
             if message["type"] == "http.request":
                 read += len(message.get("body", b""))
                 if read > self.max_bytes:
+                    over = True
                     raise BodyTooLarge
             return message
 
         async def tracked_send(message: Message) -> None:
             nonlocal started
+            if over:  # the app's answer to a body it could not read (FastAPI makes it a 400)
+                return
             if message["type"] == "http.response.start":
                 started = True
             await send(message)
 
-        try:
+        with contextlib.suppress(BodyTooLarge):
             await self.app(scope, limited_receive, tracked_send)
-        except BodyTooLarge:
+        if over:
             self.stats["refused"] += 1
             self.stats["refused_bytes_read"] = max(self.stats["refused_bytes_read"], read)
             if not started:
                 await send_error(send, 413, self._too_large())
 
 
-class BearerAuth:
-    """Require ``Authorization: Bearer <api_key>`` on every path except ``OPEN_PATHS``."""
+def route_path(scope: Scope) -> str:
+    """The request's path inside the app it reaches (a mount's ``root_path`` taken off)."""
+    path, root = scope.get("path", ""), scope.get("root_path", "")
+    if root and (path == root or path.startswith(root + "/")):
+        return path[len(root) :] or "/"
+    return path
 
-    def __init__(self, app: ASGIApp, api_key: str) -> None:
-        if not api_key:
+
+class BearerAuth:
+    """Require ``Authorization: Bearer <api_key>`` on every path except ``OPEN_PATHS``; with
+    ``only_under`` (e.g. ``"/api"``) only on that path and below it."""
+
+    def __init__(self, app: ASGIApp, api_key: str, only_under: str | None = None) -> None:
+        if not api_key or not api_key.strip():
             raise ValueError("BearerAuth needs a non-empty api_key")
         self.app = app
         self._expected = f"Bearer {api_key}".encode()
+        self.only_under = only_under.rstrip("/") if only_under else None
+
+    def _open(self, scope: Scope) -> bool:
+        path = route_path(scope)
+        if self.only_under is not None:
+            return not (path == self.only_under or path.startswith(self.only_under + "/"))
+        return path in OPEN_PATHS
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope.get("path") in OPEN_PATHS:
+        if scope["type"] != "http" or self._open(scope):
             await self.app(scope, receive, send)
             return
         given = dict(scope.get("headers") or []).get(b"authorization", b"")

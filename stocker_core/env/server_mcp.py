@@ -64,6 +64,24 @@ TOOLS: list[dict[str, Any]] = [
     },
 ]
 TOOL_NAMES = {tool["name"] for tool in TOOLS}
+RPC_REQUEST_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "description": "a JSON-RPC 2.0 request (a list of them is a batch)",
+    "properties": {
+        "jsonrpc": {"type": "string", "enum": ["2.0"]},
+        "id": {"type": ["string", "integer", "null"]},
+        "method": {"type": "string", "enum": ["initialize", "ping", "tools/list", "tools/call"]},
+        "params": {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "enum": sorted(TOOL_NAMES)},
+                "arguments": {"type": "object"},
+            },
+        },
+    },
+    "required": ["jsonrpc", "method"],
+}
+"""The body of ``POST /mcp`` in the OpenAPI document."""
 
 
 class RpcError(Exception):
@@ -94,7 +112,7 @@ async def _call_tool(
 ) -> dict[str, Any]:
     name = params.get("name")
     arguments = params.get("arguments") or {}
-    if name not in TOOL_NAMES:
+    if not isinstance(name, str) or name not in TOOL_NAMES:
         raise RpcError(INVALID_PARAMS, f"unknown tool {name!r}: use one of {', '.join(sorted(TOOL_NAMES))}")
     if not isinstance(arguments, dict):
         raise RpcError(INVALID_PARAMS, "arguments must be an object")

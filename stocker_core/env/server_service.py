@@ -18,6 +18,7 @@ from stocker_core.env.api_models import ResetRequest
 from stocker_core.env.environment import EpisodeDoneError, SnapshotError
 from stocker_core.env.server_sessions import (
     DEFAULT_IDLE_S,
+    DEFAULT_MAX_EPISODES,
     DEFAULT_MAX_SESSIONS,
     EpisodeCache,
     LoadedEpisode,
@@ -75,9 +76,12 @@ def json_bytes(data: Any) -> bytes:
         return json.dumps(finite(data), allow_nan=False).encode()
 
 
-def check_session_id(session_id: str | None) -> str | None:
-    """``session_id`` when well formed (1-64 letters, digits or . _ -); ApiError 400 otherwise."""
-    if session_id is not None and not SESSION_PATTERN.fullmatch(session_id):
+def check_session_id(session_id: object) -> str | None:
+    """``session_id`` when well formed (a string of 1-64 letters, digits or . _ -); ApiError 400
+    otherwise (a number or a list from a JSON body included)."""
+    if session_id is not None and (
+        not isinstance(session_id, str) or not SESSION_PATTERN.fullmatch(session_id)
+    ):
         raise ApiError(400, "a session id must be 1-64 letters, digits or . _ -")
     return session_id
 
@@ -90,9 +94,10 @@ class EnvService:
         settings: Settings,
         max_sessions: int = DEFAULT_MAX_SESSIONS,
         idle_s: float = DEFAULT_IDLE_S,
+        max_episodes: int = DEFAULT_MAX_EPISODES,
     ) -> None:
         self.settings = settings
-        self.episodes = EpisodeCache(settings)
+        self.episodes = EpisodeCache(settings, max_episodes=max_episodes)
         self.sessions = SessionStore(max_sessions, idle_s)
 
     # -- loading (slow on a cache miss: call from a worker thread) --------------------

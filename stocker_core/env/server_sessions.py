@@ -4,7 +4,10 @@ Sessions are explicit: ``/reset`` answers with an id that every later call sends
 At most ``max_sessions`` live at once; a session unused for ``idle_s`` seconds
 expires. Loaded episodes (with a ready ``TradingEnv`` to copy and their council
 view) are cached per (source, files folder, episode), and loaded once even when
-many clients ask for the same one at the same moment.
+many clients ask for the same one at the same moment. The cache keeps the
+``max_episodes`` (default ``DEFAULT_MAX_EPISODES``) most recently used: a live
+session keeps its own episode alive, so dropping one from the cache never breaks a
+session, it only means the next reset of that episode loads it again.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ from stocker_core.errors import StockerError
 SESSION_HEADER = "X-Session-Id"
 DEFAULT_MAX_SESSIONS = 256
 DEFAULT_IDLE_S = 900.0
+DEFAULT_MAX_EPISODES = 64
+"""Loaded episodes the server keeps (~1.2 MB each with their council view: ~80 MB at most)."""
 
 
 class SessionError(StockerError, LookupError):
@@ -65,43 +70,67 @@ class Session:
 
 
 class EpisodeCache:
-    """Loaded episodes by (source, files folder, name); each loaded once (single flight)."""
+    """Loaded episodes by (source, files folder, name), the ``max_episodes`` most recently used
+    (least recently used dropped first); each loaded once at a time (single flight)."""
 
-    def __init__(self, settings: Settings, loader: Callable[[str], Episode] | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        loader: Callable[[str], Episode] | None = None,
+        max_episodes: int = DEFAULT_MAX_EPISODES,
+    ) -> None:
+        if max_episodes < 1:
+            raise ValueError("max_episodes must be at least 1")
         self.settings = settings
         self.params = RewardParams.from_settings(settings)
+        self.max_episodes = max_episodes
         self._loader = loader or (lambda name: load_episode(name, settings))
-        self._loaded: dict[tuple[str, str, str], LoadedEpisode] = {}
+        self._loaded: OrderedDict[tuple[str, str, str], LoadedEpisode] = OrderedDict()
         self._loading: dict[tuple[str, str, str], threading.Lock] = {}
         self._lock = threading.Lock()
         self.loads = 0
+
+    def __len__(self) -> int:
+        return len(self._loaded)
 
     def key(self, name: str) -> tuple[str, str, str]:
         return (self.settings.source, str(self.settings.files_dir or ""), name)
 
     def cached(self, name: str) -> LoadedEpisode | None:
-        """The loaded episode if it is in the cache (never loads)."""
-        return self._loaded.get(self.key(name))
+        """The loaded episode if it is in the cache (never loads); marks it recently used."""
+        key = self.key(name)
+        with self._lock:
+            hit = self._loaded.get(key)
+            if hit is not None:
+                self._loaded.move_to_end(key)
+            return hit
 
     def get(self, name: str) -> LoadedEpisode:
         """The loaded episode ``name`` (task alias or partition key); slow on a miss."""
         key = self.key(name)
-        hit = self._loaded.get(key)
+        hit = self.cached(name)
         if hit is not None:
             return hit
         with self._lock:
             gate = self._loading.setdefault(key, threading.Lock())
-        with gate:  # concurrent first requests wait for one load
-            hit = self._loaded.get(key)
-            if hit is None:
-                episode = self._loader(name)
-                template = TradingEnv(episode, self.params)
-                view = CouncilView.load(episode, self.settings)
-                view.prepare([d.date().isoformat() for d in episode.dates])
-                hit = LoadedEpisode(episode, template, view)
-                with self._lock:
-                    self._loaded[key] = hit
-                    self.loads += 1
+        try:
+            with gate:  # concurrent first requests wait for one load
+                hit = self.cached(name)
+                if hit is None:
+                    episode = self._loader(name)
+                    template = TradingEnv(episode, self.params)
+                    view = CouncilView.load(episode, self.settings)
+                    view.prepare([d.date().isoformat() for d in episode.dates])
+                    hit = LoadedEpisode(episode, template, view)
+                    with self._lock:
+                        self._loaded[key] = hit
+                        self.loads += 1
+                        while len(self._loaded) > self.max_episodes:
+                            self._loaded.popitem(last=False)
+        finally:
+            with self._lock:  # the gates are not a second unbounded cache
+                if self._loading.get(key) is gate and not gate.locked():
+                    del self._loading[key]
         return hit
 
 

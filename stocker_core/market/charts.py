@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
@@ -210,9 +211,35 @@ def _pool_size(n_charts: int, workers: int | None) -> int:
     return max(1, min(workers, n_charts))
 
 
+PARENT_POLL_S = 0.5
+"""How often a chart worker checks that the process that started it is still alive."""
+
+
+def _watch_parent(parent_pid: int) -> None:
+    """Exit this worker as soon as ``parent_pid`` is gone (kill -9 of ``stocker materialize``
+    included), instead of living on under PID 1. The parent's exit reparents the worker, so
+    its parent id changes; polled from a daemon thread (PR_SET_PDEATHSIG would follow the
+    *thread* that started the worker, and a long-lived pool outlives the step's thread)."""
+
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(PARENT_POLL_S)
+        os._exit(0)
+
+    if os.getppid() != parent_pid:  # the parent died before this worker got going
+        os._exit(0)
+    threading.Thread(target=watch, name="chart-worker-parent-watch", daemon=True).start()
+
+
 def chart_pool(workers: int | None = None) -> ProcessPoolExecutor:
-    """A process pool for ``render_charts`` (spawned: safe beside threads and DuckDB)."""
-    return ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 1, mp_context=get_context("spawn"))
+    """A process pool for ``render_charts`` (spawned: safe beside threads and DuckDB); its
+    workers exit within ``PARENT_POLL_S`` of their parent's death."""
+    return ProcessPoolExecutor(
+        max_workers=workers or os.cpu_count() or 1,
+        mp_context=get_context("spawn"),
+        initializer=_watch_parent,
+        initargs=(os.getpid(),),
+    )
 
 
 def render_charts(

@@ -76,7 +76,11 @@ class BarFolder:
         checked = normalize_bars_checked(table)
         self.parts.setdefault(ticker, []).append(checked.frame)
         self.issues.setdefault(ticker, []).extend(
-            BarIssue(i.date, i.column, f"{path.name}: {i.problem}" if i.date is None else i.problem)
+            BarIssue(
+                i.date,
+                i.column,
+                f"{path.name}: {i.problem}" if i.date is None or i.column == "date" else i.problem,
+            )
             for i in checked.issues
         )
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -82,14 +83,104 @@ def _prepare(raw: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
+_ISO_DATE = r"^\s*\d{4}-\d{1,2}-\d{1,2}(?:[T ].*)?\s*$"
+_YEAR_FIRST = r"^\s*\d{4}[/.]\d{1,2}[/.]\d{1,2}\s*$"
+_COMPACT = r"^\s*\d{8}\s*$"
+_MONTH_NAME = r"[A-Za-z]{3,}"
+_DAY_MONTH_ORDER = r"^\s*\d{1,2}[/.\-]\d{1,2}[/.\-]\d{2,4}(?:[T ].*)?\s*$"
+
+
+def _row_label(frame: pd.DataFrame, position: int) -> int:
+    """The 1-based data row of ``position`` in the file (a long file's rows keep their labels)."""
+    label = frame.index[position]
+    return int(label) + 1 if isinstance(label, int | np.integer) else position + 1
+
+
+def _parse_text_dates(text: pd.Series) -> tuple[pd.Series, pd.Series]:
+    """(dates, refused) of text dates, never guessing the order of day and month: year-first
+    forms (``2023-08-15``, ``2023/08/15``, ``20230815``, ISO with a time) and month names
+    (``Aug 15, 2023``) are read; ``15/08/2023`` and ``08/15/2023`` are refused, as is anything
+    with a two-digit year."""
+    dates = pd.Series(pd.NaT, index=text.index, dtype="datetime64[ns]")
+    iso = text.str.match(_ISO_DATE) | text.str.match(_YEAR_FIRST)
+    compact = text.str.match(_COMPACT)
+    named = ~iso & ~compact & text.str.contains(_MONTH_NAME) & ~text.str.match(_DAY_MONTH_ORDER)
+    refused = text.str.match(_DAY_MONTH_ORDER)
+    parts = [
+        (
+            iso,
+            lambda v: pd.to_datetime(v.str.strip().str.replace(r"[/.]", "-", regex=True), format="ISO8601"),
+        ),
+        (compact, lambda v: pd.to_datetime(v.str.strip(), format="%Y%m%d")),
+        (named, lambda v: pd.to_datetime(v, format="mixed")),
+    ]
+    for mask, parse in parts:
+        if not mask.any():
+            continue
+        try:
+            parsed = parse(text[mask])
+        except (ValueError, TypeError, OverflowError):  # one bad value (or mixed zones): row by row
+            parsed = pd.Series([_one(parse, v) for v in text[mask]], index=text[mask].index)
+        parsed = pd.to_datetime(parsed, errors="coerce", utc=True) if _has_zones(parsed) else parsed
+        if getattr(parsed.dt, "tz", None) is not None:
+            parsed = parsed.dt.tz_localize(None)
+        dates[mask] = parsed.astype("datetime64[ns]")
+    return dates, refused
+
+
+def _one(parse, value: str) -> pd.Timestamp:
+    try:
+        stamp = pd.Timestamp(parse(pd.Series([value])).iloc[0])
+    except (ValueError, TypeError, OverflowError):
+        return pd.NaT
+    return stamp.tz_localize(None) if stamp.tzinfo is not None else stamp
+
+
+def _has_zones(values: pd.Series) -> bool:
+    return values.dtype == object and any(getattr(v, "tzinfo", None) is not None for v in values)
+
+
+def _day_month_readings(text: str) -> list[pd.Timestamp]:
+    """The days ``03/08/2023`` can mean (3 August, 8 March); none for a two-digit year."""
+    numbers = re.findall(r"\d+", text)
+    if len(numbers) < 3 or len(numbers[2]) != 4:
+        return []
+    first, second, year = int(numbers[0]), int(numbers[1]), int(numbers[2])
+    readings = []
+    for day, month in {(first, second), (second, first)}:
+        try:
+            readings.append(pd.Timestamp(year=year, month=month, day=day))
+        except ValueError:
+            continue
+    return sorted(readings)
+
+
 def _dates(frame: pd.DataFrame, issues: list[BarIssue]) -> pd.Series:
-    dates = pd.to_datetime(frame["date"], errors="coerce", utc=False, format="mixed")
+    raw = frame["date"]
+    if pd.api.types.is_datetime64_any_dtype(raw):
+        dates, refused = raw, pd.Series(False, index=raw.index)
+    else:
+        dates, refused = _parse_text_dates(raw.astype("string").fillna(""))
+        dates[raw.isna()] = pd.NaT
     if getattr(dates.dt, "tz", None) is not None:
         dates = dates.dt.tz_localize(None)  # keep the exchange's wall-clock date
-    unreadable = dates.isna() & frame["date"].notna()
-    for position in np.flatnonzero(unreadable.to_numpy())[:5]:
-        shown = str(frame["date"].iloc[position])[:20]
-        issues.append(BarIssue(None, "date", f"row {position + 1}: unreadable date {shown!r}"))
+    refused = refused.to_numpy() & raw.notna().to_numpy()
+    unreadable = dates.isna().to_numpy() & raw.notna().to_numpy() & ~refused
+    for position in np.flatnonzero(refused):
+        shown = str(raw.iloc[position])[:20]
+        problem = (
+            f"row {_row_label(frame, position)}: date {shown!r} does not say which number is the day "
+            "and which the month (never guessed): write dates as YYYY-MM-DD"
+        )
+        # the row belongs to one of the days it can be read as: each of those months fails
+        candidates = _day_month_readings(shown)
+        issues.extend(BarIssue(day, "date", problem) for day in candidates)
+        if not candidates:
+            issues.append(BarIssue(None, "date", problem))
+    for position in np.flatnonzero(unreadable)[:5]:
+        shown = str(raw.iloc[position])[:20]
+        issues.append(BarIssue(None, "date", f"row {_row_label(frame, position)}: unreadable date {shown!r}"))
+    dates = dates.where(~pd.Series(refused, index=dates.index))
     return dates.dt.normalize().astype("datetime64[ns]")
 
 

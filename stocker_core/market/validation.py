@@ -9,6 +9,9 @@ from stocker_core.errors import InvalidNameError
 
 TICKER_PATTERN = re.compile(r"^[A-Z0-9][A-Z0-9.^=-]{0,14}$|^\^[A-Z0-9.=-]{1,14}$")
 MONTH_PATTERN = re.compile(r"^\d{4}-\d{2}-01$")
+FIRST_MONTH, LAST_MONTH = date(1800, 1, 1), date(2200, 12, 1)
+"""The months a partition or episode key may name: well inside the dates pandas can hold
+(1677-2262), so an episode's window and its sessions always exist."""
 
 
 def validate_ticker(ticker: str) -> str:
@@ -30,9 +33,14 @@ def validate_month(month: str) -> date:
     if not isinstance(month, str) or not MONTH_PATTERN.fullmatch(month):
         raise InvalidNameError(f"invalid month {month!r}: expected YYYY-MM-01, e.g. 2023-08-01")
     try:
-        return date.fromisoformat(month)
+        parsed = date.fromisoformat(month)
     except ValueError as exc:
         raise InvalidNameError(f"invalid month {month!r}: {exc}") from None
+    if not FIRST_MONTH <= parsed <= LAST_MONTH:
+        raise InvalidNameError(
+            f"invalid month {month!r}: months from {FIRST_MONTH:%Y-%m} to {LAST_MONTH:%Y-%m} are supported"
+        )
+    return parsed
 
 
 def parse_partition_key(key: str) -> tuple[str, date]:

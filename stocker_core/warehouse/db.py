@@ -102,6 +102,10 @@ class Warehouse:
         con.execute(f"SET file_search_path = '{folder}'")
         con.execute(f"SET allowed_directories = ['{folder}/{parts}/', '{parts}/']")
 
+    def open_read_only(self) -> duckdb.DuckDBPyConnection:
+        """A new read-only connection of the file (the caller closes it); see ``read_only``."""
+        return self._open(True)
+
     @contextmanager
     def session(self) -> Iterator[Warehouse]:
         """Hold one connection for a block of many small reads/writes: ``connect()`` inside

@@ -1,8 +1,9 @@
 """``stocker sql "<query>"``: a read-only SQL query on the warehouse, printed as a table.
 
-The file is opened read-only and external access (files, URLs, ATTACH) is switched off for
-the connection, so a query can read the warehouse's tables and nothing else, and write
-nothing: INSERT, UPDATE, CREATE, COPY … TO and the like are refused with exit code 2.
+The query goes through ``warehouse.read_only``: one SELECT (or SHOW, DESCRIBE, EXPLAIN) on a
+read-only catalog with external access off and the configuration locked. COPY, EXPORT,
+ATTACH, CREATE, INSERT, INSTALL, SET and the like are refused with exit code 2, before
+anything runs.
 """
 
 from __future__ import annotations
@@ -13,30 +14,13 @@ from stocker_core.cli_support import fail
 from stocker_core.errors import StockerError
 
 
-class QueryError(StockerError, ValueError):
-    """The query could not run (a syntax error, an unknown table, an attempted write)."""
-
-
 def run_query(path, sql: str):
-    """The result of ``sql`` on the warehouse at ``path`` as a DataFrame, read-only."""
-    import duckdb
-
+    """The result of ``sql`` on the warehouse at ``path`` as a DataFrame, read-only
+    (``ReadOnlyQueryError`` for a write, a syntax error or a missing warehouse)."""
     from stocker_core.warehouse import Warehouse
+    from stocker_core.warehouse.read_only import read_only_query
 
-    if not sql.strip():
-        raise QueryError("the query is empty")
-    if not path.exists():
-        raise QueryError(f"no warehouse at {path}: run `stocker materialize` first")
-    with Warehouse(path).connect(read_only=True) as con:
-        try:
-            con.execute("SET enable_external_access = false")
-            con.execute("SET lock_configuration = true")
-            return con.execute(sql).df()
-        except duckdb.Error as exc:
-            first = str(exc).strip().splitlines()[0]
-            if "read-only" in first or "disabled by configuration" in first or "locked" in first:
-                first += " (stocker sql only reads the warehouse)"
-            raise QueryError(first) from None
+    return read_only_query(Warehouse(path), sql)
 
 
 def sql_command(

@@ -16,9 +16,10 @@ from typing import Any, TypeVar
 import pandas as pd
 from fastapi import APIRouter, Body, Depends, Request
 from fastapi.responses import FileResponse
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from stocker_core.config import Settings
+from stocker_core.env.api_models import ErrorAnswer
 from stocker_core.errors import StockerError
 from stocker_core.web import names
 from stocker_core.web.compare import (
@@ -48,6 +49,17 @@ STATUS_TABLES = {
 }
 
 F = TypeVar("F", bound=Callable[..., Any])
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorAnswer, "description": text}
+    for status, text in {
+        400: "a malformed or unknown value",
+        401: "missing or wrong API key",
+        404: "nothing stored under that name",
+        409: "the request does not fit the current state",
+        413: "the body is over the size limit",
+    }.items()
+}
+"""Documented on every API route (the schemathesis test holds the API to it)."""
 
 
 @dataclass
@@ -66,7 +78,7 @@ class PlayRequest(BaseModel):
 
     episode: str = "task_easy"
     policy: str | None = None
-    seed: int | None = None
+    seed: int | None = Field(None, ge=0, le=2**32 - 1, description="for policies that draw at random")
 
 
 def web_errors(fn: F) -> F:
@@ -104,7 +116,7 @@ def key_checker(context: WebContext) -> Callable[[Request], None]:
 
 def build_api(context: WebContext) -> APIRouter:
     """The ``api/...`` routes of the web page."""
-    router = APIRouter(prefix="/api", dependencies=[Depends(key_checker(context))])
+    router = APIRouter(prefix="/api", dependencies=[Depends(key_checker(context))], responses=ERROR_RESPONSES)
     reader, sessions, settings = context.reader, context.sessions, context.settings
 
     @router.get("/status")

@@ -10,9 +10,11 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from stocker_core.config import Settings, get_settings
+from stocker_core.env.server_guards import MAX_BODY_BYTES, BearerAuth, BodyLimit
 from stocker_core.web.api import WebContext, build_api
 from stocker_core.web.corpus import DagsterLink
 from stocker_core.web.errors import WebError
@@ -26,8 +28,11 @@ DEFAULT_DAGSTER_URL = "http://127.0.0.1:3000"
 
 
 def configured_api_key(settings: Settings) -> str | None:
-    """The server's API key: ``Settings.api_key`` when the settings have one, else ``STOCKER_API_KEY``."""
-    return getattr(settings, "api_key", None) or os.environ.get("STOCKER_API_KEY") or None
+    """The server's API key: ``Settings.api_key`` when the settings have one, else ``STOCKER_API_KEY``
+    (ServerConfigError for a blank or whitespace-padded key)."""
+    from stocker_core.env.server import checked_api_key
+
+    return checked_api_key(getattr(settings, "api_key", None) or os.environ.get("STOCKER_API_KEY")) or None
 
 
 def mount_web(
@@ -40,6 +45,8 @@ def mount_web(
     """Add the pages (``<prefix>/``, ``<prefix>/episode`` …), their static files and the JSON API
     (``<prefix>/api/…``) to ``app``. With an API key the API needs ``Authorization: Bearer``;
     the pages ask for the key once and keep it for the browser session."""
+    from stocker_core.env.server import checked_api_key
+
     settings = settings or get_settings()
     reader = WarehouseReader(settings.warehouse_path)
     context = WebContext(
@@ -47,7 +54,7 @@ def mount_web(
         reader=reader,
         sessions=PlaySessions(settings, reader),
         dagster=DagsterLink(dagster_url),
-        api_key=api_key if api_key is not None else configured_api_key(settings),
+        api_key=checked_api_key(api_key) if api_key is not None else configured_api_key(settings),
     )
     prefix = "/" + prefix.strip("/")
 
@@ -57,6 +64,11 @@ def mount_web(
 
     app.add_exception_handler(WebError, web_error)
     base = "" if prefix == "/" else prefix
+    # ASGI guards in front of everything the API does (the last added runs first): the key
+    # before a byte of the body is read, then the body limit (413 without buffering)
+    app.add_middleware(BodyLimit, max_bytes=MAX_BODY_BYTES)
+    if context.api_key:
+        app.add_middleware(BearerAuth, api_key=context.api_key, only_under=f"{base}/api")
     app.include_router(build_api(context), prefix=base)
     app.mount(f"{base}/static", StaticFiles(directory=STATIC_DIR), name="web-static")
 
@@ -78,6 +90,12 @@ def mount_web(
     return context
 
 
+async def _routing_error(request: Request, exc: Exception) -> Response:
+    """Routing's own 404/405 in the API's ``{"error": ...}`` shape (FastAPI's is ``{"detail": ...}``)."""
+    assert isinstance(exc, StarletteHTTPException)
+    return JSONResponse({"error": str(exc.detail)}, status_code=exc.status_code, headers=exc.headers)
+
+
 def _page_endpoint(view: str):
     def page() -> HTMLResponse:
         return HTMLResponse(render_page(view))
@@ -93,6 +111,7 @@ def web_app(
 ) -> FastAPI:
     """The page alone, at its own root (pages at ``/``, the API at ``/api``): mount it anywhere."""
     app = FastAPI(title="Stocker web page", docs_url=None, redoc_url=None, openapi_url=None)
+    app.add_exception_handler(StarletteHTTPException, _routing_error)
     mount_web(app, settings, "", dagster_url, api_key)
     return app
 

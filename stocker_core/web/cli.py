@@ -125,9 +125,9 @@ def web_command(
     from stocker_core.web.app import configured_api_key, create_web_app
 
     settings = get_settings()
-    key = configured_api_key(settings)
-    check_exposure(host, key, allow_no_key)
     try:
+        key = configured_api_key(settings)
+        check_exposure(host, key, allow_no_key)
         app = create_web_app(settings, dagster_url=dagster_url, api_key=key)
     except StockerError as exc:
         fail(exc)

@@ -1,5 +1,6 @@
-"""Read-only access to the warehouse for the web pages: one short read-only DuckDB
-connection per query, never a write, and an empty answer when a file or table is missing."""
+"""Read-only access to the warehouse for the web pages: one short locked read-only DuckDB
+connection per query (``warehouse.read_only``: only SELECTs run, external access off, the
+configuration locked), never a write, and an empty answer when a file or table is missing."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from stocker_core.warehouse.db import Warehouse
+from stocker_core.warehouse.read_only import locked_connection, run_read_only
 
 LOCK_WAIT_SECONDS = 5.0
 """How long a web read waits for a writer's lock before answering 'busy'."""
@@ -34,7 +36,7 @@ class WarehouseReader:
         """``schema.table`` names present (empty when the file does not exist)."""
         if not self.exists:
             return set()
-        with self.warehouse.connect(read_only=True) as con:
+        with locked_connection(self.warehouse) as con:
             return _tables(con)
 
     def has(self, *tables: str) -> bool:
@@ -46,19 +48,20 @@ class WarehouseReader:
         """The rows of a parameterized query; an empty frame when a table in ``needs`` is missing."""
         if not self.exists:
             return pd.DataFrame()
-        with self.warehouse.connect(read_only=True) as con:
+        with locked_connection(self.warehouse) as con:
             if needs and not set(needs) <= _tables(con):
                 return pd.DataFrame()
-            return con.execute(sql, list(params)).df()
+            return run_read_only(con, sql, params)
 
     def row_counts(self, tables: Sequence[str]) -> dict[str, int]:
         """Rows in each of ``tables`` (0 for a missing one), over one connection."""
         if not self.exists:
             return {t: 0 for t in tables}
-        with self.warehouse.connect(read_only=True) as con:
+        with locked_connection(self.warehouse) as con:
             present = _tables(con)
+            count = "SELECT count(*) AS n FROM {}"
             return {
-                t: int(con.execute(f"SELECT count(*) FROM {t}").fetchone()[0]) if t in present else 0
+                t: int(run_read_only(con, count.format(t))["n"].iloc[0]) if t in present else 0
                 for t in tables
             }
 

@@ -1,0 +1,69 @@
+"""Inputs that used to crash the server with a 500 get a 4xx with a clear message (issue 22,
+defect 3): out-of-range years in episode keys, non-string ids in MCP calls, a negative seed."""
+
+from __future__ import annotations
+
+import pytest
+from fastapi.testclient import TestClient
+
+from stocker_core.errors import InvalidNameError
+from stocker_core.market.validation import parse_partition_key
+from stocker_core.web.app import create_web_app
+
+
+@pytest.fixture(scope="module")
+def strict(tiny) -> TestClient:
+    return TestClient(create_web_app(tiny.settings, api_key=""), raise_server_exceptions=False)
+
+
+@pytest.mark.parametrize("key", ["SYN|9999-12-01", "SYN|9999-01-01", "SYN|0001-01-01", "GOOGL|1000-01-01"])
+def test_an_episode_key_out_of_the_supported_years_is_a_400(strict, key):
+    for answer in (
+        strict.post("/reset", json={"episode": key}),
+        strict.post("/web/api/play", json={"episode": key}),
+        strict.get("/web/api/council/episode", params={"episode": key}),
+        strict.post("/restore", json={"episode_key": key}),
+    ):
+        assert answer.status_code == 400, answer.text
+        assert "months from 1800-01 to 2200-12 are supported" in answer.json()["error"]
+    with pytest.raises(InvalidNameError, match="1800-01 to 2200-12"):
+        parse_partition_key(key)
+
+
+def _tool(client: TestClient, name, arguments) -> dict:
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": name, "arguments": arguments},
+    }
+    answer = client.post("/mcp", json=body)
+    assert answer.status_code == 200, answer.text
+    return answer.json()
+
+
+@pytest.mark.parametrize("session_id", [5, ["a"], {"x": 1}, 1.5, True])
+def test_a_non_string_session_id_in_an_mcp_call_is_a_tool_error(strict, session_id):
+    for tool, extra in (("state", {}), ("step", {"side": "hold"}), ("close", {})):
+        result = _tool(strict, tool, {"session_id": session_id, **extra})["result"]
+        assert result["isError"] is True and "session id must be" in result["content"][0]["text"]
+
+
+def test_a_tool_name_that_is_not_a_string_is_invalid_params(strict):
+    reply = _tool(strict, ["x"], {})
+    assert reply["error"]["code"] == -32602 and "unknown tool" in reply["error"]["message"]
+
+
+@pytest.mark.parametrize("seed", [-1, 2**32, 2**70])
+def test_a_seed_out_of_range_in_play_is_a_422(strict, seed):
+    answer = strict.post(
+        "/web/api/play", json={"episode": "SYN|2015-03-01", "policy": "random", "seed": seed}
+    )
+    assert answer.status_code == 422 and answer.json()["detail"][0]["loc"] == ["body", "seed"]
+    ok = strict.post("/web/api/play", json={"episode": "SYN|2015-03-01", "policy": "random", "seed": 0})
+    assert ok.status_code == 200
+
+
+def test_an_unknown_path_answers_in_the_api_error_shape(strict):
+    answer = strict.post("/web/api/play/%0Ax/step", json={"side": "hold"})
+    assert answer.status_code in (400, 404) and "error" in answer.json()  # never FastAPI's {"detail"}
