@@ -129,7 +129,8 @@ def ideal_trajectories(context: dg.AssetExecutionContext, stocker: StockerResour
             # the episode it solves: the same version the episodes asset records for it
             upstream[key] = {f"episodes@{key}": episode_version(episode_row(solution)), **inputs}
             frames.append(frame.assign(ticker=solution.episode.ticker))
-            own[key] = _trajectory_metadata(solution, settings)
+            # a plot costs ~0.45 s: in a long backfill only the last few months get one
+            own[key] = _trajectory_metadata(solution, settings, plot=total - done < PLOTTED_MONTHS)
         else:
             build.empty.append(key)
         report(done, total)
@@ -141,9 +142,20 @@ def ideal_trajectories(context: dg.AssetExecutionContext, stocker: StockerResour
     return dg.MaterializeResult(metadata=metadata, data_version=combined_version(build))
 
 
-def _trajectory_metadata(solution, settings: Settings) -> dict[str, object]:
-    """One episode's totals and its plot (also written under STOCKER_HOME/plots/ideal)."""
+PLOTTED_MONTHS = 3
+"""Months of a run whose ideal-position plot is drawn (the latest); every month keeps its totals."""
+
+
+def _trajectory_metadata(solution, settings: Settings, plot: bool = True) -> dict[str, object]:
+    """One episode's totals and, with ``plot``, its plot (also written under STOCKER_HOME/plots/ideal)."""
     ep = solution.episode
+    totals = {
+        "ideal_total": solution.ideal.total,
+        "greedy_total": solution.greedy.total,
+        "ideal_trades": solution.ideal.trades,
+    }
+    if not plot:
+        return totals
     png = ideal_position_png(
         ep.dates,
         ep.closes,
@@ -155,9 +167,7 @@ def _trajectory_metadata(solution, settings: Settings) -> dict[str, object]:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(png)
     return {
-        "ideal_total": solution.ideal.total,
-        "greedy_total": solution.greedy.total,
-        "ideal_trades": solution.ideal.trades,
+        **totals,
         "plot_path": dg.MetadataValue.path(str(path)),
         "plot": png_markdown(png, "ideal position"),
     }
