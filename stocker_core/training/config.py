@@ -70,12 +70,23 @@ class TrainingConfig(BaseSettings):
         description="excess: per-step excess over buy-and-hold minus costs (SPEC §3); "
         "environment: the environment's reward rolled forward rollout_k steps",
     )
-    reward_horizon: int = Field(default=1, ge=1, le=20, description="sessions of the excess reward")
+    reward_horizon: int = Field(
+        default=5,
+        ge=1,
+        le=20,
+        description="sessions the answer's exposure is credited for: a trade pays its cost once, so a "
+        "one-session reward makes any trade a loss unless one day repays the cost (measured: the policy "
+        "collapsed to hold at 1)",
+    )
     scale_rewards: RewardScaling = Field(
         default="batch", description="batch: centred rewards over their batch std; none: raw"
     )
     grpo_prompts: int = Field(default=64, ge=1, description="states per update (all nine answers each)")
-    entropy_coef: float = Field(default=0.0, ge=0, description="bonus on the policy's entropy")
+    entropy_coef: float = Field(
+        default=0.01,
+        ge=0,
+        description="bonus on the policy's entropy (a collapsed softmax has no gradient left to learn from)",
+    )
     decode: Decode = Field(
         default="scored",
         description="how a trained moderator decides: scored (argmax over the nine answers; cannot "

@@ -69,7 +69,6 @@ class LearningCheckConfig:
     )
     agent: dict[str, Any] = field(
         default_factory=lambda: {
-            "horizon": 1,
             "sft_steps": 120,
             "rl_steps": 60,
             "max_train_pairs": 1200,
