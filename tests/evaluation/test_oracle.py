@@ -127,3 +127,27 @@ def test_stored_headlines_win_over_the_configured_ones_and_a_new_write_is_seen(s
     assert list(ticker_news("SYN1", synthetic_env)["headline"]) == list(mine["headline"])
     replace_events(warehouse, "news", mine.iloc[:3])
     assert len(ticker_news("SYN1", synthetic_env)) == 3
+
+
+def test_stocker_backtest_plays_the_oracle_and_a_bad_span_is_a_clear_error(synthetic_env, monkeypatch):
+    import json
+
+    import typer
+    from typer.testing import CliRunner
+
+    from stocker_core.evaluation import cli as evaluation_cli
+
+    app = typer.Typer()
+    evaluation_cli.register(app)
+    args = ["backtest", "--episode", "SYN1|2015-03-01", "--policies", "oracle,buy_and_hold", "--json"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    rows = {row["policy"]: row for row in json.loads(result.output)["rows"]}
+    assert set(rows) == {"oracle", "buy_and_hold"} and rows["oracle"]["trades"] > 2
+    monkeypatch.setenv("STOCKER_SYNTH_START", "2100-01-01")
+    get_settings(fresh=True)
+    bad = CliRunner().invoke(app, args)
+    monkeypatch.delenv("STOCKER_SYNTH_START")
+    get_settings(fresh=True)  # leave no impossible settings cached for later tests
+    assert bad.exit_code == 2 and "error: the synthetic market 2100-01-01" in bad.output
+    assert "STOCKER_SYNTH_START" in bad.output
