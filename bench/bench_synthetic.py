@@ -2,7 +2,8 @@
 IC of D's pre-close headline sentiment (the project's scorer) against r_(D+1), and the
 ``oracle`` policy against buy-and-hold on non-overlapping two-month episodes of every
 ticker (mean excess return per episode, its standard error and t), at the environment's
-default cost — plus the time to make the market and its text.
+default cost — plus the time to make the market and its text. ``--policies oracle,council``
+adds other registered policies (the rule council plays every day: slower).
 
     python bench/bench_synthetic.py [--ic 0,0.05,0.1] [--years 3] [--tickers 4] [--persistence 0.8]
 """
@@ -17,7 +18,7 @@ import pandas as pd
 from scipy.stats import spearmanr
 
 
-def measure(ic: float, years: float, tickers: int, persistence: float) -> dict[str, object]:
+def measure(ic: float, years: float, tickers: int, persistence: float, policies: list[str]) -> list[dict]:
     from stocker_core.config import Settings, use_settings
     from stocker_core.env.episode import episode_from_bars
     from stocker_core.evaluation.oracle import day_sentiment
@@ -36,7 +37,7 @@ def measure(ic: float, years: float, tickers: int, persistence: float) -> dict[s
     started = time.perf_counter()
     market, text = synthetic_market(spec), synthetic_text(spec)
     made = time.perf_counter() - started
-    ics, excess = [], []
+    ics, excess = [], {name: [] for name in policies}
     for ticker in spec.tickers:
         truth = market.truth.loc[market.truth["ticker"] == ticker].reset_index(drop=True)
         news = text.news.loc[text.news["ticker"] == ticker]
@@ -48,23 +49,32 @@ def measure(ic: float, years: float, tickers: int, persistence: float) -> dict[s
         for month in months[1:-2:2]:  # whole two-month windows, none overlapping
             key = f"{ticker}|{month.to_timestamp().date()}"
             with use_settings(settings):  # the oracle reads the configured text
-                result = backtest(
-                    episode_from_bars(key, bars, settings, "synthetic"), ["oracle", "buy_and_hold"]
-                )
+                episode = episode_from_bars(key, bars, settings, "synthetic")
+                result = backtest(episode, [*policies, "buy_and_hold"], settings=settings)
+            if result.failures:
+                raise SystemExit(f"{key}: {result.failures}")
             final = {run.policy: run.values[-1] for run in result.runs}
-            excess.append(final["oracle"] / final["buy_and_hold"] - 1)
+            for name in policies:
+                excess[name].append(final[name] / final["buy_and_hold"] - 1)
     rows = pd.concat(ics, ignore_index=True)
-    excess_arr = np.asarray(excess)
-    se = excess_arr.std(ddof=1) / np.sqrt(len(excess_arr))
-    return {
-        "ic": ic,
-        "measured_ic": round(float(spearmanr(rows["s"], rows["nxt"])[0]), 4),
-        "windows": len(excess_arr),
-        "oracle_excess_per_window": round(float(excess_arr.mean()), 4),
-        "se": round(float(se), 4),
-        "t": round(float(excess_arr.mean() / se), 2),
-        "make_s": round(made, 2),
-    }
+    measured = round(float(spearmanr(rows["s"], rows["nxt"])[0]), 4)
+    out = []
+    for name, values in excess.items():
+        values_arr = np.asarray(values)
+        se = values_arr.std(ddof=1) / np.sqrt(len(values_arr))
+        out.append(
+            {
+                "ic": ic,
+                "measured_ic": measured,
+                "policy": name,
+                "windows": len(values_arr),
+                "excess_per_window": round(float(values_arr.mean()), 4),
+                "se": round(float(se), 4),
+                "t": round(float(values_arr.mean() / se), 2),
+                "make_s": round(made, 2),
+            }
+        )
+    return out
 
 
 def main() -> None:
@@ -75,8 +85,16 @@ def main() -> None:
     parser.add_argument("--years", type=float, default=3.0)
     parser.add_argument("--tickers", type=int, default=4)
     parser.add_argument("--persistence", type=float, default=0.8)
+    parser.add_argument(
+        "--policies", default="oracle", help="comma-separated policies to set against buy-and-hold"
+    )
     args = parser.parse_args()
-    rows = [measure(float(ic), args.years, args.tickers, args.persistence) for ic in args.ic.split(",")]
+    policies = [p.strip() for p in args.policies.split(",") if p.strip()]
+    rows = [
+        row
+        for ic in args.ic.split(",")
+        for row in measure(float(ic), args.years, args.tickers, args.persistence, policies)
+    ]
     print(pd.DataFrame(rows).to_markdown(index=False))
 
 

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import date
+from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -62,18 +64,38 @@ def oracle_long(news: pd.DataFrame, days: Sequence[date | pd.Timestamp]) -> np.n
     return np.nan_to_num(day_sentiment(news, days), nan=0.0) > 0.0
 
 
+def _file_state(path: Path) -> tuple[int, int]:
+    stat = path.stat() if path.exists() else None
+    return (stat.st_mtime_ns, stat.st_size) if stat else (0, 0)
+
+
+@lru_cache(maxsize=4)
+def _stored_news(path: Path, state: tuple) -> pd.DataFrame | None:
+    """Every stored headline when the warehouse at ``path`` stores any text, else None
+    (cached per file state: ``path`` and its write-ahead log, unchanged since)."""
+    from stocker_core.text.events import COLUMNS
+    from stocker_core.text.store import TEXT_TABLES, ensure_text_tables, read_events
+    from stocker_core.warehouse.db import Warehouse
+
+    warehouse = Warehouse(path)
+    ensure_text_tables(warehouse)
+    any_stored = " OR ".join(f"EXISTS (SELECT 1 FROM {table})" for table in TEXT_TABLES.values())
+    if not warehouse.query(f"SELECT {any_stored} AS stored")["stored"].iloc[0]:
+        return None
+    return read_events(warehouse, "news")[COLUMNS["news"]]
+
+
 def ticker_news(ticker: str, settings: Settings | None = None) -> pd.DataFrame:
     """``ticker``'s headlines: the warehouse's when it stores any text, else the configured ones."""
     from stocker_core.text.configured import configured_text
-    from stocker_core.text.store import TEXT_TABLES, read_events
-    from stocker_core.warehouse.db import Warehouse
 
     settings = settings or get_settings()
-    if settings.warehouse_path.exists():
-        warehouse = Warehouse(settings.warehouse_path)
-        if any(len(read_events(warehouse, kind)) for kind in TEXT_TABLES):  # type: ignore[arg-type]
-            return read_events(warehouse, "news", ticker)
-    news = configured_text(settings).news
+    path = settings.warehouse_path
+    stored = None
+    if path.exists():
+        wal = path.with_name(path.name + ".wal")
+        stored = _stored_news(path.resolve(), (_file_state(path), _file_state(wal)))
+    news = stored if stored is not None else configured_text(settings).news
     return news.loc[news["ticker"] == ticker].reset_index(drop=True)
 
 

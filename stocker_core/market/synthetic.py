@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from stocker_core.config import SYNTHETIC_INDEX, Settings, synthetic_ticker_names
+from stocker_core.errors import StockerError
 from stocker_core.market.calendar import nyse, sessions
 from stocker_core.market.frames import normalize_bars
 from stocker_core.market.table_source import TableSource
@@ -53,6 +54,10 @@ INDEX_START = 1000.0
 _MARKET_STREAM, _TICKER_STREAM = 0, 1
 
 
+class SyntheticSpecError(StockerError, ValueError):
+    """Settings that describe no synthetic market (the message names the setting to change)."""
+
+
 @dataclass(frozen=True)
 class SyntheticSpec:
     """Everything the synthetic market depends on (``STOCKER_SYNTH_*`` settings)."""
@@ -66,15 +71,23 @@ class SyntheticSpec:
 
     def __post_init__(self) -> None:
         if not -1.0 <= self.ic <= 1.0:
-            raise ValueError(f"synthetic ic {self.ic} is outside [-1, 1]")
+            raise SyntheticSpecError(f"STOCKER_SYNTH_IC={self.ic} is outside [-1, 1]")
         if not 0.0 <= self.persistence < 1.0:
-            raise ValueError(f"synthetic persistence {self.persistence} is outside [0, 1)")
+            raise SyntheticSpecError(f"STOCKER_SYNTH_PERSISTENCE={self.persistence} is outside [0, 1)")
         if self.years <= 0:
-            raise ValueError(f"synthetic years must be positive, got {self.years}")
+            raise SyntheticSpecError(f"STOCKER_SYNTH_YEARS must be positive, got {self.years}")
+        if not self.tickers:
+            raise SyntheticSpecError("the synthetic market needs at least one ticker")
         for ticker in self.tickers:
             validate_ticker(ticker)
         if SYNTHETIC_INDEX in self.tickers:
-            raise ValueError(f"{SYNTHETIC_INDEX} is the synthetic index; pick other ticker names")
+            raise SyntheticSpecError(f"{SYNTHETIC_INDEX} is the synthetic index; pick other ticker names")
+        last = pd.Timestamp(nyse().last_session)
+        if pd.Timestamp(self.end) > last + pd.Timedelta(days=1):
+            raise SyntheticSpecError(
+                f"the synthetic market {self.start} + {self.years} years ends after the exchange calendar "
+                f"({last.date()}); pick an earlier STOCKER_SYNTH_START or fewer STOCKER_SYNTH_YEARS"
+            )
 
     @classmethod
     def from_settings(cls, settings: Settings) -> SyntheticSpec:
@@ -183,15 +196,11 @@ def _index_bars(days: pd.DatetimeIndex, regime: np.ndarray, common: np.ndarray) 
 @lru_cache(maxsize=8)
 def synthetic_market(spec: SyntheticSpec) -> SyntheticMarket:
     """The market of ``spec`` (cached: the same spec is made once per process)."""
-    last = pd.Timestamp(nyse().last_session)
-    if pd.Timestamp(spec.end) > last + pd.Timedelta(days=1):
-        raise ValueError(
-            f"the synthetic market {spec.start} + {spec.years} years ends after the exchange calendar "
-            f"({last.date()}); pick an earlier STOCKER_SYNTH_START or fewer STOCKER_SYNTH_YEARS"
-        )
     days = sessions(spec.start, spec.end)
     if len(days) < 2:
-        raise ValueError(f"the synthetic market {spec.start} + {spec.years} years has fewer than 2 sessions")
+        raise SyntheticSpecError(
+            f"the synthetic market {spec.start} + {spec.years} years has fewer than 2 sessions"
+        )
     market = np.random.default_rng([spec.seed, _MARKET_STREAM])
     regime = _regimes(market, len(days))
     common = market.standard_normal(len(days))

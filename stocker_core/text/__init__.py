@@ -17,6 +17,9 @@ _EXPORTS = {
     "weighted_sentiment": "sentiment",
     "replace_events": "store",
     "read_events": "store",
+    "configured_text": "configured",
+    "configured_events": "configured",
+    "synthetic_text": "synthetic",
 }
 
 __all__ = sorted(_EXPORTS)

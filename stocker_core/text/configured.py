@@ -16,7 +16,8 @@ def configured_text(settings: Settings) -> TextEvents:
         from stocker_core.market.synthetic import SyntheticSpec
         from stocker_core.text.synthetic import synthetic_text
 
-        return synthetic_text(SyntheticSpec.from_settings(settings))
+        made = synthetic_text(SyntheticSpec.from_settings(settings))  # cached: hand out copies
+        return TextEvents(made.news.copy(), made.forums.copy(), made.macro.copy())
     return load_text_folder(settings.text_folder)
 
 
@@ -25,6 +26,6 @@ def configured_events(settings: Settings, kind: EventKind) -> pd.DataFrame | Non
     configuration names no text at all (no synthetic source, no folder)."""
     if settings.source == "synthetic":
         text = configured_text(settings)
-        return {"news": text.news, "forums": text.forums, "macro": text.macro}[kind].copy()
+        return {"news": text.news, "forums": text.forums, "macro": text.macro}[kind]
     folder = settings.text_folder
     return load_events(folder, kind) if folder is not None else None

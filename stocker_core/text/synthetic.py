@@ -75,18 +75,25 @@ NEGATIVE_NEWS = (
     "faces new export restrictions",
     "disappoints investors with weak outlook",
 )
-NEWS_QUALIFIERS = (
+GOOD_NEWS_TAILS = (
     "",
     " as investors cheer",
-    " amid sector concerns",
     " as the outlook improves",
-    " despite a slowing market",
-    "; analysts stay cautious",
-    " in a volatile session",
     " after a strong quarter",
     " as rivals struggle",
-    " amid recession fears",
+    " in a volatile session",
+    "; analysts stay cautious",
 )
+BAD_NEWS_TAILS = (
+    "",
+    " amid sector concerns",
+    " amid recession fears",
+    " as the market slows",
+    " after a weak quarter",
+    " in a volatile session",
+    "; analysts stay cautious",
+)
+"""Qualifiers that fit the event's direction (or neither), so every headline reads coherently."""
 AFTER_CLOSE_PREFIX = "After the bell: "
 
 BULLISH_TAKES = (
@@ -155,10 +162,10 @@ class HeadlineBank:
 def news_bank(ticker: str, prefix: str = "") -> HeadlineBank:
     """The headline bank of ``ticker`` (each text scored in full, ticker and prefix included)."""
 
-    def texts(events: tuple[str, ...]) -> list[str]:
-        return [f"{prefix}{ticker} {event}{tail}" for event in events for tail in NEWS_QUALIFIERS]
+    def texts(events: tuple[str, ...], tails: tuple[str, ...]) -> list[str]:
+        return [f"{prefix}{ticker} {event}{tail}" for event in events for tail in tails]
 
-    return HeadlineBank.build(texts(POSITIVE_NEWS), texts(NEGATIVE_NEWS))
+    return HeadlineBank.build(texts(POSITIVE_NEWS, GOOD_NEWS_TAILS), texts(NEGATIVE_NEWS, BAD_NEWS_TAILS))
 
 
 @lru_cache(maxsize=64)

@@ -109,3 +109,45 @@ def test_on_real_data_the_oracle_follows_the_news(files_env):
     assert np.isfinite(sentiment).sum() >= 5  # date-only headlines count on the next day
     run = backtest(episode, ["oracle"]).run_of("oracle")
     np.testing.assert_array_equal(run.positions > 0, np.nan_to_num(sentiment) > 0)
+
+
+def test_stored_headlines_win_over_the_configured_ones_and_a_new_write_is_seen(synthetic_env):
+    from stocker_core.text.configured import configured_text
+    from stocker_core.text.store import replace_events
+    from stocker_core.warehouse.db import Warehouse
+
+    configured = configured_text(synthetic_env).news
+    assert len(ticker_news("SYN1", synthetic_env)) == (configured["ticker"] == "SYN1").sum()
+    warehouse = Warehouse(synthetic_env.warehouse_path)
+    warehouse.ensure_schema()
+    replace_events(warehouse, "macro", configured_text(synthetic_env).macro)
+    assert ticker_news("SYN1", synthetic_env).empty  # stored text, but no SYN1 headline in it
+    mine = configured.loc[configured["ticker"] == "SYN1"].iloc[:7]
+    replace_events(warehouse, "news", mine)
+    assert list(ticker_news("SYN1", synthetic_env)["headline"]) == list(mine["headline"])
+    replace_events(warehouse, "news", mine.iloc[:3])
+    assert len(ticker_news("SYN1", synthetic_env)) == 3
+
+
+def test_stocker_backtest_plays_the_oracle_and_a_bad_span_is_a_clear_error(synthetic_env, monkeypatch):
+    import json
+
+    import typer
+    from typer.testing import CliRunner
+
+    from stocker_core.evaluation import cli as evaluation_cli
+
+    app = typer.Typer()
+    evaluation_cli.register(app)
+    args = ["backtest", "--episode", "SYN1|2015-03-01", "--policies", "oracle,buy_and_hold", "--json"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    rows = {row["policy"]: row for row in json.loads(result.output)["rows"]}
+    assert set(rows) == {"oracle", "buy_and_hold"} and rows["oracle"]["trades"] > 2
+    monkeypatch.setenv("STOCKER_SYNTH_START", "2100-01-01")
+    get_settings(fresh=True)
+    bad = CliRunner().invoke(app, args)
+    monkeypatch.delenv("STOCKER_SYNTH_START")
+    get_settings(fresh=True)  # leave no impossible settings cached for later tests
+    assert bad.exit_code == 2 and "error: the synthetic market 2100-01-01" in bad.output
+    assert "STOCKER_SYNTH_START" in bad.output

@@ -124,4 +124,5 @@ def test_synthetic_events_match_the_validated_schema_and_survive_the_warehouse(t
     assert replace_events(warehouse, "news", text.news) == len(text.news)
     stored = read_events(warehouse, "news")
     pd.testing.assert_frame_equal(stored, text.news, check_dtype=False)
-    assert configured_events(Settings(source="sample", home=tmp_path), "news") is None
+    no_text = Settings(source="yfinance", home=tmp_path, text_dir=None, files_dir=None)
+    assert configured_events(no_text, "news") is None  # a source without text and no folder
