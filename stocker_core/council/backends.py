@@ -275,4 +275,9 @@ def get_moderator(settings: CouncilSettings | None = None, cost_rate: float = 0.
     if settings.council_moderator == "rule":
         return RuleModerator()
     backend = settings.council_backend if settings.council_backend != "rule" else "openai"
-    return LLMModerator(get_chat_client(settings, backend), cost_rate=cost_rate)
+    return LLMModerator(
+        get_chat_client(settings, backend),
+        cost_rate=cost_rate,
+        masked=settings.llm_mask,
+        mode=settings.llm_mode,
+    )

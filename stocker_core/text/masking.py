@@ -4,7 +4,8 @@ A model that knows the ticker and the date may remember what happened next. A
 ``PromptMask`` renders names, dates and prices for a prompt:
 
 * the ticker and its company names become a neutral label (``the stock``: ``STOCK``;
-  peers ``PEER1``, ``PEER2``, …; commodities and rates by kind: ``gold``, ``10y yield``);
+  peers ``PEER1``, ``PEER2``, …; any other company of ``COMPANY_NAMES`` ``ANOTHER``;
+  commodities and rates by kind: ``gold``, ``10y yield``);
 * a date becomes a relative session number (``session -3``: three sessions before the
   decision; ``session 0`` is the decision day), a month ``month -2``;
 * the stock's prices are rebased to 100 at the episode's first session;
@@ -25,7 +26,7 @@ from datetime import date
 import numpy as np
 import pandas as pd
 
-__all__ = ["COMPANY_NAMES", "SYMBOL_KINDS", "PromptMask", "company_names"]
+__all__ = ["COMPANY_NAMES", "SYMBOL_KINDS", "PromptMask", "company_names", "mask_json"]
 
 COMPANY_NAMES: dict[str, tuple[str, ...]] = {
     "AAPL": ("Apple Inc", "Apple"),
@@ -80,9 +81,12 @@ _DATE_PATTERNS = (
     re.compile(r"\b\d{1,2}/\d{1,2}/\d{2,4}\b"),
     re.compile(rf"\b(?:{_MONTHS})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?\b", re.IGNORECASE),
     re.compile(rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:{_MONTHS})\.?(?:,?\s+\d{{4}})?\b", re.IGNORECASE),
-    re.compile(r"\b(?:19|20)\d{2}\b"),
+    re.compile(r"(?<![\d.,])(?:19|20)\d{2}(?![\d.,]\d)"),
 )
 _DOLLARS = re.compile(r"(?:US)?\$\s?\d[\d,]*(?:\.\d+)?(?:\s?(?:bn|billion|million|m|k|trillion|tn))?\b", re.I)
+_ISO_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[T ][\d:.]+(?:Z|[+-]\d{2}:?\d{2})?)?$")
+_PRICE_KEYS = frozenset({"last_close", "close", "open", "high", "low", "price"})
+_SYMBOL_KEYS = frozenset({"symbol", "ticker"})
 _PRICE_COLUMNS = ("open", "high", "low", "close", "sma20", "sma50", "sma200", "bb_lower", "bb_mid", "bb_upper")
 _SCALE_COLUMNS = ("macd", "macd_signal", "macd_hist", "atr14")
 
@@ -149,7 +153,12 @@ class PromptMask:
             for symbol, label in labels.items():
                 for name in company_names(symbol, names):
                     patterns.append((_word(name), label))
-            for symbol, label in labels.items():  # tickers after names ("AMD" is both), exact case
+            strangers = {t: "ANOTHER" for t in COMPANY_NAMES if t not in labels}  # other known companies
+            for symbol, label in strangers.items():
+                for name in company_names(symbol, names):
+                    patterns.append((_word(name), label))
+            labels_and_strangers = {**labels, **strangers}
+            for symbol, label in labels_and_strangers.items():  # tickers after names ("AMD" is both), exact case
                 patterns.append((re.compile(rf"(?<![\w$^=]){re.escape(symbol)}(?![\w=])"), label))
                 if symbol.startswith("^") or "=" in symbol:
                     patterns.append((re.compile(re.escape(symbol)), label))
@@ -227,3 +236,27 @@ class PromptMask:
         for pattern in _DATE_PATTERNS:
             text = pattern.sub("[date]", text)
         return _DOLLARS.sub("$[amount]", text)
+
+
+def mask_json(value: object, mask: PromptMask, key: str | None = None) -> object:
+    """A JSON-like tool result seen through ``mask``: ISO date strings become sessions,
+    other strings are masked text, stock prices (``close``, ``last_close``, ``high``, …
+    and price-valued indicators) are rebased, ``symbol``/``ticker`` become labels.
+    Unchanged when the mask is off."""
+    if not mask.enabled:
+        return value
+    if isinstance(value, dict):
+        return {k: mask_json(v, mask, str(k)) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [mask_json(v, mask, key) for v in value]
+    if isinstance(value, str):
+        if key in _SYMBOL_KEYS:
+            return mask.name(value)
+        return mask.day(value) if _ISO_DAY.match(value) else mask.text(value)
+    if isinstance(value, bool) or not isinstance(value, int | float) or key is None:
+        return value
+    if key in _PRICE_KEYS or key in _PRICE_COLUMNS or key in _SCALE_COLUMNS:
+        if mask.base is None or not np.isfinite(value):
+            return None
+        return round(100.0 * float(value) / mask.base, 2)
+    return value
