@@ -167,3 +167,38 @@ def test_vision_sends_the_exact_chart_bytes(serve, easy_inputs, tmp_path, monkey
     plain = get_backend(CouncilSettings())
     assert plain.prompt_version("chart_pattern") != backend.prompt_version("chart_pattern")
     assert plain.prompt_version("news") == backend.prompt_version("news")
+
+
+def test_vote_show_prompts_json_lists_what_the_server_received(serve, monkeypatch, tmp_path):
+    from stocker_testing import SEED_DIR
+    from typer.testing import CliRunner
+
+    from stocker_core.cli import app
+
+    url, fake = serve(schema=True, logprobs=True)
+    for key, value in {
+        "STOCKER_SOURCE": "files",
+        "STOCKER_FILES_DIR": str(SEED_DIR),
+        "STOCKER_HOME": str(tmp_path),
+        "STOCKER_COUNCIL_BACKEND": "openai",
+        "STOCKER_OPENAI_BASE_URL": url,
+        "STOCKER_COUNCIL_MODERATOR": "llm",
+    }.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("STOCKER_TEXT_DIR", raising=False)
+    args = ["council", "vote", "--task", "task_easy", "--date", "2023-08-15", "--json"]
+    result = CliRunner().invoke(app, [*args, "--show-prompts"])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    prompts = payload["prompts"]
+    assert [p["role"] for p in prompts] == [v["role"] for v in payload["votes"]] + ["moderator"]
+    received = {b["messages"][1]["content"] for b in fake.bodies}
+    for sent in prompts:
+        assert sent["user"] in received, sent["role"]
+        assert any(b["messages"][0]["content"] == sent["system"] for b in fake.bodies)
+    assert "AAPL" not in json.dumps(prompts) and "STOCK" in prompts[0]["user"]  # masked by default
+    assert all(v["signal"] == 0.5 for v in payload["votes"])  # structured output
+    plain = CliRunner().invoke(app, args)
+    assert plain.exit_code == 0 and "prompts" not in json.loads(plain.stdout)
+    table = CliRunner().invoke(app, args[:-1] + ["--show-prompts"])
+    assert table.exit_code == 0 and "prompt: moderator" in table.output
