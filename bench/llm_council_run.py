@@ -109,7 +109,9 @@ def main() -> None:
         "mode": settings.llm_mode,
         "masked": settings.llm_mask,
         **stats,
-        "mean_signal_by_role": cached.groupby("role")["signal"].mean().round(3).to_dict() if len(cached) else {},
+        "mean_signal_by_role": cached.groupby("role")["signal"].mean().round(3).to_dict()
+        if len(cached)
+        else {},
         "information_coefficient": information_coefficients(cached, inputs.bars) if len(cached) else {},
     }
     print(json.dumps(report, indent=2, default=str))

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from stocker_core.agent.data import AgentData
-from stocker_core.agent.data import MACRO_SYMBOLS
+from stocker_core.agent.data import MACRO_SYMBOLS, AgentData
 from stocker_core.text.masking import PromptMask
 
 

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from stocker_core.council.analysts import RULES_VERSION, rule_vote
+from stocker_core.council.choices import VOTE_ANSWERS, VOTE_PREFIX, confidence_of, expected_value
 from stocker_core.council.config import BackendName, CouncilSettings
 from stocker_core.council.context import DecisionContext
-from stocker_core.council.choices import VOTE_ANSWERS, VOTE_PREFIX, confidence_of, expected_value
 from stocker_core.council.llm import ChatClient, LLMRejected, decision_day, user_text
 from stocker_core.council.models import SpecialistVote
 from stocker_core.council.parsing import parse_vote
@@ -160,7 +160,12 @@ class LLMBackend:
             image_expected=role == "chart_pattern",
         )
         image = message.image_path if self.client.supports_images else None
-        return {"role": role, "system": spec.system_prompt, "user": text, "image": str(image) if image else None}
+        return {
+            "role": role,
+            "system": spec.system_prompt,
+            "user": text,
+            "image": str(image) if image else None,
+        }
 
     def vote(self, role: str, ctx: DecisionContext) -> VoteResult:
         sent = self.prompts(role, ctx)

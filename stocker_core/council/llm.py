@@ -10,8 +10,8 @@ import contextlib
 import json
 import threading
 import time
-from pathlib import Path
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Protocol
 
 import httpx
@@ -228,7 +228,10 @@ class OpenAIChatClient:
         """The reply text under structured output: ``response_format`` of type
         ``json_schema`` (strict), as OpenAI, vLLM and the llama.cpp server accept.
         LLMRejected when the server refuses the field."""
-        response_format = {"type": "json_schema", "json_schema": {"name": name, "strict": True, "schema": schema}}
+        response_format = {
+            "type": "json_schema",
+            "json_schema": {"name": name, "strict": True, "schema": schema},
+        }
         return message_text(self.request(system, user, image_path, response_format=response_format))
 
     def first_token_logprobs(
@@ -245,9 +248,7 @@ class OpenAIChatClient:
         except (KeyError, IndexError, TypeError, ValueError):
             return {}
 
-    def request(
-        self, system: str, user: str, image_path: Path | None = None, **extra: Any
-    ) -> dict[str, Any]:
+    def request(self, system: str, user: str, image_path: Path | None = None, **extra: Any) -> dict[str, Any]:
         """One chat completion's first choice (``message``, maybe ``logprobs``); ``extra``
         fields go into the request body. Deadlines and retries as ``complete``."""
         payload = {

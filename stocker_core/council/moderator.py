@@ -145,9 +145,7 @@ def moderator_prompt(
     ]
     shown = "" if masked else f"Price {price if price is not None else 'unknown'}, "
     return (
-        "Votes:\n"
-        + "\n".join(lines)
-        + f"\n{shown}{'Cash' if masked else 'cash'} {portfolio.cash:.2f}, "
+        "Votes:\n" + "\n".join(lines) + f"\n{shown}{'Cash' if masked else 'cash'} {portfolio.cash:.2f}, "
         f"position {portfolio.position} shares, step {portfolio.step + 1} of "
         f"{portfolio.total_steps or '?'}. Feasible: buy 0..{max_buy}, "
         f"sell 0..{portfolio.position}."

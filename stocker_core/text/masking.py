@@ -87,7 +87,18 @@ _DOLLARS = re.compile(r"(?:US)?\$\s?\d[\d,]*(?:\.\d+)?(?:\s?(?:bn|billion|millio
 _ISO_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[T ][\d:.]+(?:Z|[+-]\d{2}:?\d{2})?)?$")
 _PRICE_KEYS = frozenset({"last_close", "close", "open", "high", "low", "price"})
 _SYMBOL_KEYS = frozenset({"symbol", "ticker"})
-_PRICE_COLUMNS = ("open", "high", "low", "close", "sma20", "sma50", "sma200", "bb_lower", "bb_mid", "bb_upper")
+_PRICE_COLUMNS = (
+    "open",
+    "high",
+    "low",
+    "close",
+    "sma20",
+    "sma50",
+    "sma200",
+    "bb_lower",
+    "bb_mid",
+    "bb_upper",
+)
 _SCALE_COLUMNS = ("macd", "macd_signal", "macd_hist", "atr14")
 
 
@@ -158,7 +169,10 @@ class PromptMask:
                 for name in company_names(symbol, names):
                     patterns.append((_word(name), label))
             labels_and_strangers = {**labels, **strangers}
-            for symbol, label in labels_and_strangers.items():  # tickers after names ("AMD" is both), exact case
+            for (
+                symbol,
+                label,
+            ) in labels_and_strangers.items():  # tickers after names ("AMD" is both), exact case
                 patterns.append((re.compile(rf"(?<![\w$^=]){re.escape(symbol)}(?![\w=])"), label))
                 if symbol.startswith("^") or "=" in symbol:
                     patterns.append((re.compile(re.escape(symbol)), label))

@@ -234,10 +234,19 @@ def test_agent_prompts_are_masked(episode):
 
 def test_mask_json_rebases_prices_and_relabels():
     mask = PromptMask.build(
-        "AAPL", "2023-08-03", pd.to_datetime(["2023-08-01", "2023-08-02", "2023-08-03"]), [200.0, 210.0, 190.0]
+        "AAPL",
+        "2023-08-03",
+        pd.to_datetime(["2023-08-01", "2023-08-02", "2023-08-03"]),
+        [200.0, 210.0, 190.0],
     )
     shown = mask_json(
-        {"symbol": "AAPL", "last_date": "2023-08-03", "last_close": 190.0, "closes": [{"date": "2023-08-02", "close": 210.0}], "rsi14": 55.5},
+        {
+            "symbol": "AAPL",
+            "last_date": "2023-08-03",
+            "last_close": 190.0,
+            "closes": [{"date": "2023-08-02", "close": 210.0}],
+            "rsi14": 55.5,
+        },
         mask,
     )
     assert shown == {
