@@ -57,9 +57,14 @@ class Segment:
 
 
 def trace_segments(
-    loaded: LoadedModel, trace: Trace, tools: list[dict[str, Any]], max_calls: int
+    loaded: LoadedModel,
+    trace: Trace,
+    tools: list[dict[str, Any]],
+    max_calls: int,
+    mask: PromptMask | None = None,
 ) -> list[Segment]:
-    """``trace`` rendered for ``loaded`` as segments (context vs the model's own turns)."""
+    """``trace`` rendered for ``loaded`` as segments (context vs the model's own turns);
+    chat models read it through ``mask`` when given, as ``ModelWriter(mask_for=...)`` does."""
     if loaded.prompt_style == "words":
         context = Trace(trace.ticker, trace.date, trace.policy, trace.turns[:1])
         segments = [Segment(render_words(context), False)]
@@ -69,7 +74,7 @@ def trace_segments(
             text = render_words(partial)[len(render_words(before)) :]
             segments.append(Segment(text, trace.turns[i].role == "assistant"))
         return segments
-    messages = chat_messages(trace, tools, max_calls)
+    messages = chat_messages(trace, tools, max_calls, mask)
     segments, previous = [], ""
     for k in range(1, len(messages) + 1):
         rendered = loaded.tokenizer.apply_chat_template(messages[:k], tokenize=False)
