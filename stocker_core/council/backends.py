@@ -173,8 +173,8 @@ class LLMBackend:
         image = Path(sent["image"]) if sent["image"] else None
         try:
             with decision_day(f"{ctx.ticker} {ctx.date:%Y-%m-%d}"):  # the day's calls share one budget
-                if self.mode == "scored" and hasattr(self.client, "score"):
-                    return VoteResult(self._scored(role, system, text))
+                if self.mode == "scored" and hasattr(self.client, "score") and image is None:
+                    return VoteResult(self._scored(role, system, text))  # an image goes to generate()
                 if self.mode == "scored":
                     vote = self._structured(role, system, text, image)
                     if vote is not None:

@@ -11,6 +11,7 @@ short answer also collects the mass of the longer ones it begins.
 from __future__ import annotations
 
 import copy
+import inspect
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -84,9 +85,11 @@ def score_choices(
                 if len(answer) > 1:
                     inputs[row, : len(answer) - 1] = torch.tensor(answer[:-1], device=device)
                     mask[row, prompt.shape[1] : prompt.shape[1] + len(answer) - 1] = 1
-            cache = copy.deepcopy(first.past_key_values)
+            cache = copy.deepcopy(_cache_of(first))
             cache.batch_repeat_interleave(n)
-            rest = model(input_ids=inputs, attention_mask=mask, past_key_values=cache, use_cache=True)
+            rest = model(
+                input_ids=inputs, attention_mask=mask, **{_cache_argument(model): cache}, use_cache=True
+            )
             logp = torch.log_softmax(rest.logits.float(), dim=-1)
             for row, answer in enumerate(ids):
                 for j in range(1, len(answer)):
@@ -94,6 +97,23 @@ def score_choices(
     top = max(scores)
     weights = np.array([math.exp(s - top) for s in scores])
     return weights / weights.sum()
+
+
+def _cache_of(output: Any) -> Any:
+    """The key/value cache of a forward pass (``cache`` in transformers 5.2x, formerly
+    ``past_key_values``)."""
+    cache = output.get("cache") if hasattr(output, "get") else None
+    return cache if cache is not None else output.past_key_values
+
+
+def _cache_argument(model: Any) -> str:
+    """The forward argument that takes a cache in this transformers version."""
+    forward = getattr(model, "forward", None)
+    try:
+        names = inspect.signature(forward).parameters if forward is not None else {}
+    except (TypeError, ValueError):
+        names = {}
+    return "cache" if "cache" in names else "past_key_values"
 
 
 def expected_value(probabilities: Sequence[float], values: Sequence[float] = VOTE_VALUES) -> float:
