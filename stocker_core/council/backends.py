@@ -160,16 +160,29 @@ class LLMBackend:
             image_expected=role == "chart_pattern",
         )
         image = message.image_path if self.client.supports_images else None
-        return {
+        sent = {
             "role": role,
             "system": spec.system_prompt,
             "user": text,
             "image": str(image) if image else None,
         }
+        method = self._next_structured()
+        if method == "logprobs":
+            sent["system"] = spec.system_prompt.replace(OUTPUT_RULES, LETTER_RULES)
+        if method:
+            sent["structured"] = method
+        return sent
+
+    def _next_structured(self) -> str | None:
+        """The structured method the next OpenAI-compatible request will try (None: text,
+        or a client that scores)."""
+        if self.mode != "scored" or hasattr(self.client, "score"):
+            return None
+        return next((m for m in self.structured if m not in self.unsupported), None)
 
     def vote(self, role: str, ctx: DecisionContext) -> VoteResult:
         sent = self.prompts(role, ctx)
-        system, text = sent["system"], sent["user"]
+        system, text = ROLES[role].system_prompt, sent["user"]  # _structured swaps in the letter rules
         image = Path(sent["image"]) if sent["image"] else None
         try:
             with decision_day(f"{ctx.ticker} {ctx.date:%Y-%m-%d}"):  # the day's calls share one budget

@@ -118,6 +118,9 @@ def test_logprobs_when_structured_output_is_refused(serve, easy_inputs):
     assert "one capital letter" in last["messages"][0]["content"]
     backend.vote("indicator", ctx)  # the refusal is remembered: one request, logprobs only
     assert len(fake.bodies) == 3 and "response_format" not in fake.bodies[-1]
+    shown = backend.prompts("indicator", ctx)  # --show-prompts shows what goes out now
+    assert shown["structured"] == "logprobs"
+    assert shown["system"] == fake.bodies[-1]["messages"][0]["content"]
 
 
 def test_plain_parsing_when_neither_is_offered(serve, easy_inputs):
@@ -127,6 +130,7 @@ def test_plain_parsing_when_neither_is_offered(serve, easy_inputs):
     assert (vote.signal, vote.confidence, vote.rationale, vote.parse_error) == (-0.3, 0.4, "meh", False)
     assert len(fake.bodies) == 3
     assert "response_format" not in fake.bodies[-1] and "logprobs" not in fake.bodies[-1]
+    assert "Answer with one JSON object" in fake.bodies[-1]["messages"][0]["content"]
     backend.vote("news", easy_inputs.context("2023-08-16"))
     assert len(fake.bodies) == 4  # straight to text from now on
 
