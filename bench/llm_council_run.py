@@ -23,6 +23,7 @@ from stocker_core.config import get_settings
 from stocker_core.council.backends import get_backend
 from stocker_core.council.cache import VoteCache
 from stocker_core.council.context import context_symbols, load_council_inputs
+from stocker_core.council.roles import ROLE_NAMES
 from stocker_core.council.runner import run_votes
 from stocker_core.env.tasks import TASKS
 from stocker_core.warehouse.db import Warehouse
@@ -72,10 +73,15 @@ def main() -> None:
     days = inputs.trading_days(start, end)
     if args.limit:
         days = days[: args.limit]
-    backend = get_backend(settings)
     cache = VoteCache(Warehouse(settings.warehouse_path))
     stats: dict[str, object] = {}
+    name = settings.council_backend
+    model_id = settings.hf_model if name == "transformers" else settings.openai_model
+    versions = None  # --report-only reads every prompt version of the model (no model loaded)
     if not args.report_only:
+        backend = get_backend(settings)
+        name, model_id = backend.name, backend.model_id
+        versions = {role: backend.prompt_version(role) for role in ROLE_NAMES}
         started = time.perf_counter()
         run = run_votes(
             ticker,
@@ -93,10 +99,7 @@ def main() -> None:
         if run.stats["misses"]:
             stats["seconds_per_vote"] = round(seconds / run.stats["misses"], 2)
     started = time.perf_counter()
-    versions = {role: backend.prompt_version(role) for role in inputs_roles()}
-    cached = cache.votes_for(
-        ticker, days, backend=backend.name, model_id=backend.model_id, prompt_versions=versions
-    )
+    cached = cache.votes_for(ticker, days, backend=name, model_id=model_id, prompt_versions=versions)
     stats["cache_read_s"] = round(time.perf_counter() - started, 3)
     stats["cached_votes"] = len(cached)
     stats["parse_failures_in_cache"] = int(cached["parse_error"].sum()) if len(cached) else 0
@@ -104,8 +107,9 @@ def main() -> None:
     report = {
         "ticker": ticker,
         "window": [start, end],
-        "backend": backend.name,
-        "model": backend.model_id,
+        "backend": name,
+        "model": model_id,
+        "prompt_versions": int(cached["prompt_version"].nunique()) if len(cached) else 0,
         "mode": settings.llm_mode,
         "masked": settings.llm_mask,
         **stats,
@@ -115,12 +119,6 @@ def main() -> None:
         "information_coefficient": information_coefficients(cached, inputs.bars) if len(cached) else {},
     }
     print(json.dumps(report, indent=2, default=str))
-
-
-def inputs_roles() -> tuple[str, ...]:
-    from stocker_core.council.roles import ROLE_NAMES
-
-    return ROLE_NAMES
 
 
 if __name__ == "__main__":
