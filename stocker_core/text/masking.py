@@ -83,7 +83,9 @@ _DATE_PATTERNS = (
     re.compile(rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:{_MONTHS})\.?(?:,?\s+\d{{4}})?\b", re.IGNORECASE),
     re.compile(r"(?<![\d.,])(?:19|20)\d{2}(?![\d.,]\d)"),
 )
-_DOLLARS = re.compile(r"(?:US)?\$\s?\d[\d,]*(?:\.\d+)?(?:\s?(?:bn|billion|million|m|k|trillion|tn))?\b", re.I)
+_DOLLARS = re.compile(
+    r"(?:US)?\$\s?\d[\d,]*(?:\.\d+)?(?:\s?(?:billion|million|trillion|bn|tn|[bmkt])\b)?", re.IGNORECASE
+)
 _ISO_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[T ][\d:.]+(?:Z|[+-]\d{2}:?\d{2})?)?$")
 _PRICE_KEYS = frozenset({"last_close", "close", "open", "high", "low", "price"})
 _SYMBOL_KEYS = frozenset({"symbol", "ticker"})

@@ -259,3 +259,19 @@ def test_mask_json_rebases_prices_and_relabels():
     assert mask.day("2023-08-05") == "session 0"  # a weekend counts as the session before
     assert mask.month("2023-06-30") == "month -2"
     assert PromptMask.identity("AAPL", "2023-08-03").text("Apple 2023") == "Apple 2023"
+
+
+def test_mask_text_replaces_names_dates_and_amounts():
+    mask = PromptMask.build(
+        "META", "2022-10-27", pd.to_datetime(["2022-10-26", "2022-10-27"]), [100.0, 90.0], peers=("GOOGL",)
+    )
+    assert mask.text("Meta Platforms (META) loss balloons to $3.7B; Facebook's ad miss") == (
+        "STOCK (STOCK) loss balloons to $[amount]; STOCK's ad miss"
+    )
+    assert mask.text("Google and Alphabet beat, Apple lags on Oct 26, 2022 (2022-10-26)") == (
+        "PEER1 and PEER1 beat, ANOTHER lags on [date] ([date])"
+    )
+    assert (
+        mask.text("RSI 33.2034, 1,200.50 shares, meta-analysis")
+        == "RSI 33.2034, 1,200.50 shares, meta-analysis"
+    )
