@@ -17,6 +17,8 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 SourceName = Literal["sample", "files", "yfinance", "synthetic"]
 BackendName = Literal["rule", "openai", "transformers"]
 ModeratorName = Literal["rule", "llm"]
+LLMMode = Literal["scored", "free"]
+StructuredOutput = Literal["auto", "json_schema", "logprobs", "off"]
 ExecutorName = Literal["in_process", "celery"]
 ChartsMode = Literal["auto", "eager", "on_demand"]
 
@@ -110,6 +112,15 @@ class Settings(BaseSettings):
     llm_temperature: float = Field(default=0.0, ge=0)
     llm_concurrency: int = Field(default=4, ge=1)
     council_workers: int = Field(default=4, ge=1)
+    llm_mode: LLMMode = Field(
+        default="scored", description="scored: answers scored by likelihood; free: generate and parse"
+    )
+    llm_rationale: bool = Field(default=False, description="Scored votes also generate a rationale")
+    llm_mask: bool = Field(default=True, description="Mask ticker, names, dates and price levels")
+    openai_structured: StructuredOutput = Field(
+        default="auto", description="OpenAI-compatible: json_schema, logprobs, off, or auto (try in order)"
+    )
+    vision: bool = Field(default=False, description="Send the chart PNG to the model as an image")
     text_dir: Path | None = Field(default=None, description="news/forums/macro .jsonl drop folder")
     news_online: bool = False  # also pull recent yfinance headlines for registered tickers
 

@@ -10,13 +10,15 @@ moderator's, since a trace holds several turns).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from stocker_core.agent.config import AgentConfig
+from stocker_core.agent.parsing import DECISIONS
 from stocker_core.agent.render import chat_messages, render_words, vocabulary
 from stocker_core.agent.trace import Trace
+from stocker_core.text.masking import PromptMask
 from stocker_core.training.models import SMOLLM2, TINY, LoadedModel
 
 TINY_CONTEXT = 512
@@ -55,9 +57,14 @@ class Segment:
 
 
 def trace_segments(
-    loaded: LoadedModel, trace: Trace, tools: list[dict[str, Any]], max_calls: int
+    loaded: LoadedModel,
+    trace: Trace,
+    tools: list[dict[str, Any]],
+    max_calls: int,
+    mask: PromptMask | None = None,
 ) -> list[Segment]:
-    """``trace`` rendered for ``loaded`` as segments (context vs the model's own turns)."""
+    """``trace`` rendered for ``loaded`` as segments (context vs the model's own turns);
+    chat models read it through ``mask`` when given, as ``ModelWriter(mask_for=...)`` does."""
     if loaded.prompt_style == "words":
         context = Trace(trace.ticker, trace.date, trace.policy, trace.turns[:1])
         segments = [Segment(render_words(context), False)]
@@ -67,7 +74,7 @@ def trace_segments(
             text = render_words(partial)[len(render_words(before)) :]
             segments.append(Segment(text, trace.turns[i].role == "assistant"))
         return segments
-    messages = chat_messages(trace, tools, max_calls)
+    messages = chat_messages(trace, tools, max_calls, mask)
     segments, previous = [], ""
     for k in range(1, len(messages) + 1):
         rendered = loaded.tokenizer.apply_chat_template(messages[:k], tokenize=False)
@@ -76,11 +83,18 @@ def trace_segments(
     return segments
 
 
-def prompt_text(loaded: LoadedModel, trace: Trace, tools: list[dict[str, Any]], max_calls: int) -> str:
-    """What the model reads before writing its next turn."""
+def prompt_text(
+    loaded: LoadedModel,
+    trace: Trace,
+    tools: list[dict[str, Any]],
+    max_calls: int,
+    mask: PromptMask | None = None,
+) -> str:
+    """What the model reads before writing its next turn (chat models: through ``mask``;
+    the tiny model's bucket words name no ticker, date or price)."""
     if loaded.prompt_style == "words":
         return render_words(trace)
-    messages = chat_messages(trace, tools, max_calls)
+    messages = chat_messages(trace, tools, max_calls, mask)
     return loaded.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
 
 
@@ -95,24 +109,69 @@ class ModelWriter:
 
     Greedy by default (evaluation, policies); ``sample=True`` draws with ``temperature``
     (RL rollouts). Turns stop at ``</tool>`` or ``</answer>``.
+
+    ``scored_answer`` (default: when not sampling) reads the decision as scored choices:
+    a turn that opens ``<answer>`` — or the last turn allowed, whatever it wrote — gets
+    the BUY/SELL/HOLD with the highest likelihood (``score_choices``), so the decision
+    always parses. Sampled RL rollouts keep their own text. ``mask_for`` (trace -> mask)
+    shows chat models masked prompts.
     """
 
-    def __init__(self, loaded: LoadedModel, config: AgentConfig, sample: bool = False, batch_size: int = 64):
+    def __init__(
+        self,
+        loaded: LoadedModel,
+        config: AgentConfig,
+        sample: bool = False,
+        batch_size: int = 64,
+        scored_answer: bool | None = None,
+        mask_for: Callable[[Trace], PromptMask] | None = None,
+    ):
         from stocker_core.agent.tools import tool_schemas
 
         self.loaded, self.config, self.sample, self.batch_size = loaded, config, sample, batch_size
+        self.scored_answer = not sample if scored_answer is None else scored_answer
+        self.mask_for = mask_for
         self.tools = [] if loaded.prompt_style == "words" else tool_schemas()
         tokenizer = loaded.tokenizer
         self._stop_ids = None
         if loaded.prompt_style == "words":
             self._stop_ids = [tokenizer.eos_token_id, *tokenizer.convert_tokens_to_ids(list(STOP_TAGS))]
 
+    def prompt(self, trace: Trace) -> str:
+        """What the model reads before its next turn of ``trace``."""
+        mask = self.mask_for(trace) if self.mask_for is not None else None
+        return prompt_text(self.loaded, trace, self.tools, self.config.max_tool_calls, mask)
+
     def write(self, traces: Sequence[Trace]) -> list[str]:
-        prompts = [prompt_text(self.loaded, t, self.tools, self.config.max_tool_calls) for t in traces]
+        prompts = [self.prompt(t) for t in traces]
         out: list[str] = []
         for start in range(0, len(prompts), self.batch_size):
             out += self._generate(prompts[start : start + self.batch_size])
+        if self.scored_answer:
+            out = [self._scored(p, t, text) for p, t, text in zip(prompts, traces, out, strict=True)]
         return out
+
+    def _scored(self, prompt: str, trace: Trace, text: str) -> str:
+        """``text`` with its decision replaced by the most likely of BUY/SELL/HOLD when it
+        opens an answer or is the last turn allowed; otherwise unchanged."""
+        from stocker_core.council.choices import score_choices
+
+        lower = text.lower()
+        at = lower.find("<answer>")
+        last_turn = sum(1 for turn in trace.turns if turn.role == "assistant") + 1 >= self.config.max_turns
+        if at < 0 and not last_turn:
+            return text
+        words = self.loaded.prompt_style == "words"
+        if at >= 0:
+            head = text[: at + len("<answer>")]
+        else:
+            cut = lower.find("<tool>")
+            head = (text[:cut] if cut >= 0 else text).rstrip() + (" <answer>" if words else "<answer>")
+        tokenizer = self.loaded.tokenizer
+        ids = tokenizer(prompt + (" " if words else "") + head, add_special_tokens=words)["input_ids"]
+        answers = [f" {d} </answer>" if words else f"{d}</answer>" for d in DECISIONS]
+        probabilities = score_choices(self.loaded.model, tokenizer, ids, answers)
+        return head + answers[int(probabilities.argmax())]
 
     def _generate(self, prompts: list[str]) -> list[str]:
         import torch

@@ -94,8 +94,8 @@ def agent_data(ticker: str, settings: Settings) -> AgentData:
     return _cached_data(ticker, settings.model_dump_json())
 
 
-_TRACES: dict[tuple[str, int, int, str, pd.Timestamp], Trace] = {}
-"""Decided days per (policy, writer's model, data, config, day): a decision depends only on
+_TRACES: dict[tuple[str, int, int, str, bool, pd.Timestamp], Trace] = {}
+"""Decided days per (policy, writer's model, data, config, masked prompts, day): a decision depends only on
 (ticker, day), so overlapping episodes and rolling windows of one process reuse it."""
 
 
@@ -117,7 +117,8 @@ class AgentPolicy:
         self.cost = env.params.transaction_cost
         days = [pd.Timestamp(d) for d in env.episode.dates]
         model = getattr(writer, "loaded", None)  # the cached model behind a ModelWriter
-        keys = [(name, _identity(model), _identity(data), config.model_dump_json(), d) for d in days]
+        masked = getattr(writer, "mask_for", None) is not None
+        keys = [(name, _identity(model), _identity(data), config.model_dump_json(), masked, d) for d in days]
         missing = [i for i, key in enumerate(keys) if key not in _TRACES]
         if missing:
             tools = [AgentTools(data, days[i]) for i in missing]
@@ -137,7 +138,12 @@ def make_agent_policy(
     settings = settings or get_settings()
     config = config or agent_config()
     writer = agent_writer(name, settings, config)
-    return AgentPolicy(env, writer, agent_data(env.episode.ticker, settings), config, name)
+    data = agent_data(env.episode.ticker, settings)
+    if settings.llm_mask and hasattr(writer, "mask_for"):  # chat models read masked prompts
+        from stocker_core.agent.masking import agent_mask
+
+        writer.mask_for = lambda trace: agent_mask(data, trace.date)
+    return AgentPolicy(env, writer, data, config, name)
 
 
 for _name in AGENT_POLICIES:

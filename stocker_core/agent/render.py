@@ -19,6 +19,7 @@ from stocker_core.agent.fundamentals import FUNDAMENTAL_KINDS
 from stocker_core.agent.parsing import DECISIONS
 from stocker_core.agent.trace import Trace
 from stocker_core.market.indicators import INDICATOR_COLUMNS
+from stocker_core.text.masking import PromptMask, mask_json
 
 TASK_WORDS = "decide buy sell or hold at the close use tools first"
 TAG_WORDS = [f"<{t}>" for t in ("plan", "think", "tool", "answer", "result")]
@@ -193,15 +194,30 @@ def system_prompt(tools: list[dict[str, Any]], max_calls: int) -> str:
     )
 
 
-def chat_messages(trace: Trace, tools: list[dict[str, Any]], max_calls: int) -> list[dict[str, str]]:
+def masked_task_text(mask: PromptMask) -> str:
+    """The task message with the stock's label and no calendar date."""
+    return (
+        f"Decide BUY, SELL or HOLD for {mask.name(mask.ticker)} at the close of session 0 "
+        "(dates are sessions before it; prices are rebased to 100 at the month's first session). "
+        "Plan first, then call tools one at a time, then answer."
+    )
+
+
+def chat_messages(
+    trace: Trace, tools: list[dict[str, Any]], max_calls: int, mask: PromptMask | None = None
+) -> list[dict[str, str]]:
     """``trace`` as chat messages: system, the task, then assistant turns and tool answers
-    (``<result>{json}</result>``) as user messages."""
+    (``<result>{json}</result>``) as user messages; seen through ``mask`` when given (the
+    task names no ticker or date, tool results are masked with ``mask_json``)."""
     messages = [{"role": "system", "content": system_prompt(tools, max_calls)}]
-    for turn in trace.turns:
-        if turn.role == "assistant":
+    for index, turn in enumerate(trace.turns):
+        if index == 0 and turn.role == "user" and mask is not None and mask.enabled:
+            messages.append({"role": "user", "content": masked_task_text(mask)})
+        elif turn.role == "assistant":
             messages.append({"role": "assistant", "content": turn.text})
         elif turn.role == "tool":
-            body = json.dumps(turn.tool_result, separators=(",", ":"), default=str)
+            result = mask_json(turn.tool_result, mask) if mask is not None else turn.tool_result
+            body = json.dumps(result, separators=(",", ":"), default=str)
             messages.append(
                 {"role": "user", "content": f"<result>{body}</result> calls left: {turn.calls_left}"}
             )

@@ -14,6 +14,7 @@ _EXPORTS = {
     "get_backend": "backends",
     "get_moderator": "backends",
     "VoteCache": "cache",
+    "score_choices": "choices",
     "ChatClient": "llm",
     "OpenAIChatClient": "llm",
     "TransformersClient": "llm",

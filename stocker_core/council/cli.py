@@ -25,6 +25,17 @@ def _resolve(task: str | None, episode: str | None, ticker: str | None) -> tuple
     raise InvalidNameError("give --task (e.g. task_easy), --episode (AAPL|2023-08-01) or --ticker")
 
 
+def sent_prompts(council, ctx, decision) -> list[dict]:
+    """The prompts an LLM council sends on ``ctx`` (each role's, then the moderator's); the
+    rule backend and the rule moderator send none. Cached votes were asked the same."""
+    out = []
+    if hasattr(council.backend, "prompts"):
+        out += [council.backend.prompts(role, ctx) for role in council.roles]
+    if hasattr(council.moderator, "prompts"):
+        out.append(council.moderator.prompts(decision.votes, ctx.portfolio, ctx.price))
+    return out
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``council`` sub-app to ``app``."""
     council_app = typer.Typer(
@@ -43,6 +54,9 @@ def register(app: typer.Typer) -> None:
         cash: float | None = typer.Option(None, "--cash", help="Cash (default start cash)"),
         position: int = typer.Option(0, "--position", help="Shares held"),
         as_json: bool = typer.Option(False, "--json", help="Print JSON"),
+        show_prompts: bool = typer.Option(
+            False, "--show-prompts", help="Also print the prompts sent (what the model saw)"
+        ),
     ) -> None:
         """Print the seven votes and the moderator's decision for one day."""
         import pandas as pd
@@ -80,7 +94,9 @@ def register(app: typer.Typer) -> None:
                 get_backend(settings, name=backend),
                 get_moderator(settings, cost_rate=settings.transaction_cost),
             )
-            decision = council.decide(inputs.context(when, portfolio))
+            ctx = inputs.context(when, portfolio)
+            decision = council.decide(ctx)
+            prompts = sent_prompts(council, ctx, decision) if show_prompts else None
         except StockerError as exc:
             fail(exc)
         payload = {
@@ -91,6 +107,8 @@ def register(app: typer.Typer) -> None:
             ],
             "decision": {**decision.action.model_dump(), "rationale": decision.rationale},
         }
+        if prompts is not None:
+            payload["prompts"] = prompts
         if as_json:
             typer.echo(json.dumps(payload, indent=2))
             return
@@ -106,5 +124,13 @@ def register(app: typer.Typer) -> None:
         console.print(table)
         action = decision.action
         console.print(f"decision: {action.side} {action.quantity} — {decision.rationale}")
+        for sent in prompts or []:
+            console.rule(f"prompt: {sent['role']}")
+            console.print(f"[bold]system[/bold] {sent['system']}", markup=True, highlight=False)
+            console.print(sent["user"], markup=False, highlight=False)
+            if sent.get("image"):
+                console.print(f"image: {sent['image']}", markup=False)
+        if prompts == []:
+            console.print("(the rule backend and the rule moderator send no prompts)")
 
     app.add_typer(council_app, name="council")

@@ -10,10 +10,12 @@ import contextlib
 import json
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
 import httpx
+import numpy as np
 
 from stocker_core.council.llm_limits import DayBudgets, LoopThread, current_day, decision_day
 from stocker_core.errors import StockerError
@@ -22,6 +24,7 @@ __all__ = [
     "MAX_REPLY_BYTES",
     "ChatClient",
     "LLMError",
+    "LLMRejected",
     "OpenAIChatClient",
     "TransformersClient",
     "decision_day",
@@ -58,6 +61,15 @@ def user_text(user: str, image_path: Path | None, supports_images: bool, image_e
     if image_path is None:
         return f"{user}\n{MISSING_IMAGE_NOTE}"
     return user
+
+
+class LLMRejected(LLMError):
+    """The endpoint refused the request (HTTP 4xx other than 429): retrying will not help,
+    a request without the refused feature might."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 class _RetryableStatus(Exception):
@@ -162,8 +174,8 @@ class OpenAIChatClient:
                 )
         return bytes(body)
 
-    async def _attempt(self, payload: dict[str, Any]) -> str:
-        """One request: the completion text, or an exception (retryable ones in RETRYABLE)."""
+    async def _attempt(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """One request: the first choice, or an exception (retryable ones in RETRYABLE)."""
         http, _ = self._client()
         async with http.stream("POST", f"{self.base_url}/chat/completions", json=payload) as response:
             raw = await self._read_capped(response)
@@ -171,19 +183,21 @@ class OpenAIChatClient:
         if response.status_code == 429 or response.status_code >= 500:
             raise _RetryableStatus(response.status_code, text)
         if response.status_code >= 400:
-            raise LLMError(
+            raise LLMRejected(
                 f"{self.base_url} answered HTTP {response.status_code}: "
-                f"{text[:300]} (check STOCKER_OPENAI_MODEL and the API key)"
+                f"{text[:300]} (check STOCKER_OPENAI_MODEL and the API key)",
+                response.status_code,
             )
         try:
-            content = json.loads(text)["choices"][0]["message"]["content"]
+            choice = json.loads(text)["choices"][0]
+            message = choice["message"]
+            if not isinstance(message, dict):
+                raise TypeError("message is not an object")
         except (ValueError, KeyError, IndexError, TypeError) as exc:
             raise LLMError(f"{self.base_url} sent no chat completion: {text[:300]}") from exc
-        if isinstance(content, list):
-            content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
-        return str(content or "")
+        return choice
 
-    async def _complete(self, payload: dict[str, Any], deadline: float, what: str) -> str:
+    async def _complete(self, payload: dict[str, Any], deadline: float, what: str) -> dict[str, Any]:
         attempts = self.retries + 1
         last: BaseException | None = None
         try:
@@ -206,11 +220,43 @@ class OpenAIChatClient:
     def complete(self, system: str, user: str, image_path: Path | None = None) -> str:
         """The reply text, within ``timeout_s`` in all (and the day's budget inside
         ``decision_day``); LLMError otherwise."""
+        return message_text(self.request(system, user, image_path))
+
+    def complete_schema(
+        self, system: str, user: str, image_path: Path | None, name: str, schema: dict[str, Any]
+    ) -> str:
+        """The reply text under structured output: ``response_format`` of type
+        ``json_schema`` (strict), as OpenAI, vLLM and the llama.cpp server accept.
+        LLMRejected when the server refuses the field."""
+        response_format = {
+            "type": "json_schema",
+            "json_schema": {"name": name, "strict": True, "schema": schema},
+        }
+        return message_text(self.request(system, user, image_path, response_format=response_format))
+
+    def first_token_logprobs(
+        self, system: str, user: str, image_path: Path | None = None, top: int = 10
+    ) -> dict[str, float]:
+        """Log-probabilities of the candidates for the reply's first token (``logprobs`` with
+        ``top_logprobs``, one token generated): token text -> logprob; empty when the server
+        ignored the request. LLMRejected when it refused it."""
+        choice = self.request(system, user, image_path, max_tokens=1, logprobs=True, top_logprobs=top)
+        try:
+            first = choice["logprobs"]["content"][0]
+            candidates = first.get("top_logprobs") or [first]
+            return {str(c["token"]): float(c["logprob"]) for c in candidates}
+        except (KeyError, IndexError, TypeError, ValueError):
+            return {}
+
+    def request(self, system: str, user: str, image_path: Path | None = None, **extra: Any) -> dict[str, Any]:
+        """One chat completion's first choice (``message``, maybe ``logprobs``); ``extra``
+        fields go into the request body. Deadlines and retries as ``complete``."""
         payload = {
             "model": self.model_id,
             "messages": self._messages(system, user, image_path),
             "max_tokens": self.max_tokens,
             "temperature": self.temperature,
+            **extra,
         }
         now = time.monotonic()
         deadline = now + self.timeout_s
@@ -235,6 +281,14 @@ class OpenAIChatClient:
         if http is not None:
             with contextlib.suppress(Exception):  # closing is best effort
                 self._io.run(http.aclose(), 5.0)
+
+
+def message_text(choice: dict[str, Any]) -> str:
+    """The text of a chat completion choice (content parts joined)."""
+    content = choice.get("message", {}).get("content")
+    if isinstance(content, list):
+        content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return str(content or "")
 
 
 class TransformersClient:
@@ -307,16 +361,34 @@ class TransformersClient:
             return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
         return f"{system}\n\n{user}\n\nAnswer:"
 
-    def complete(self, system: str, user: str, image_path: Path | None = None) -> str:
+    def _inputs(self, text: str, room: int) -> dict[str, Any]:
+        """Tokenized ``text``, cut from the left to leave ``room`` positions in the context."""
+        inputs = self.tokenizer(text, return_tensors="pt")
+        limit = getattr(self.model.config, "max_position_embeddings", None)
+        if limit:
+            keep = max(1, int(limit) - room)
+            inputs = {k: v[:, -keep:] for k, v in inputs.items()}
+        return dict(inputs)
+
+    def score(self, system: str, user: str, prefix: str, answers: Sequence[str]) -> np.ndarray:
+        """Probabilities of ``answers`` continuing the assistant reply ``prefix`` to the
+        prompt (``score_choices``: one prefill, one batched pass; no text to parse)."""
+        from stocker_core.council.choices import answer_token_ids, score_choices
+
+        answer_ids = answer_token_ids(self.tokenizer, answers)
+        room = max(len(a) for a in answer_ids) + 1
+        prompt = self._inputs(self._prompt(system, user) + prefix, room)["input_ids"][0]
+        with self._lock:
+            return score_choices(self.model, self.tokenizer, prompt, answer_ids)
+
+    def complete(self, system: str, user: str, image_path: Path | None = None, prefix: str = "") -> str:
+        """The reply (greedy unless ``temperature`` > 0); with ``prefix`` the assistant's
+        reply is forced to start with it and only what follows is returned."""
         import torch
 
         if self.processor is not None and image_path is not None:
             return self._complete_image(system, user, image_path)
-        inputs = self.tokenizer(self._prompt(system, user), return_tensors="pt")
-        limit = getattr(self.model.config, "max_position_embeddings", None)
-        if limit:
-            keep = max(1, int(limit) - self.max_new_tokens)
-            inputs = {k: v[:, -keep:] for k, v in inputs.items()}
+        inputs = self._inputs(self._prompt(system, user) + prefix, self.max_new_tokens)
         inputs = {k: v.to(self.model.device) for k, v in inputs.items()}
         inputs.pop("token_type_ids", None)
         pad = self.tokenizer.pad_token_id

@@ -13,6 +13,7 @@ from stocker_core.council.llm import ChatClient
 from stocker_core.council.models import SpecialistVote
 from stocker_core.council.parsing import clamp_action, parse_action
 from stocker_core.env.actions import Action
+from stocker_core.env.portfolio import max_affordable
 
 
 class Moderator(Protocol):
@@ -124,49 +125,110 @@ MODERATOR_SYSTEM = (
 )
 
 
+MODERATOR_CHOICES = (
+    "hold",
+    "buy 25%",
+    "buy 50%",
+    "buy 75%",
+    "buy 100%",
+    "sell 25%",
+    "sell 50%",
+    "sell 75%",
+    "sell 100%",
+)
+"""The scored moderator's nine answers: hold, or a quarter of the affordable shares / of the
+position."""
+MODERATOR_SCORED_SYSTEM = MODERATOR_SYSTEM.split("Answer with")[0] + (
+    'Answer with one JSON object only: {"action": "hold" | "buy 25%" | "buy 50%" | "buy 75%" | '
+    '"buy 100%" | "sell 25%" | "sell 50%" | "sell 75%" | "sell 100%"} (buy: share of what the '
+    "cash affords; sell: share of the position)."
+)
+MODERATOR_PREFIX = '{"action": "'
+
+
 def moderator_prompt(
-    votes: Sequence[SpecialistVote], portfolio: PortfolioState, price: float | None, cost_rate: float = 0.001
+    votes: Sequence[SpecialistVote],
+    portfolio: PortfolioState,
+    price: float | None,
+    cost_rate: float = 0.001,
+    masked: bool = False,
 ) -> str:
-    """The moderator's user message."""
-    max_buy = int(portfolio.cash // (price * (1 + cost_rate))) if price else 0
+    """The moderator's user message. ``masked``: no price level and no vote rationales
+    (a rationale may name the stock or a date); the feasible quantities stay."""
+    max_buy = max_affordable(portfolio.cash, price, cost_rate) if price else 0
     lines = [
         json.dumps(
-            {
-                "role": v.role,
-                "signal": round(v.signal, 2),
-                "confidence": round(v.confidence, 2),
-                "rationale": v.rationale[:200],
-            }
+            {"role": v.role, "signal": round(v.signal, 2), "confidence": round(v.confidence, 2)}
+            | ({} if masked else {"rationale": v.rationale[:200]})
         )
         for v in votes
     ]
+    shown = "" if masked else f"Price {price if price is not None else 'unknown'}, "
     return (
-        "Votes:\n"
-        + "\n".join(lines)
-        + f"\nPrice {price if price is not None else 'unknown'}, cash {portfolio.cash:.2f}, "
+        "Votes:\n" + "\n".join(lines) + f"\n{shown}{'Cash' if masked else 'cash'} {portfolio.cash:.2f}, "
         f"position {portfolio.position} shares, step {portfolio.step + 1} of "
         f"{portfolio.total_steps or '?'}. Feasible: buy 0..{max_buy}, "
         f"sell 0..{portfolio.position}."
     )
 
 
-class LLMModerator:
-    """A chat model as moderator; quantity clamped; unparsable or failed -> hold."""
+def choice_action(
+    choice: str, cash: float, position: int, price: float | None, cost_rate: float = 0.001
+) -> Action:
+    """The feasible action of a ``MODERATOR_CHOICES`` answer: buys round down (always
+    affordable), sells round up."""
+    side, _, share = choice.partition(" ")
+    if side not in ("buy", "sell") or not price:
+        return Action.hold()
+    quarters = int(share.rstrip("%")) // 25
+    if side == "buy":
+        quantity = max_affordable(cash, price, cost_rate) * quarters // 4
+    else:
+        quantity = math.ceil(max(position, 0) * quarters / 4)
+    return clamp_action(side, quantity, cash, position, price, cost_rate)
 
-    def __init__(self, client: ChatClient, cost_rate: float = 0.001) -> None:
+
+class LLMModerator:
+    """A chat model as moderator; quantity clamped; unparsable or failed -> hold.
+
+    A client that can score (``transformers``) in ``mode="scored"`` picks the most likely
+    of ``MODERATOR_CHOICES`` (``score_choices``): it cannot fail to parse.
+    """
+
+    def __init__(
+        self, client: ChatClient, cost_rate: float = 0.001, *, masked: bool = True, mode: str = "scored"
+    ) -> None:
         self.client = client
         self.cost_rate = cost_rate
+        self.masked, self.mode = masked, mode
+
+    @property
+    def scored(self) -> bool:
+        return self.mode == "scored" and hasattr(self.client, "score")
 
     def reset(self) -> None:
         pass
 
+    def prompts(
+        self, votes: Sequence[SpecialistVote], portfolio: PortfolioState, price: float | None
+    ) -> dict[str, str]:
+        """The system and user text this moderator sends."""
+        system = MODERATOR_SCORED_SYSTEM if self.scored else MODERATOR_SYSTEM
+        user = moderator_prompt(votes, portfolio, price, self.cost_rate, self.masked)
+        return {"role": "moderator", "system": system, "user": user}
+
     def decide(
         self, votes: Sequence[SpecialistVote], portfolio: PortfolioState, price: float | None
     ) -> tuple[Action, str, bool]:
+        sent = self.prompts(votes, portfolio, price)
         try:
-            reply = self.client.complete(
-                MODERATOR_SYSTEM, moderator_prompt(votes, portfolio, price, self.cost_rate)
-            )
+            if self.scored:
+                answers = [f'{c}"' for c in MODERATOR_CHOICES]
+                p = self.client.score(sent["system"], sent["user"], MODERATOR_PREFIX, answers)
+                best = MODERATOR_CHOICES[int(max(range(len(p)), key=lambda i: p[i]))]
+                action = choice_action(best, portfolio.cash, portfolio.position, price, self.cost_rate)
+                return action, f"scored: {best} (p = {max(p):.2f})", False
+            reply = self.client.complete(sent["system"], sent["user"])
         except Exception as exc:  # never crash an episode on a failed call
             return Action.hold(), f"hold: moderator call failed ({exc})"[:300], True
         return parse_action(reply, portfolio.cash, portfolio.position, price, self.cost_rate)

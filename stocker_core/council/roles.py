@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from stocker_core.context.decision import RATE_SYMBOLS, DecisionContext
+from stocker_core.text.masking import PromptMask
 
 OUTPUT_RULES = (
     'Answer with one JSON object and nothing else: {"signal": <float in [-1, 1], '
@@ -17,7 +18,7 @@ OUTPUT_RULES = (
     '"<one or two sentences>"}. You only see data up to the decision date; never assume '
     "anything later. If your data is missing, answer signal 0 and confidence 0."
 )
-BUILDER_VERSION = "builders-v1"
+BUILDER_VERSION = "builders-v2"
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,7 @@ class Role:
 
     name: str
     system_prompt: str
-    build: Callable[[DecisionContext], RoleMessage]
+    builder: Callable[[DecisionContext, PromptMask], RoleMessage]
 
     @property
     def prompt_version(self) -> str:
@@ -42,104 +43,134 @@ class Role:
         digest = hashlib.sha256(f"{self.system_prompt}\n{BUILDER_VERSION}".encode())
         return digest.hexdigest()[:12]
 
+    def build(self, ctx: DecisionContext, mask: PromptMask | None = None) -> RoleMessage:
+        """The role's message on ``ctx``; unmasked unless a ``mask`` is given."""
+        return self.builder(ctx, mask or PromptMask.identity(ctx.ticker, ctx.date))
 
-def _header(ctx: DecisionContext) -> str:
-    price = f"{ctx.price:.2f}" if ctx.price is not None else "unknown"
-    return f"Ticker {ctx.ticker}, decision date {ctx.date.date()}, last close {price}."
+
+def prompt_mask(ctx: DecisionContext, enabled: bool = True) -> PromptMask:
+    """The mask of ``ctx`` (``STOCKER_LLM_MASK``): labels for the stock, its peers and the
+    other symbols, sessions counted back from the decision, prices rebased to 100 at the
+    first session of the decision's month — the start of an episode's month. Votes are
+    cached per (ticker, date), so the base may not depend on which episode asks."""
+    if not enabled:
+        return PromptMask.identity(ctx.ticker, ctx.date)
+    others = [ctx.commodity] if ctx.commodity else []
+    others += [s for s in dict.fromkeys(ctx.context_closes["symbol"]) if s not in ctx.peers]
+    return PromptMask.build(
+        ctx.ticker,
+        ctx.date,
+        ctx.bars["date"],
+        ctx.bars["close"].to_numpy(float),
+        ctx.date.replace(day=1),
+        ctx.peers,
+        [s for s in others if s],
+    )
 
 
-def _closes_table(ctx: DecisionContext, days: int) -> str:
-    tail = ctx.bars.tail(days)
+def _header(ctx: DecisionContext, m: PromptMask) -> str:
+    if m.enabled:
+        return (
+            f"Stock {m.name(ctx.ticker)}, decision at session 0, last close {m.price(ctx.price)} "
+            "(prices rebased: 100 = the close of the month's first session)."
+        )
+    return f"Ticker {ctx.ticker}, decision date {ctx.date.date()}, last close {m.price(ctx.price)}."
+
+
+def _closes_table(ctx: DecisionContext, m: PromptMask, days: int) -> str:
+    tail = m.price_frame(ctx.bars.tail(days))
     if tail.empty:
         return "No price bars."
     rows = [
-        f"{pd.Timestamp(d).date()} O{o:.2f} H{h:.2f} L{lo:.2f} C{c:.2f}"
+        f"{m.day(d)} O{o:.2f} H{h:.2f} L{lo:.2f} C{c:.2f}"
         for d, o, h, lo, c in tail[["date", "open", "high", "low", "close"]].itertuples(index=False)
     ]
     return "\n".join(rows)
 
 
-def _chart(ctx: DecisionContext) -> RoleMessage:
-    text = f"{_header(ctx)}\nThe last 60 trading days as OHLC (oldest first):\n{_closes_table(ctx, 60)}"
+def _chart(ctx: DecisionContext, m: PromptMask) -> RoleMessage:
+    text = f"{_header(ctx, m)}\nThe last 60 trading days as OHLC (oldest first):\n{_closes_table(ctx, m, 60)}"
     return RoleMessage(text, ctx.chart_path if ctx.chart_path and ctx.chart_path.exists() else None)
 
 
-def _seasonal(ctx: DecisionContext) -> RoleMessage:
+def _seasonal(ctx: DecisionContext, m: PromptMask) -> RoleMessage:
     bars = ctx.bars
     if bars.empty:
-        return RoleMessage(f"{_header(ctx)}\nNo price history.")
+        return RoleMessage(f"{_header(ctx, m)}\nNo price history.")
     monthly = (
         pd.Series(bars["close"].to_numpy(float), index=pd.DatetimeIndex(bars["date"])).resample("ME").last()
     )
-    lines = [f"{d:%Y-%m} {c:.2f}" for d, c in monthly.items()]
+    lines = [f"{m.month(d)} {m.price(c)}" for d, c in monthly.items()]
     return RoleMessage(
-        f"{_header(ctx)}\nMonth-end closes ({len(bars)} days of history):\n" + "\n".join(lines)
+        f"{_header(ctx, m)}\nMonth-end closes ({len(bars)} days of history):\n" + "\n".join(lines)
     )
 
 
-def _indicator(ctx: DecisionContext) -> RoleMessage:
+def _indicator(ctx: DecisionContext, m: PromptMask) -> RoleMessage:
     if ctx.indicators.empty:
-        return RoleMessage(f"{_header(ctx)}\nNo indicators.")
-    tail = ctx.indicators.tail(5).drop(columns=["date"]).round(3)
-    tail.index = [str(pd.Timestamp(d).date()) for d in ctx.indicators.tail(5)["date"]]
-    return RoleMessage(f"{_header(ctx)}\nIndicators for the last 5 sessions:\n{tail.to_string()}")
+        return RoleMessage(f"{_header(ctx, m)}\nNo indicators.")
+    last = ctx.indicators.tail(5)
+    tail = m.price_frame(last).drop(columns=["date"]).round(3)
+    tail.index = [m.day(d) for d in last["date"]]
+    return RoleMessage(f"{_header(ctx, m)}\nIndicators for the last 5 sessions:\n{tail.to_string()}")
 
 
-def _news(ctx: DecisionContext) -> RoleMessage:
+def _news(ctx: DecisionContext, m: PromptMask) -> RoleMessage:
     if ctx.news.empty:
-        return RoleMessage(f"{_header(ctx)}\nNo headlines in the 7 days up to the date.")
+        return RoleMessage(f"{_header(ctx, m)}\nNo headlines in the 7 days up to the date.")
     lines = [
-        f"{pd.Timestamp(d).date()} [{s}] {h}"
+        f"{m.day(d)} [{m.text(s)}] {m.text(h)}"
         for d, s, h in ctx.news[["date", "source", "headline"]].itertuples(index=False)
     ]
-    return RoleMessage(f"{_header(ctx)}\nHeadlines in the 7 days up to the date:\n" + "\n".join(lines))
+    return RoleMessage(f"{_header(ctx, m)}\nHeadlines in the 7 days up to the date:\n" + "\n".join(lines))
 
 
-def _forums(ctx: DecisionContext) -> RoleMessage:
+def _forums(ctx: DecisionContext, m: PromptMask) -> RoleMessage:
     posts = ctx.forums.tail(20)
     if posts.empty:
-        return RoleMessage(f"{_header(ctx)}\nNo forum posts up to the date.")
+        return RoleMessage(f"{_header(ctx, m)}\nNo forum posts up to the date.")
     lines = [
-        f"{pd.Timestamp(d).date()} r/{sub} score {sc}: {t}"
+        f"{m.day(d)} r/{m.text(sub)} score {sc}: {m.text(t)}"
         for d, sub, sc, t in posts[["date", "subreddit", "score", "post_text"]].itertuples(index=False)
     ]
-    return RoleMessage(f"{_header(ctx)}\nForum posts up to the date:\n" + "\n".join(lines))
+    return RoleMessage(f"{_header(ctx, m)}\nForum posts up to the date:\n" + "\n".join(lines))
 
 
-def _series_line(ctx: DecisionContext, symbol: str) -> str:
+def _series_line(ctx: DecisionContext, m: PromptMask, symbol: str) -> str:
     closes = ctx.closes(symbol).tail(21)
     if len(closes) < 2:
-        return f"{symbol}: no data"
+        return f"{m.name(symbol)}: no data"
+    level = "" if m.enabled else f"{closes.iloc[-1]:.2f}, "
     return (
-        f"{symbol}: {closes.iloc[-1]:.2f}, {closes.iloc[-1] / closes.iloc[0] - 1:+.1%} "
+        f"{m.name(symbol)}: {level}{closes.iloc[-1] / closes.iloc[0] - 1:+.1%} "
         f"over {len(closes) - 1} sessions"
     )
 
 
-def _peers(ctx: DecisionContext) -> RoleMessage:
+def _peers(ctx: DecisionContext, m: PromptMask) -> RoleMessage:
     own = pd.Series(ctx.bars["close"].to_numpy(float)).tail(21)
     own_line = (
-        f"{ctx.ticker}: {own.iloc[-1] / own.iloc[0] - 1:+.1%} over {len(own) - 1} sessions"
+        f"{m.name(ctx.ticker)}: {own.iloc[-1] / own.iloc[0] - 1:+.1%} over {len(own) - 1} sessions"
         if len(own) > 1
-        else f"{ctx.ticker}: no data"
+        else f"{m.name(ctx.ticker)}: no data"
     )
-    lines = [own_line] + [_series_line(ctx, p) for p in ctx.peers]
+    lines = [own_line] + [_series_line(ctx, m, p) for p in ctx.peers]
     if ctx.commodity:
-        lines.append("commodity " + _series_line(ctx, ctx.commodity))
-    return RoleMessage(f"{_header(ctx)}\nPeers and commodity:\n" + "\n".join(lines))
+        lines.append("commodity " + _series_line(ctx, m, ctx.commodity))
+    return RoleMessage(f"{_header(ctx, m)}\nPeers and commodity:\n" + "\n".join(lines))
 
 
-def _macro(ctx: DecisionContext) -> RoleMessage:
+def _macro(ctx: DecisionContext, m: PromptMask) -> RoleMessage:
     events = ctx.macro.tail(15)
     lines = [
-        f"{pd.Timestamp(d).date()} {c} ({p or 'n/a'}): {h}"
+        f"{m.day(d)} {c} ({m.text(p) if p else 'n/a'}): {m.text(h)}"
         for d, c, h, p in events[["date", "country", "headline", "policy_signal"]].itertuples(index=False)
     ]
-    rates = [_series_line(ctx, s) for s in RATE_SYMBOLS if len(ctx.closes(s))]
+    rates = [_series_line(ctx, m, s) for s in RATE_SYMBOLS if len(ctx.closes(s))]
     body = "\n".join(lines) if lines else "No macro events up to the date."
     if rates:
         body += "\nRates:\n" + "\n".join(rates)
-    return RoleMessage(f"{_header(ctx)}\nMacro events up to the date:\n{body}")
+    return RoleMessage(f"{_header(ctx, m)}\nMacro events up to the date:\n{body}")
 
 
 def _system(expertise: str) -> str:

@@ -142,7 +142,7 @@ def prompt_text(state: ModeratorState) -> str:
         f"{role} {signal + 0.0:+.1f} (confidence {conf:.1f})" for role, signal, conf in state.votes
     )
     return (
-        f"Votes: {votes}. Price {state.price:.2f}, {state.price_move * 100:+.1f}% over "
+        f"Votes: {votes}. Price {state.price_move * 100:+.1f}% over "
         f"{MOVE_LOOKBACK} sessions. Invested {state.exposure * 100:.0f}% of the portfolio, "
         f"profit so far {state.pnl * 100:+.1f}%. Step {state.step + 1} of {state.total_steps}. "
         "Your trade:"

@@ -91,3 +91,45 @@ def test_lora_adapter_is_loaded_on_top_of_the_base(tiny_model_dir, tmp_path):
     ids = torch.tensor([[1, 5, 6, 7]])
     with torch.no_grad():
         assert not torch.allclose(plain.model(ids).logits, adapted.model(ids).logits)
+
+
+def test_scored_vote_is_the_expectation_of_the_scored_answers(tiny_model_dir, easy_inputs):
+    from stocker_core.council.backends import LLMBackend
+    from stocker_core.council.choices import VOTE_ANSWERS, VOTE_PREFIX, confidence_of, expected_value
+    from stocker_core.council.llm import TransformersClient
+
+    client = TransformersClient(str(tiny_model_dir), max_new_tokens=8)
+    backend = LLMBackend(client, "transformers")
+    ctx = easy_inputs.context("2023-08-15")
+    vote = backend.vote("indicator", ctx).vote
+    sent = backend.prompts("indicator", ctx)
+    p = client.score(sent["system"], sent["user"], VOTE_PREFIX, VOTE_ANSWERS)
+    assert vote.signal == pytest.approx(expected_value(p)) and vote.confidence == pytest.approx(
+        confidence_of(p)
+    )
+    assert not vote.parse_error and vote.rationale.startswith("scored answers")
+    with_reason = LLMBackend(client, "transformers", rationale=True)
+    assert with_reason.prompt_version("news") != backend.prompt_version("news")  # cached apart
+    assert with_reason.vote("indicator", ctx).vote.signal == pytest.approx(vote.signal)
+    free = LLMBackend(client, "transformers", mode="free")
+    assert free.prompt_version("news") != backend.prompt_version("news")
+
+
+def test_scored_llm_moderator_picks_a_feasible_choice(tiny_model_dir):
+    from stocker_core.context.decision import PortfolioState
+    from stocker_core.council.llm import TransformersClient
+    from stocker_core.council.models import SpecialistVote
+    from stocker_core.council.moderator import MODERATOR_CHOICES, LLMModerator, choice_action
+    from stocker_core.council.roles import ROLE_NAMES
+
+    moderator = LLMModerator(TransformersClient(str(tiny_model_dir), max_new_tokens=4))
+    votes = [SpecialistVote(role=r, signal=0.5, confidence=0.8) for r in ROLE_NAMES]
+    action, rationale, parse_error = moderator.decide(votes, PortfolioState(cash=1_000.0, position=3), 99.0)
+    assert not parse_error and rationale.startswith("scored: ")
+    assert rationale.split("scored: ")[1].split(" (p")[0] in MODERATOR_CHOICES
+    assert action.side == "hold" or (action.side == "buy" and action.quantity <= 10) or action.quantity <= 3
+    # buy 100% of what 1,000 cash affords at 99 with 0.1% cost: 10 shares; sell 25% of 3: 1
+    assert choice_action("buy 100%", 1_000.0, 3, 99.0).quantity == 10
+    assert choice_action("buy 50%", 1_000.0, 3, 99.0).quantity == 5
+    assert choice_action("sell 25%", 1_000.0, 3, 99.0).quantity == 1
+    assert choice_action("sell 100%", 1_000.0, 0, 99.0).side == "hold"
