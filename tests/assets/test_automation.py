@@ -108,6 +108,29 @@ def test_assets_carry_the_documented_conditions():
     assert sensor.default_status == dg.DefaultSensorStatus.STOPPED
 
 
+def test_definitions_carry_the_upkeep_checks():
+    checks = {(s.asset_key.to_user_string(), s.name) for c in defs.asset_checks for s in c.check_specs}
+    model_checks = {"valid_parse_rate", "valid_return_vs_buy_and_hold", "reward_groups_have_spread"}
+    expected = {
+        ("prices", "prices_are_fresh"),
+        ("backtests", "ideal_is_an_upper_bound"),
+        ("backtests", "equity_starts_at_starting_cash"),
+        ("evaluation_report", "report_counts_test_looks"),
+        *(
+            (asset, name)
+            for asset in ("moderator_sft", "moderator_grpo", "agent_policy")
+            for name in model_checks
+        ),
+    }
+    assert expected <= checks
+    # the freshness check runs with every prices run, so the corpus refresh (market_job) runs it
+    job = defs.resolve_job_def("market_job")
+    assert (
+        dg.AssetCheckKey(dg.AssetKey("prices"), "prices_are_fresh")
+        in job.asset_layer.asset_graph.asset_check_keys
+    )
+
+
 def test_new_month_of_prices_requests_exactly_its_downstream_partitions(instance):
     # Tuesday 2024-03-12: the 18:30 refresh lands March for AAPL only
     first = _tick(instance, datetime(2024, 3, 12, 18, 0, tzinfo=NY))
