@@ -228,10 +228,15 @@ def test_backtest_invariants_and_test_looks_on_real_backtests(instance, tmp_path
     first = report_check()
     assert first.passed and first.metadata["test_looks"].value == "no test-look log yet"
     with warehouse.transaction() as con:
-        con.execute("CREATE TABLE eval.test_looks (looked_at TIMESTAMP, policies VARCHAR, model_versions VARCHAR)")
         con.execute(
-            "INSERT INTO eval.test_looks VALUES (now(), 'moderator_grpo', '{\"moderator_grpo\": \"a\"}'), "
-            '(now(), \'moderator_grpo,agent_rl\', \'{"moderator_grpo": "a", "agent_rl": "b"}\')'
+            "CREATE TABLE eval.test_looks (looked_at TIMESTAMP, policies VARCHAR, model_versions VARCHAR)"
+        )
+        con.executemany(
+            "INSERT INTO eval.test_looks VALUES (now(), ?, ?)",
+            [
+                ["moderator_grpo", json.dumps({"moderator_grpo": "a"})],
+                ["moderator_grpo,agent_rl", json.dumps({"moderator_grpo": "a", "agent_rl": "b"})],
+            ],
         )
     second = report_check()
     assert not second.passed and second.severity == dg.AssetCheckSeverity.WARN
