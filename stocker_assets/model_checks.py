@@ -49,14 +49,17 @@ def moderator_report(stage: str) -> Callable[[Settings], Report]:
 
 
 def agent_report(settings: Settings) -> Report:
-    """The current agent's manifest (``agent.json``); older ones derive the zero-spread share
-    from the RL log's ``informative_groups``."""
+    """The current agent's manifest (``agent.json``), its per-step ``frac_reward_zero_std``
+    moved under ``extra`` as in the moderator's report; older manifests derive it from the RL
+    log's ``informative_groups``."""
     from stocker_core.agent.store import current_run
 
     manifest = dict(current_run(settings.home))
     extra = dict(manifest.get("extra") or {})
     log = manifest.get("rl_log") or []
-    if "frac_reward_zero_std" not in extra and log and all("informative_groups" in s for s in log):
+    if "frac_reward_zero_std" not in extra and manifest.get("frac_reward_zero_std") is not None:
+        extra["frac_reward_zero_std"] = manifest["frac_reward_zero_std"]
+    elif "frac_reward_zero_std" not in extra and log and all("informative_groups" in s for s in log):
         extra["frac_reward_zero_std"] = [1.0 - float(s["informative_groups"]) for s in log]
         extra["zero_std_source"] = "rl_log informative_groups"
     manifest["extra"] = extra

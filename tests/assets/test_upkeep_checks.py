@@ -192,6 +192,12 @@ def test_agent_checks_read_the_current_manifest(instance, tmp_path):
     assert checks["valid_return_vs_buy_and_hold"].metadata["ci_low"].value > 0
     spread = checks["reward_groups_have_spread"]
     assert spread.passed and spread.metadata["zero_spread_share_last_tenth"].value == pytest.approx(0.25)
+    # the manifest's own per-step series (as train_agent writes it) wins over the RL log
+    manifest["frac_reward_zero_std"] = [0.0] * 9 + [0.9]
+    (home / "models" / "agent_rl" / "current.json").write_text(json.dumps(manifest))
+    checks = _evaluations(_run_model_checks(instance, home, [agent_policy], [agent_policy_checks]))
+    spread = checks["reward_groups_have_spread"]
+    assert not spread.passed and spread.metadata["zero_spread_share_last_tenth"].value == pytest.approx(0.9)
 
 
 @pytest.mark.slow
