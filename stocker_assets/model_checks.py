@@ -134,15 +134,19 @@ def model_check_results(asset: dg.AssetKey, report: Report | None, why: str, blo
                 },
             )
         )
-    if zero is None:
+    supervised = report.get("stage") == "sft"
+    if zero is None and not supervised:
         results.append(_missing(SPREAD_CHECK, asset, "the training report has no extra.frac_reward_zero_std"))
     elif figures.zero_spread_last_tenth is None:
+        note = (
+            "supervised stage: no reward groups" if supervised else "no policy-gradient steps in this stage"
+        )
         results.append(
             dg.AssetCheckResult(
                 check_name=SPREAD_CHECK,
                 asset_key=asset,
                 passed=True,
-                metadata={"training_steps": 0, "note": "no policy-gradient steps in this stage", **source},
+                metadata={"training_steps": 0, "note": note, **source},
             )
         )
     else:

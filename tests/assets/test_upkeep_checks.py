@@ -151,7 +151,7 @@ def test_low_parse_rate_is_an_error_and_an_older_report_warns(instance, tmp_path
         {
             "heldout_episodes": _heldout("moderator_sft", [0.05, 0.06], unparsable=4)
             + _heldout("buy_and_hold", [0.0, 0.01]),
-            "extra": {"frac_reward_zero_std": []},
+            "extra": {"rows": 10},  # SFT has no reward groups: no frac_reward_zero_std
         },
     )
     _write_report(home, "grpo", {"heldout": [], "extra": {"rows": 10}})  # before the contract
@@ -163,7 +163,8 @@ def test_low_parse_rate_is_an_error_and_an_older_report_warns(instance, tmp_path
     parse = by_asset[("moderator_sft", "valid_parse_rate")]
     assert not parse.passed and parse.severity == dg.AssetCheckSeverity.ERROR
     assert parse.metadata["parse_rate"].value == pytest.approx(0.9)  # 8 of 80 decisions unparsable
-    assert by_asset[("moderator_sft", "reward_groups_have_spread")].passed  # no policy-gradient steps
+    spread = by_asset[("moderator_sft", "reward_groups_have_spread")]
+    assert spread.passed and spread.metadata["note"].value == "supervised stage: no reward groups"
     for name in ("valid_parse_rate", "valid_return_vs_buy_and_hold", "reward_groups_have_spread"):
         old = by_asset[("moderator_grpo", name)]
         assert not old.passed and old.severity == dg.AssetCheckSeverity.WARN
