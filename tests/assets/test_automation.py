@@ -45,7 +45,7 @@ def _months(first: str, last: str) -> list[str]:
 @pytest.fixture
 def instance():
     """Two tickers with every asset materialized through February 2024 (runless events)."""
-    with dg.instance_for_test() as inst:
+    with dg.DagsterInstance.ephemeral() as inst:  # in memory: hundreds of events in seconds
         inst.add_dynamic_partitions(ticker_partitions.name, ["AAPL", "MSFT"])
         for ticker in ("AAPL", "MSFT"):
             for month in _months("2022-01-01", "2024-02-01"):
