@@ -123,12 +123,19 @@ def model_check_results(asset: dg.AssetKey, report: Report | None, why: str, blo
                     "ci_low": _nan(figures.delta_low),
                     "ci_high": _nan(figures.delta_high),
                     "paired_episodes": figures.paired_episodes,
+                    "episodes_per_independent_block": block,
                     "ci_method": CI_METHOD,
                     "verdict": dg.MetadataValue.md(
                         f"Δ total return vs buy-and-hold on valid: {_fmt(figures.delta_mean)} "
                         f"[{_fmt(figures.delta_low)}, {_fmt(figures.delta_high)}] over "
                         f"{figures.paired_episodes} episode(s): "
-                        + ("above zero" if figures.beats_buy_and_hold else "**not above zero**")
+                        + (
+                            "above zero"
+                            if figures.beats_buy_and_hold
+                            else "**not above zero**"
+                            if figures.delta_low is not None
+                            else "**too few independent episodes for a CI**"
+                        )
                     ),
                     **source,
                 },
@@ -172,7 +179,11 @@ def _nan(value: float | None) -> float:
     return float("nan") if value is None else float(value)
 
 
-def _model_checks(asset_name: str, read: Callable[[Settings], Report]) -> dg.AssetChecksDefinition:
+def _model_checks(
+    asset_name: str, read: Callable[[Settings], Report], overlapping: bool
+) -> dg.AssetChecksDefinition:
+    """The three checks of a model; ``overlapping``: its valid episodes overlap (monthly
+    starts of ``episode_months``-long windows), so the CI counts fewer effective episodes."""
     asset = dg.AssetKey(asset_name)
     descriptions = {
         PARSE_CHECK: f"Share of the model's valid-split decisions that parse into an action (ERROR below "
@@ -194,14 +205,15 @@ def _model_checks(asset_name: str, read: Callable[[Settings], Report]) -> dg.Ass
             report, why = read(settings), ""
         except (StockerError, OSError, ValueError) as exc:
             report, why = None, f"no readable training report: {exc}"
-        yield from model_check_results(asset, report, why, settings.episode_months)
+        block = settings.episode_months if overlapping else 1
+        yield from model_check_results(asset, report, why, block)
 
     return _check
 
 
-moderator_sft_checks = _model_checks("moderator_sft", moderator_report("sft"))
-moderator_grpo_checks = _model_checks("moderator_grpo", moderator_report("grpo"))
-agent_policy_checks = _model_checks("agent_policy", agent_report)
+moderator_sft_checks = _model_checks("moderator_sft", moderator_report("sft"), overlapping=True)
+moderator_grpo_checks = _model_checks("moderator_grpo", moderator_report("grpo"), overlapping=True)
+agent_policy_checks = _model_checks("agent_policy", agent_report, overlapping=False)  # disjoint windows
 
 
 def _partition_rows(stocker: StockerResource, keys: list[str]) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
