@@ -197,16 +197,19 @@ def _model_checks(
     @dg.multi_asset_check(
         specs=[dg.AssetCheckSpec(n, asset=asset, description=descriptions[n]) for n in MODEL_CHECK_NAMES],
         name=f"{asset_name}_model_checks",
-        can_subset=False,
+        can_subset=True,  # each check can be executed on its own from the UI
     )
-    def _check(stocker: StockerResource):
+    def _check(context: dg.AssetCheckExecutionContext, stocker: StockerResource):
         settings = stocker.settings()
         try:
             report, why = read(settings), ""
         except (StockerError, OSError, ValueError) as exc:
             report, why = None, f"no readable training report: {exc}"
         block = settings.episode_months if overlapping else 1
-        yield from model_check_results(asset, report, why, block)
+        selected = context.selected_asset_check_keys
+        for result in model_check_results(asset, report, why, block):
+            if dg.AssetCheckKey(asset, result.check_name) in selected:
+                yield result
 
     return _check
 
