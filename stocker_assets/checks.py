@@ -17,6 +17,7 @@ from stocker_assets.partitions import months_by_ticker, ticker_month_partitions
 from stocker_assets.resources import StockerResource
 from stocker_core.market.calendar import month_end, sessions_since
 from stocker_core.market.charts import verify_chart
+from stocker_core.market.freshness import ticker_freshness
 from stocker_core.market.gate import quality_rows
 from stocker_core.market.quality import indicator_problems, missing_sessions, price_problems
 from stocker_core.market.validation import partition_key
@@ -181,3 +182,46 @@ def charts_are_complete(
             if found:
                 problems[partition_key(ticker, month)] = found
     return _result(problems, len(context.partition_keys))
+
+
+_FRESHNESS_SEVERITY = {"warn": dg.AssetCheckSeverity.WARN, "error": dg.AssetCheckSeverity.ERROR}
+
+
+@dg.asset_check(
+    asset=prices,
+    partitions_def=ticker_month_partitions,
+    pool=DUCKDB_POOL,
+    description=(
+        "Freshness per ticker against the NYSE calendar: completed sessions (close passed, early "
+        "closes included) of the run's latest month, up to now, with no stored bar — counted from "
+        "the last stored bar when the feed stopped earlier. 1–3 missing: WARN; more than 3: ERROR. "
+        "Runs with every prices run, so the 18:30 corpus refresh checks each ticker's current month."
+    ),
+)
+def prices_are_fresh(context: dg.AssetCheckExecutionContext, stocker: StockerResource) -> dg.AssetCheckResult:
+    warehouse = stocker.warehouse()
+    now = pd.Timestamp.now(tz="UTC")
+    verdicts = []
+    for ticker, months in months_by_ticker(context.partition_keys).items():
+        month = months[-1]
+        bars = warehouse.read_prices(ticker, None, month_end(month))
+        first = (warehouse.symbol_row(ticker) or {}).get("first_date")
+        first = pd.Timestamp(first).date() if first is not None and pd.notna(first) else None
+        verdicts.append(ticker_freshness(ticker, bars["date"], month, now, first))
+    worst = max((v.severity for v in verdicts), key=["ok", "warn", "error"].index, default="ok")
+    rows = [v.as_dict() for v in verdicts]
+    table = pd.DataFrame(rows, columns=["ticker", "last_bar", "as_of", "missing_sessions", "severity"])
+    return dg.AssetCheckResult(
+        passed=worst == "ok",
+        severity=_FRESHNESS_SEVERITY.get(worst, dg.AssetCheckSeverity.WARN),
+        metadata={
+            "tickers_checked": len(verdicts),
+            "tickers_stale": sum(v.severity != "ok" for v in verdicts),
+            "max_missing_sessions": max((len(v.missing) for v in verdicts), default=0),
+            "as_of": now.isoformat(timespec="seconds"),
+            "per_ticker": dg.MetadataValue.md(table.to_markdown(index=False) if rows else "none"),
+            "missing": dg.MetadataValue.json(
+                {v.ticker: v.as_dict()["missing"] for v in verdicts if v.missing}
+            ),
+        },
+    )

@@ -7,30 +7,32 @@ from collections.abc import Mapping
 import dagster as dg
 
 from stocker_assets.assets import agent, council, drl, env, evaluation, market, training
-from stocker_assets.checks import charts_are_complete, indicators_are_sane, prices_are_valid
+from stocker_assets.automation import automation_sensor
+from stocker_assets.checks import charts_are_complete, indicators_are_sane, prices_are_fresh, prices_are_valid
 from stocker_assets.jobs import ALL_JOBS
+from stocker_assets.model_checks import UPKEEP_CHECKS
 from stocker_assets.resources import default_resources
 from stocker_assets.schedules import corpus_refresh
 from stocker_assets.sensors import universe_sync
 
 ASSETS = dg.load_assets_from_modules([market, env, council, evaluation, drl, training, agent])
-CHECKS = [prices_are_valid, indicators_are_sane, charts_are_complete]
+CHECKS = [prices_are_valid, prices_are_fresh, indicators_are_sane, charts_are_complete, *UPKEEP_CHECKS]
 
 
 def build_definitions(
     resources: Mapping[str, object] | None = None, executor: dg.ExecutorDefinition | None = None
 ) -> dg.Definitions:
-    """Every asset, check, job, schedule and sensor, bound to ``resources`` (default: the
-    local deployment's, filled from Settings). ``stocker materialize`` builds its own with
-    the resource of the moment, so its runs go through the named jobs. ``executor`` replaces
-    Dagster's default (multiprocess) for every job, e.g. the Celery executor of
-    ``stocker_assets.celery_definitions``."""
+    """Every asset, check, job, schedule and sensor (the automation sensor included), bound
+    to ``resources`` (default: the local deployment's, filled from Settings). ``stocker
+    materialize`` builds its own with the resource of the moment, so its runs go through the
+    named jobs. ``executor`` replaces Dagster's default (multiprocess) for every job, e.g. the
+    Celery executor of ``stocker_assets.celery_definitions``."""
     return dg.Definitions(
         assets=ASSETS,
         asset_checks=CHECKS,
         jobs=ALL_JOBS,
         schedules=[corpus_refresh],
-        sensors=[universe_sync],
+        sensors=[universe_sync, automation_sensor],
         resources=dict(resources) if resources is not None else default_resources(),
         executor=executor,
     )

@@ -15,6 +15,7 @@ import dagster as dg
 import pandas as pd
 
 from stocker_assets.assets.market import DUCKDB_POOL
+from stocker_assets.automation import AGENT_WEEKLY_RETRAIN
 from stocker_assets.progress import throttled_progress
 from stocker_assets.queues import celery_queue_tags
 from stocker_assets.resources import StockerResource
@@ -53,6 +54,7 @@ class AgentPolicyConfig(dg.Config):
     op_tags=celery_queue_tags("gpu"),
     pool=DUCKDB_POOL,
     deps=[dg.AssetKey("prices"), dg.AssetKey("splits"), dg.AssetKey("news"), dg.AssetKey("forum_posts")],
+    automation_condition=AGENT_WEEKLY_RETRAIN,
     kinds={"pytorch", "duckdb"},
     description=(
         "The tool-using agent: the tiny offline model (or smollm2 / a Hub id) warm-started on scripted "

@@ -4,6 +4,7 @@ import dagster as dg
 import pandas as pd
 
 from stocker_assets.assets.market import DUCKDB_POOL, charts, indicators, prices
+from stocker_assets.automation import VOTES_FOLLOW_PRICES
 from stocker_assets.lineage import (
     attach_partition_metadata,
     bar_versions,
@@ -122,6 +123,7 @@ def _vote_inputs(settings: Settings, warehouse: Warehouse, keys: list[str]) -> d
         forum_posts,
         macro_events,
     ],
+    automation_condition=VOTES_FOLLOW_PRICES,
     kinds={"duckdb"},
     description=(
         "One vote per role per trading day from the configured backend (STOCKER_COUNCIL_BACKEND), "

@@ -8,6 +8,7 @@ import pandas as pd
 
 from stocker_assets.assets.env import episodes
 from stocker_assets.assets.market import DUCKDB_POOL
+from stocker_assets.automation import WEEKLY_RETRAIN
 from stocker_assets.lineage import record_build
 from stocker_assets.progress import throttled_progress
 from stocker_assets.resources import StockerResource
@@ -44,6 +45,7 @@ class DrlAgentsConfig(dg.Config):
     code_version="1",
     pool=DUCKDB_POOL,
     deps=[episodes, dg.AssetKey("splits")],
+    automation_condition=WEEKLY_RETRAIN,
     kinds={"pytorch", "duckdb"},
     description=(
         "A2C and PPO agents (stable-baselines3) trained on the train split's episodes; model files "

@@ -4,6 +4,7 @@ import dagster as dg
 import pandas as pd
 
 from stocker_assets.assets.market import DUCKDB_POOL, prices
+from stocker_assets.automation import FOLLOWS_PRICES
 from stocker_assets.lineage import (
     attach_partition_metadata,
     bar_versions,
@@ -68,6 +69,7 @@ def _replace_by_ticker(warehouse: Warehouse, table: str, rows: pd.DataFrame) -> 
     pool=DUCKDB_POOL,
     backfill_policy=dg.BackfillPolicy.single_run(),
     deps=[dg.AssetDep(prices, partition_mapping=WINDOW)],
+    automation_condition=FOLLOWS_PRICES,
     kinds={"duckdb"},
     description="Episodes (table env.episodes): trading days, start cash, buy-and-hold and ideal totals.",
 )
@@ -107,6 +109,7 @@ def episodes(context: dg.AssetExecutionContext, stocker: StockerResource) -> dg.
     pool=DUCKDB_POOL,
     backfill_policy=dg.BackfillPolicy.single_run(),
     deps=[episodes],
+    automation_condition=FOLLOWS_PRICES,
     kinds={"duckdb", "matplotlib"},
     description=(
         "Per-step exact-optimum (DP) and greedy long-only paths (table env.ideal_trajectories), "

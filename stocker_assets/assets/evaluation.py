@@ -10,6 +10,7 @@ import pandas as pd
 from stocker_assets.assets.council import specialist_votes
 from stocker_assets.assets.env import WINDOW, episodes
 from stocker_assets.assets.market import DUCKDB_POOL, prices
+from stocker_assets.automation import BACKTESTS_FOLLOW_EPISODES, MODEL_ASSET_NAMES, WEEKLY_RETRAIN
 from stocker_assets.lineage import combined_version, record_build
 from stocker_assets.partitions import ticker_month_partitions
 from stocker_assets.progress import throttled_progress
@@ -18,7 +19,7 @@ from stocker_core.market.pipeline import MonthBuild
 from stocker_core.warehouse.db import frame_version
 
 EVALUATION = "evaluation"
-MODEL_ASSETS = ("drl_agents", "moderator_base", "moderator_sft", "moderator_grpo", "agent_policy")
+MODEL_ASSETS = MODEL_ASSET_NAMES
 """Assets whose lineage partitions are policy names (trained models): recorded as upstream of a
 backtest that played that policy."""
 REPORT_NAME = "evaluation"
@@ -66,6 +67,7 @@ def _month_keys(key: str, months: int) -> list[str]:
         dg.AssetDep(specialist_votes, partition_mapping=WINDOW),
         *(dg.AssetKey(name) for name in MODEL_ASSETS),
     ],
+    automation_condition=BACKTESTS_FOLLOW_EPISODES,
     kinds={"duckdb", "matplotlib"},
     description=(
         "Every registered policy on the partition's episode (tables eval.backtests and "
@@ -139,6 +141,7 @@ def backtests(
     code_version="1",
     pool=DUCKDB_POOL,
     deps=[prices],
+    automation_condition=WEEKLY_RETRAIN,
     kinds={"duckdb"},
     description=(
         "Chronological train / valid / test date ranges per ticker from the stored trading days, "
@@ -173,6 +176,7 @@ def splits(context: dg.AssetExecutionContext, stocker: StockerResource) -> dg.Ma
     code_version="1",
     pool=DUCKDB_POOL,
     deps=[splits, specialist_votes, *(dg.AssetKey(name) for name in MODEL_ASSETS)],
+    automation_condition=WEEKLY_RETRAIN,
     kinds={"duckdb", "matplotlib"},
     description=(
         "Every policy on 63-trading-day windows stepped by 7 days across each test split, and on "
@@ -236,6 +240,7 @@ def rolling_evaluation(
     code_version="1",
     pool=DUCKDB_POOL,
     deps=[backtests, rolling_evaluation, splits],
+    automation_condition=WEEKLY_RETRAIN,
     kinds={"duckdb", "html"},
     description=(
         "The evaluation report from the eval.* rows: self-contained HTML and a Markdown twin under "

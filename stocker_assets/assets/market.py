@@ -6,6 +6,7 @@ from pathlib import Path
 import dagster as dg
 import pandas as pd
 
+from stocker_assets.automation import FOLLOWS_PRICES
 from stocker_assets.lineage import attach_partition_metadata, combined_version, png_markdown, record_build
 from stocker_assets.partitions import month_window_mapping, months_by_ticker, ticker_month_partitions
 from stocker_assets.progress import throttled_progress
@@ -169,6 +170,7 @@ def prices(context: dg.AssetExecutionContext, stocker: StockerResource) -> dg.Ma
     pool=DUCKDB_POOL,
     backfill_policy=dg.BackfillPolicy.single_run(),
     deps=[dg.AssetDep(prices, partition_mapping=month_window_mapping(-LOOKBACK_MONTHS))],
+    automation_condition=FOLLOWS_PRICES,
     kinds={"duckdb", "talib"},
     description=(
         "RSI14, MACD 12/26/9, SMA20/50/200, Bollinger 20/2, ATR14 (table market.indicators), "
@@ -215,6 +217,7 @@ CHARTS_ON_DEMAND = (
     pool=DUCKDB_POOL,
     backfill_policy=dg.BackfillPolicy.single_run(),
     deps=[dg.AssetDep(prices, partition_mapping=month_window_mapping(-CHART_LOOKBACK_MONTHS))],
+    automation_condition=FOLLOWS_PRICES,
     kinds={"duckdb", "matplotlib"},
     description=(
         "768×768 candlestick PNG per trading day (60 sessions up to that day, volume, SMA20/50) "

@@ -15,6 +15,7 @@ from stocker_assets.assets.council import specialist_votes
 from stocker_assets.assets.env import episodes, ideal_trajectories
 from stocker_assets.assets.evaluation import splits
 from stocker_assets.assets.market import DUCKDB_POOL
+from stocker_assets.automation import WEEKLY_RETRAIN
 from stocker_assets.progress import progress_message
 from stocker_assets.queues import celery_queue_tags
 from stocker_assets.resources import StockerResource
@@ -121,6 +122,7 @@ def _materialize(
     op_tags=celery_queue_tags("gpu"),
     pool=DUCKDB_POOL,
     deps=[episodes, specialist_votes, splits],
+    automation_condition=WEEKLY_RETRAIN,
     kinds={"pytorch", "duckdb"},
     description=(
         "The moderator's base model and tokenizer ($STOCKER_HOME/models/moderator_base): the offline "
@@ -139,6 +141,7 @@ def moderator_base(
     op_tags=celery_queue_tags("gpu"),
     pool=DUCKDB_POOL,
     deps=[moderator_base, specialist_votes, ideal_trajectories],
+    automation_condition=WEEKLY_RETRAIN,
     kinds={"pytorch", "duckdb"},
     description=(
         "LoRA adapter after the SFT warm start toward the hindsight-ideal action of each train-split "
@@ -157,6 +160,7 @@ def moderator_sft(
     op_tags=celery_queue_tags("gpu"),
     pool=DUCKDB_POOL,
     deps=[moderator_sft],
+    automation_condition=WEEKLY_RETRAIN,
     kinds={"pytorch", "duckdb"},
     description=(
         "LoRA adapter after GRPO on the environment's reward (action from the step's snapshot plus a "

@@ -1,0 +1,193 @@
+"""The figures the pipeline's checks judge a trained model by, from its training report.
+
+A stage's report carries ``heldout_episodes``: one record per policy × valid episode,
+``{policy, episode_key, final_value, total_return, unparsable, steps}`` (``unparsable``
+counts the decisions of the episode the model's text did not parse into an action), with
+``buy_and_hold`` among the policies; and ``extra.frac_reward_zero_std``: per training
+step, the share of reward groups whose completions all scored the same (no gradient).
+
+- parse rate on valid: 1 − Σ unparsable / Σ steps over the model's records.
+- Δ vs buy-and-hold on valid: the model's total return minus buy-and-hold's, per episode
+  both played, with a 95% t-interval of the mean. Episodes that overlap (a moderator's
+  two-month episodes start every month) are not independent: with ``block`` episodes per
+  independent stretch the interval uses n/block effective episodes (SE = s·√(block/n),
+  df = n/block − 1). Fewer than two effective episodes give no interval (a bootstrap would
+  give a falsely narrow one there).
+- zero-spread share: the mean of ``frac_reward_zero_std`` over the last tenth of the steps.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from stocker_core.evaluation.stats import Interval
+
+BUY_AND_HOLD = "buy_and_hold"
+MIN_PARSE_RATE = 0.95
+MAX_ZERO_SPREAD = 0.5
+CI_METHOD = "95% t-interval of the mean over n/block effective episodes (block: episodes that overlap)"
+CONFIDENCE = 0.95
+REFERENCE_POLICIES = frozenset({BUY_AND_HOLD, "random", "council", "rule_council", "ideal", "greedy"})
+"""Policies in a report that are baselines, not the trained model."""
+
+
+@dataclass(frozen=True)
+class ModelFigures:
+    """What the checks show; a figure is None when the report cannot give it."""
+
+    policy: str | None
+    episodes: int
+    parse_rate: float | None
+    delta_mean: float | None
+    delta_low: float | None
+    delta_high: float | None
+    paired_episodes: int
+    zero_spread_last_tenth: float | None
+    zero_spread_steps: int
+
+    @property
+    def parse_ok(self) -> bool | None:
+        return None if self.parse_rate is None else self.parse_rate >= MIN_PARSE_RATE
+
+    @property
+    def beats_buy_and_hold(self) -> bool | None:
+        """True only when the whole CI lies above zero; None without a CI."""
+        return None if self.delta_low is None else self.delta_low > 0
+
+    @property
+    def groups_have_spread(self) -> bool | None:
+        if self.zero_spread_last_tenth is None:
+            return None
+        return self.zero_spread_last_tenth <= MAX_ZERO_SPREAD
+
+
+def model_policy(records: Sequence[Mapping[str, Any]], preferred: str) -> str | None:
+    """``preferred`` when the records hold it, else the one non-reference policy (None if not one)."""
+    names = {str(r.get("policy")) for r in records}
+    if preferred in names:
+        return preferred
+    candidates = sorted(names - REFERENCE_POLICIES)
+    return candidates[0] if len(candidates) == 1 else None
+
+
+def parse_rate(records: Iterable[Mapping[str, Any]]) -> float | None:
+    """1 − Σ unparsable / Σ steps (None without steps)."""
+    steps = unparsable = 0
+    for record in records:
+        steps += int(record.get("steps") or 0)
+        unparsable += int(record.get("unparsable") or 0)
+    return None if steps == 0 else 1.0 - unparsable / steps
+
+
+def deltas_vs_buy_and_hold(records: Sequence[Mapping[str, Any]], policy: str) -> list[float]:
+    """The policy's total return minus buy-and-hold's per episode both played, in key order."""
+    mine = {r["episode_key"]: float(r["total_return"]) for r in records if r.get("policy") == policy}
+    base = {r["episode_key"]: float(r["total_return"]) for r in records if r.get("policy") == BUY_AND_HOLD}
+    keys = sorted(set(mine) & set(base))
+    values = [mine[k] - base[k] for k in keys]
+    return [v for v in values if math.isfinite(v)]
+
+
+def mean_t_interval(values: Sequence[float], block: int = 1, confidence: float = CONFIDENCE) -> Interval:
+    """Mean and t-interval over ``n / block`` effective values (bounds None below 2 of them)."""
+    from scipy.stats import t
+
+    data = [float(v) for v in values if math.isfinite(float(v))]
+    n = len(data)
+    if n == 0:
+        return Interval(None, None, None, 0)
+    mean = sum(data) / n
+    effective = n / max(1, block)
+    if effective < 2:
+        return Interval(mean, None, None, n)
+    sd = math.sqrt(sum((v - mean) ** 2 for v in data) / (n - 1))
+    half = float(t.ppf(0.5 + confidence / 2, effective - 1)) * sd / math.sqrt(effective)
+    return Interval(mean, mean - half, mean + half, n)
+
+
+def last_tenth_mean(values: Sequence[float]) -> float | None:
+    """Mean of the last ⌈n/10⌉ values (None when empty)."""
+    clean = [float(v) for v in values if v is not None and math.isfinite(float(v))]
+    if not clean:
+        return None
+    tail = clean[-math.ceil(len(clean) / 10) :]
+    return sum(tail) / len(tail)
+
+
+def model_figures(
+    heldout_episodes: Sequence[Mapping[str, Any]] | None,
+    frac_reward_zero_std: Sequence[float] | None,
+    policy: str,
+    block: int = 1,
+) -> ModelFigures:
+    """Every figure of the model checks (see the module docstring)."""
+    records = list(heldout_episodes or [])
+    name = model_policy(records, policy) if records else None
+    own = [r for r in records if r.get("policy") == name] if name else []
+    deltas = deltas_vs_buy_and_hold(records, name) if name else []
+    interval = mean_t_interval(deltas, block) if deltas else None
+    zero = list(frac_reward_zero_std) if frac_reward_zero_std is not None else None
+    return ModelFigures(
+        policy=name,
+        episodes=len(own),
+        parse_rate=parse_rate(own) if own else None,
+        delta_mean=interval.mean if interval else None,
+        delta_low=interval.low if interval else None,
+        delta_high=interval.high if interval else None,
+        paired_episodes=len(deltas),
+        zero_spread_last_tenth=last_tenth_mean(zero) if zero else None,
+        zero_spread_steps=len(zero or []),
+    )
+
+
+LOOK_MODEL_COLUMNS = ("model_versions", "models")
+LOOK_POLICY_COLUMNS = ("policies", "policy")
+
+
+def _names(cell: object) -> list[str]:
+    """Names in a cell holding a JSON list/dict, a comma-separated string or one name."""
+    if cell is None or (isinstance(cell, float) and math.isnan(cell)):
+        return []
+    if isinstance(cell, dict):
+        return [str(k) for k in cell]
+    if isinstance(cell, list | tuple):
+        return [str(v) for v in cell]
+    text = str(cell).strip()
+    if text[:1] in "[{":
+        try:
+            return _names(json.loads(text))
+        except ValueError:
+            pass
+    return [p.strip() for p in text.split(",") if p.strip()]
+
+
+def count_test_looks(looks: pd.DataFrame, models: Iterable[str] = ()) -> dict[str, int]:
+    """How many recorded test looks touched each trained model.
+
+    A look names its models in a ``model_versions`` (or ``models``) column; without one, the
+    ``policies`` it played count, keeping names in ``models`` or starting ``moderator``/``agent``/``drl``.
+    """
+    counts: dict[str, int] = {}
+    model_column = next((c for c in LOOK_MODEL_COLUMNS if c in looks.columns), None)
+    policy_column = next((c for c in LOOK_POLICY_COLUMNS if c in looks.columns), None)
+    known = set(models)
+    for _, row in looks.iterrows():
+        if model_column is not None:
+            names = _names(row[model_column])
+        elif policy_column is not None:
+            names = [
+                n
+                for n in _names(row[policy_column])
+                if n in known or n.startswith(("moderator", "agent", "drl"))
+            ]
+        else:
+            names = []
+        for name in dict.fromkeys(names):
+            counts[name] = counts.get(name, 0) + 1
+    return dict(sorted(counts.items()))
