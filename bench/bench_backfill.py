@@ -70,8 +70,9 @@ def main() -> None:
 
     from stocker_assets.assets.market import indicators, prices
     from stocker_assets.checks import indicators_are_sane, prices_are_valid
+    from stocker_assets.instance import ensure_dagster_home, register_tickers
     from stocker_assets.resources import StockerResource
-    from stocker_assets.runner import ensure_dagster_home, register_tickers, run_ticker_months
+    from stocker_assets.runner import run_ticker_months
     from stocker_core.config import get_settings
 
     ensure_dagster_home(get_settings(fresh=True))  # our dagster.yaml: telemetry off

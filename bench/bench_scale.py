@@ -69,8 +69,9 @@ def _use_home(root: Path, name: str, **extra: str) -> None:
 def _run_one(ticker: str, months: list[date], instance=None) -> None:
     """The market group of ``ticker`` × ``months`` as `stocker materialize` runs it."""
     from stocker_assets.definitions import build_definitions
+    from stocker_assets.instance import dagster_instance
     from stocker_assets.resources import StockerResource
-    from stocker_assets.runner import dagster_instance, run_ticker_months, select_assets
+    from stocker_assets.runner import run_ticker_months, select_assets
     from stocker_core.config import get_settings
 
     own = instance is None
@@ -89,7 +90,7 @@ def _materialize(tickers: list[str], months: list[date], concurrent: bool = Fals
     once, as if each were launched from its own machine (process start-up included). Two
     Celery runs from threads, or forks, of one process that already ran one hung here: use
     processes."""
-    from stocker_assets.runner import dagster_instance, register_tickers
+    from stocker_assets.instance import dagster_instance, register_tickers
     from stocker_core.config import get_settings
 
     instance = dagster_instance(get_settings(fresh=True))

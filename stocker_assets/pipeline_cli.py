@@ -28,7 +28,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 
 def _instance():
     """The CLI's Dagster instance (created under a file lock: commands may start at once)."""
-    from stocker_assets.runner import dagster_instance
+    from stocker_assets.instance import dagster_instance
 
     try:
         return dagster_instance(get_settings(fresh=True))
@@ -55,7 +55,7 @@ def _known_to_source(settings, tickers: list[str]) -> list[str]:
 @tickers_app.command("add")
 def tickers_add(tickers: list[str]) -> None:
     """Add tickers the configured source has to the universe and register them as partitions."""
-    from stocker_assets.runner import register_tickers
+    from stocker_assets.instance import register_tickers
 
     settings = get_settings(fresh=True)
     try:
@@ -84,7 +84,7 @@ def tickers_list() -> None:
 def tickers_remove(tickers: list[str]) -> None:
     """Remove tickers from the universe file and their Dagster ticker partitions
     (stored rows are kept)."""
-    from stocker_assets.runner import unregister_tickers
+    from stocker_assets.instance import unregister_tickers
 
     try:
         stored = remove_tickers(get_settings(fresh=True), tickers)
@@ -175,15 +175,10 @@ def materialize(
     (the full text, shown by --help, is ``MATERIALIZE_HELP``)."""
     _check_range(start, end)  # before anything slow: an inverted range is bad usage
     from stocker_assets.definitions import build_definitions
+    from stocker_assets.instance import register_tickers
     from stocker_assets.materialize_progress import MaterializeProgress
     from stocker_assets.resources import StockerResource
-    from stocker_assets.runner import (
-        months_with_data,
-        register_tickers,
-        run_ticker_months,
-        run_unpartitioned,
-        select_assets,
-    )
+    from stocker_assets.runner import months_with_data, run_ticker_months, run_unpartitioned, select_assets
     from stocker_assets.stages import plan_stages
 
     settings = get_settings(fresh=True)

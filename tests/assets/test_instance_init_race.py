@@ -2,7 +2,7 @@
 
 Three processes start together on 20 fresh homes in turn (a file barrier lines them up
 before each round), each doing what every Dagster-backed ``stocker`` command does first:
-``runner.dagster_instance`` (set up the home, open the instance, let each storage create
+``instance.dagster_instance`` (set up the home, open the instance, let each storage create
 its tables). Afterwards every SQLite database has exactly one alembic head and a later
 command opens each home without error. Without the lock, 4 of 5 such rounds broke a home.
 """
@@ -21,7 +21,7 @@ import os, sys, time
 from pathlib import Path
 
 import pytest
-from stocker_assets.runner import dagster_instance
+from stocker_assets.instance import dagster_instance
 from stocker_core.config import Settings
 
 base, rounds, processes, name = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
@@ -44,7 +44,7 @@ import os, sys
 from pathlib import Path
 
 import pytest
-from stocker_assets.runner import dagster_instance
+from stocker_assets.instance import dagster_instance
 from stocker_core.config import Settings
 
 base, rounds = Path(sys.argv[1]), int(sys.argv[2])

@@ -1,7 +1,7 @@
 """Two `stocker materialize` commands starting at once on one fresh Postgres instance both
 succeed: Postgres storage creates its tables in transactions (dagster-postgres retries a
 loser of the race), so the SQLite init race (two alembic heads) cannot occur. Each command
-has its own DAGSTER_HOME, as on two machines, so the file lock of ``runner.dagster_instance``
+has its own DAGSTER_HOME, as on two machines, so the file lock of ``instance.dagster_instance``
 (one home only) plays no part; each its own STOCKER_HOME, so only the instance is shared."""
 
 from __future__ import annotations
