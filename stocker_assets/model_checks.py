@@ -27,7 +27,6 @@ from stocker_core.evaluation.model_checks import (
     MAX_ZERO_SPREAD,
     MIN_PARSE_RATE,
     ModelFigures,
-    count_test_looks,
     model_figures,
 )
 
@@ -300,20 +299,24 @@ def equity_starts_at_starting_cash(
     description="Test looks per model from eval.test_looks (WARN when a model was looked at more than once).",
 )
 def report_counts_test_looks(stocker: StockerResource) -> dg.AssetCheckResult:
+    from stocker_core.evaluation.looks import look_counts
+
     warehouse = stocker.warehouse()
     if not _table_exists(warehouse, "eval", "test_looks"):
         return dg.AssetCheckResult(passed=True, metadata={"test_looks": "no test-look log yet"})
-    counts = count_test_looks(warehouse.query("SELECT * FROM eval.test_looks"))
-    over = {m: n for m, n in counts.items() if n > 1}
-    table = pd.DataFrame({"model": list(counts), "test_looks": list(counts.values())})
+    # the one count of looks: distinct settings that played each model version (evaluation.looks)
+    counts = look_counts(warehouse.query("SELECT * FROM eval.test_looks"))
+    over = counts[counts["flag"]]
     return dg.AssetCheckResult(
-        passed=not over,
+        passed=over.empty,
         severity=dg.AssetCheckSeverity.WARN,
         metadata={
             "models": len(counts),
             "models_looked_at_more_than_once": len(over),
-            "max_looks": max(counts.values(), default=0),
-            "looks_per_model": dg.MetadataValue.md(table.to_markdown(index=False) if counts else "none"),
+            "max_looks": int(counts["looks"].max()) if len(counts) else 0,
+            "looks_per_model": dg.MetadataValue.md(
+                counts[["policy", "version", "looks"]].to_markdown(index=False) if len(counts) else "none"
+            ),
         },
     )
 

@@ -195,7 +195,7 @@ def resource_run_config(settings: Settings) -> dict[str, object]:
     from stocker_assets.resources import RUN_FIELDS
 
     values = {name: getattr(settings, name) for name in RUN_FIELDS}
-    config = {k: str(v) if isinstance(v, Path) else v for k, v in values.items() if v is not None}
+    config = {k: str(v) if isinstance(v, Path | date) else v for k, v in values.items() if v is not None}
     return {"stocker": {"config": config}}
 
 

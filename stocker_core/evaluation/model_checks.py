@@ -18,13 +18,10 @@ step, the share of reward groups whose completions all scored the same (no gradi
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-
-import pandas as pd
 
 from stocker_core.evaluation.stats import Interval
 
@@ -144,50 +141,3 @@ def model_figures(
         zero_spread_last_tenth=last_tenth_mean(zero) if zero else None,
         zero_spread_steps=len(zero or []),
     )
-
-
-LOOK_MODEL_COLUMNS = ("model_versions", "models")
-LOOK_POLICY_COLUMNS = ("policies", "policy")
-
-
-def _names(cell: object) -> list[str]:
-    """Names in a cell holding a JSON list/dict, a comma-separated string or one name."""
-    if cell is None or (isinstance(cell, float) and math.isnan(cell)):
-        return []
-    if isinstance(cell, dict):
-        return [str(k) for k in cell]
-    if isinstance(cell, list | tuple):
-        return [str(v) for v in cell]
-    text = str(cell).strip()
-    if text[:1] in "[{":
-        try:
-            return _names(json.loads(text))
-        except ValueError:
-            pass
-    return [p.strip() for p in text.split(",") if p.strip()]
-
-
-def count_test_looks(looks: pd.DataFrame, models: Iterable[str] = ()) -> dict[str, int]:
-    """How many recorded test looks touched each trained model.
-
-    A look names its models in a ``model_versions`` (or ``models``) column; without one, the
-    ``policies`` it played count, keeping names in ``models`` or starting ``moderator``/``agent``/``drl``.
-    """
-    counts: dict[str, int] = {}
-    model_column = next((c for c in LOOK_MODEL_COLUMNS if c in looks.columns), None)
-    policy_column = next((c for c in LOOK_POLICY_COLUMNS if c in looks.columns), None)
-    known = set(models)
-    for _, row in looks.iterrows():
-        if model_column is not None:
-            names = _names(row[model_column])
-        elif policy_column is not None:
-            names = [
-                n
-                for n in _names(row[policy_column])
-                if n in known or n.startswith(("moderator", "agent", "drl"))
-            ]
-        else:
-            names = []
-        for name in dict.fromkeys(names):
-            counts[name] = counts.get(name, 0) + 1
-    return dict(sorted(counts.items()))

@@ -77,11 +77,13 @@ def test_agent_run_prints_the_trace_and_scores(sample_home):
     assert "<plan>" in out and "[tool] get_price_history" in out and "[tool] get_news" in out
     assert "decision: HOLD" in out  # 20-day return +4.59%: 1.15% expected, inside ±1.5%
     assert "forward return over 5 sessions: +1.26%" in out
-    assert "scores: result 1.000  format 1.000  tool 1.000" in out
+    # graded result (the default): HOLD counts half invested, -0.5 * 1.26% / 1.5% = -0.42
+    assert "scores: result -0.42" in out and "format 1.000  tool 1.000" in out
 
     as_json = runner.invoke(app(), ["agent", "run", "--date", "2016-03-15", "--json"])
     trace = json.loads(as_json.output)
-    assert trace["decision"] == "HOLD" and trace["scores"]["result"] == 1.0
+    graded = max(-1.0, min(1.0, -0.5 * trace["forward_return"] / 0.015))
+    assert trace["decision"] == "HOLD" and abs(trace["scores"]["result"] - graded) < 1e-9
     assert [t["role"] for t in trace["turns"]][:3] == ["user", "assistant", "tool"]
 
 

@@ -83,7 +83,7 @@ def test_parser_lists_problems_and_never_raises():
 
 
 def test_a_clean_trace_scores_full_format_and_tool_use():
-    config = AgentConfig()
+    config = AgentConfig(result_mode="band")
     trace = good_trace()
     scores = score_trace(trace, 0.02, config)
     assert (scores.result, scores.format, scores.tool) == (1.0, 1.0, 1.0)

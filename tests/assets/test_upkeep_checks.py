@@ -26,6 +26,7 @@ from stocker_assets.model_checks import (
 )
 from stocker_assets.partitions import ticker_partitions
 from stocker_assets.resources import StockerResource
+from stocker_core.evaluation.looks import record_test_look
 from stocker_core.warehouse import Warehouse
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "evaluation"))
@@ -232,20 +233,14 @@ def test_backtest_invariants_and_test_looks_on_real_backtests(instance, tmp_path
         )
         return _evaluations(run)["report_counts_test_looks"]
 
-    first = report_check()
-    assert first.passed and first.metadata["test_looks"].value == "no test-look log yet"
-    with warehouse.transaction() as con:
-        con.execute(
-            "CREATE TABLE eval.test_looks (looked_at TIMESTAMP, policies VARCHAR, model_versions VARCHAR)"
+    first = report_check()  # backtests of a train-split month are no test look
+    assert first.passed and first.metadata["max_looks"].value == 0
+    for seed in (1, 2):  # the same model version played under two settings: two looks
+        record_test_look(
+            warehouse, "cli", "backtest", ["SYN"], {"moderator_grpo": "a", "agent_rl": "b"}, {"seed": seed}
         )
-        con.executemany(
-            "INSERT INTO eval.test_looks VALUES (now(), ?, ?)",
-            [
-                ["moderator_grpo", json.dumps({"moderator_grpo": "a"})],
-                ["moderator_grpo,agent_rl", json.dumps({"moderator_grpo": "a", "agent_rl": "b"})],
-            ],
-        )
+    record_test_look(warehouse, "cli", "backtest", ["SYN"], {"agent_rl": "b"}, {"seed": 1})
     second = report_check()
     assert not second.passed and second.severity == dg.AssetCheckSeverity.WARN
     assert second.metadata["max_looks"].value == 2
-    assert second.metadata["models_looked_at_more_than_once"].value == 1
+    assert second.metadata["models_looked_at_more_than_once"].value == 2

@@ -1,11 +1,9 @@
 """The figures of the model checks, from hand-made training-report records."""
 
-import pandas as pd
 import pytest
 from scipy import stats
 
 from stocker_core.evaluation.model_checks import (
-    count_test_looks,
     last_tenth_mean,
     mean_t_interval,
     model_figures,
@@ -103,22 +101,3 @@ def test_last_tenth_rounds_up():
     assert last_tenth_mean([0.0] * 22 + [1.0, 1.0, 0.0]) == pytest.approx(2 / 3)  # last 3 of 25
     assert last_tenth_mean([0.4]) == pytest.approx(0.4)
     assert last_tenth_mean([float("nan")]) is None
-
-
-def test_count_test_looks_per_model():
-    looks = pd.DataFrame(
-        {
-            "model_versions": [
-                '{"moderator_grpo": "abc", "agent_rl": "d1"}',
-                '{"moderator_grpo": "abc"}',
-                None,
-            ],
-            "policies": ["x", "y", "z"],
-        }
-    )
-    assert count_test_looks(looks) == {"agent_rl": 1, "moderator_grpo": 2}
-    by_policy = pd.DataFrame(
-        {"policies": ['["buy_and_hold", "moderator_sft"]', "moderator_sft,random", "ppo"]}
-    )
-    assert count_test_looks(by_policy, models=["ppo"]) == {"moderator_sft": 2, "ppo": 1}
-    assert count_test_looks(pd.DataFrame({"other": [1]})) == {}
