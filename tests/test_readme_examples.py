@@ -90,7 +90,7 @@ NOT_RUN: dict[str, str] = {
     "stocker backtest --episode 'SYN1|2021-03-01' --policies oracle,buy_and_hold,council": "on the synthetic "
     "source after its build: tests/evaluation/test_oracle.py runs the oracle through the CLI",
     "stocker council vote --task task_easy --date 2023-08-15 --backend openai --show-prompts --json": (
-        "needs an OpenAI-compatible server: tests/council/test_council_structured.py runs it against a local one"
+        "needs an OpenAI-compatible server: tests/council/test_council_structured.py runs a local one"
     ),
     "stocker check-learning --ic 0.1 --seed 7 --json": "builds a market and trains (minutes): tests/training",
     "stocker web --port 8080 --no-open --dagster-url http://127.0.0.1:3000": "a server: tests/web",
