@@ -271,7 +271,7 @@ def materialize(
     console.print(
         f"warehouse: {_row_counts(settings.warehouse_path)} — total {time.perf_counter() - started:.1f}s"
     )
-    _print_closing_notes(settings, results, held_back)
+    _print_closing_notes(settings, results, held_back, tickers if held_back else [])
     if unusable or not all(r.success for r in results):
         raise typer.Exit(EXIT_FAILED)
 
@@ -329,8 +329,9 @@ def whole_history_held_back(unpartitioned: list) -> tuple[list, list]:
     return [a for a in unpartitioned if a not in held], held
 
 
-def _print_closing_notes(settings, results: list, held_back: list) -> None:
-    """Held-back steps, tickers left out, the report's path and how to open the web page."""
+def _print_closing_notes(settings, results: list, held_back: list, scoped: list | None = None) -> None:
+    """Held-back steps, tickers left out (or, in a ticker-scoped run, that the held-back
+    evaluation will leave out), the report's path and how to open the web page."""
     if held_back:
         console.print(
             f"[yellow]not run for a ticker-scoped run[/yellow]: {', '.join(_asset_names(held_back))} "
@@ -340,6 +341,10 @@ def _print_closing_notes(settings, results: list, held_back: list) -> None:
         )
     for name, why in sorted({k: v for r in results for k, v in r.left_out.items()}.items()):
         console.print(f"[yellow]{name} left out[/yellow]: {why}", soft_wrap=True)
+    for name, why in sorted(_foreseen_left_out(settings, scoped or []).items()):
+        console.print(
+            f"[yellow]{name} will be left out of the rolling evaluation[/yellow]: {why}", soft_wrap=True
+        )
     console.print(
         'query the warehouse: [bold]stocker sql "SELECT * FROM env.episodes LIMIT 5"[/bold]; '
         "the Dagster UI: [bold]stocker ui[/bold] (http://127.0.0.1:3000)",
@@ -355,6 +360,26 @@ def _print_closing_notes(settings, results: list, held_back: list) -> None:
         "(episodes, council, compare, training)",
         soft_wrap=True,
     )
+
+
+def _foreseen_left_out(settings, tickers: list) -> dict[str, str]:
+    """For a ticker-scoped run: which of its tickers the held-back evaluation will leave out."""
+    if not tickers:
+        return {}
+    import pandas as pd
+
+    from stocker_core.evaluation.pipeline import foreseen_left_out
+    from stocker_core.warehouse.db import Warehouse
+
+    try:
+        warehouse = Warehouse(settings.warehouse_path)
+        prices = pd.concat(
+            [warehouse.read_table("market.prices", t, columns=["ticker", "date"]) for t in tickers],
+            ignore_index=True,
+        )
+        return foreseen_left_out(prices, tickers)
+    except Exception:  # a summary line must never fail the run it summarises
+        return {}
 
 
 def _asset_names(assets: list) -> list[str]:

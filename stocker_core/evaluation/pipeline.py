@@ -14,7 +14,7 @@ import pandas as pd
 from stocker_core.config import Settings
 from stocker_core.env.episode import episode_from_bars, window_bounds
 from stocker_core.env.rewards import RewardParams
-from stocker_core.errors import EmptyDataError
+from stocker_core.errors import EmptyDataError, StockerError
 from stocker_core.evaluation.council_votes import VoteBook, load_vote_book
 from stocker_core.evaluation.looks import look_settings, model_versions, record_if_test, record_test_look
 from stocker_core.evaluation.rolling import (
@@ -116,6 +116,31 @@ def _record_partition_look(
     played = sorted({r.policy for t in done for result in t.results.values() for r in result.runs})
     config = look_settings(seed, RewardParams.from_settings(settings))
     record_if_test(warehouse, who, "backtests", days, played, [t.vote_version for t in done], config, run_id)
+
+
+def foreseen_left_out(
+    prices: pd.DataFrame, tickers: Sequence[str], config: RollingConfig | None = None
+) -> dict[str, str]:
+    """Which of ``tickers`` the rolling evaluation will leave out, and why, from their stored
+    days (``ticker, date``): too short to split, or a test split shorter than one window."""
+    config = config or RollingConfig()
+    mine = prices[prices["ticker"].isin(list(tickers))]
+    out: dict[str, str] = {t: "no stored prices" for t in tickers if t not in set(mine["ticker"])}
+    if mine.empty:
+        return out
+    try:
+        splits = splits_from_prices(mine, tickers=list(tickers))
+    except StockerError as exc:
+        return {**out, **{t: str(exc) for t in tickers if t not in out}}
+    out.update(dict(splits.skipped))
+    for ticker in splits.tickers:
+        test = splits.range_of(ticker, "test")
+        if not window_starts(test.trading_days, config.window_days, config.step_days):
+            out[ticker] = (
+                f"its test split {test.start} … {test.end} holds {test.trading_days} trading days, "
+                f"fewer than one {config.window_days}-day window"
+            )
+    return out
 
 
 def compute_and_store_splits(

@@ -42,3 +42,23 @@ def test_only_short_tickers_name_each_and_keep_the_stored_rows(tmp_path):
     with pytest.raises(NoWindowsError, match="SHRT: its test split") as error:
         rolling_evaluation(settings, warehouse, POLICIES, CONFIG)
     assert list(error.value.left_out) == ["SHRT"]
+
+
+def test_a_ticker_scoped_run_foresees_who_the_evaluation_will_leave_out():
+    """`materialize -t MSFT` (six months) holds the evaluation back, and its summary names
+    MSFT as the ticker that evaluation will leave out, with the same reasons it would give."""
+    import pandas as pd
+
+    from stocker_core.evaluation.pipeline import foreseen_left_out
+
+    frames = [
+        synthetic_prices(t, days=n, seed=s)
+        for t, n, s in (("LONG", 400, 1), ("SHRT", 130, 5), ("TINY", 40, 6))
+    ]
+    prices = pd.concat([f[["ticker", "date"]] for f in frames], ignore_index=True)
+    out = foreseen_left_out(prices, ["LONG", "SHRT", "TINY", "NONE"], CONFIG)
+    assert set(out) == {"SHRT", "TINY", "NONE"}  # LONG's test split holds windows
+    # 130 days less two 30-day gaps leave 70: 20% of them, 14, are fewer than one 20-day window
+    assert "holds 14 trading days, fewer than one 20-day window" in out["SHRT"]
+    assert "40 trading day(s) cannot hold train, valid and test with 30-day gaps" in out["TINY"]
+    assert out["NONE"] == "no stored prices"
