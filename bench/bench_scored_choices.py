@@ -1,0 +1,46 @@
+"""Scored choices for the moderator's GRPO step: the nine answers share the prompt's cache
+(``choices.answer_logits``) against scoring nine whole sequences (``full_sequence_logits``),
+forward and backward, in the same run.
+
+    python bench/bench_scored_choices.py [--states 64] [--repeats 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--states", type=int, default=64)
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+
+    import torch
+
+    from stocker_core.training.choices import answer_logits, full_sequence_logits
+    from stocker_core.training.config import TrainingConfig
+    from stocker_core.training.models import build_tiny
+    from stocker_core.training.prompts import vocabulary
+
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    loaded = build_tiny(TrainingConfig())
+    words = vocabulary()
+    prompts = [" ".join(words[i % 50 : i % 50 + 30]) for i in range(args.states)]
+    assert torch.allclose(answer_logits(loaded, prompts), full_sequence_logits(loaded, prompts), atol=1e-4)
+    seconds = {}
+    for name, score in (("shared prefix", answer_logits), ("whole sequences", full_sequence_logits)):
+        started = time.perf_counter()
+        for _ in range(args.repeats):
+            score(loaded, prompts).sum().backward()
+        seconds[name] = (time.perf_counter() - started) / args.repeats
+        print(f"{name:16s} {seconds[name] * 1000:8.1f} ms per step ({args.states} states x 9 answers)")
+    print(
+        f"ratio: {seconds['whole sequences'] / seconds['shared prefix']:.1f}x less time with the shared prefix"
+    )
+
+
+if __name__ == "__main__":
+    main()
