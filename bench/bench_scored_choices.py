@@ -37,9 +37,8 @@ def main() -> None:
             score(loaded, prompts).sum().backward()
         seconds[name] = (time.perf_counter() - started) / args.repeats
         print(f"{name:16s} {seconds[name] * 1000:8.1f} ms per step ({args.states} states x 9 answers)")
-    print(
-        f"ratio: {seconds['whole sequences'] / seconds['shared prefix']:.1f}x less time with the shared prefix"
-    )
+    ratio = seconds["whole sequences"] / seconds["shared prefix"]
+    print(f"ratio: {ratio:.1f}x less time with the shared prefix")
 
 
 if __name__ == "__main__":
