@@ -24,7 +24,7 @@ from stocker_core.training.pipeline import (
     CURVE_FILE,
     StageReport,
     finish_stage,
-    prepare_data,
+    prepared_data,
     run_base,
     run_grpo_stage,
     run_sft_stage,
@@ -95,7 +95,7 @@ def _materialize(
 ) -> dg.MaterializeResult:
     settings, warehouse = stocker.settings(), stocker.warehouse()
     config = _training_config(run)
-    data = prepare_data(config, settings, warehouse)
+    data = prepared_data(config, settings, warehouse)
     context.log.info(
         f"{len(data.splits.train)} train episodes ({len(data.rows)} steps), "
         f"{len(data.valid_contexts)} held-out episodes, votes {data.votes.cache_version}"

@@ -2,12 +2,14 @@
 
 A daily decision maps to the environment: BUY → all in (the most whole shares the cash
 buys), SELL → flat (sell the whole position), HOLD (or no answer) → keep. Decisions
-depend only on (ticker, day), so a policy decides every day of the episode at once, in
-one batched loop, when it is built.
+depend only on (ticker, day), so a policy decides every day of its episodes at once, in
+one batched loop, when it is built (``AgentBatch``: the registry's batch decider, every
+episode of a backtest together; ``AgentPolicy``: one episode).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -94,8 +96,8 @@ def agent_data(ticker: str, settings: Settings) -> AgentData:
     return _cached_data(ticker, settings.model_dump_json())
 
 
-_TRACES: dict[tuple[str, int, int, str, bool, pd.Timestamp], Trace] = {}
-"""Decided days per (policy, writer's model, data, config, masked prompts, day): a decision depends only on
+_TRACES: dict[tuple[str, int, str, bool, int, pd.Timestamp], Trace] = {}
+"""Decided days per (policy, writer's model, config, masked prompts, data, day): a decision depends only on
 (ticker, day), so overlapping episodes and rolling windows of one process reuse it."""
 
 
@@ -110,41 +112,92 @@ def _identity(obj: object) -> int:
     return id(obj)
 
 
-class AgentPolicy:
-    """Plays the agent's daily decisions in the environment (see the module docstring)."""
+class AgentBatch:
+    """The agent's daily decisions for many environments (see the module docstring): every
+    (ticker, day) not decided yet in this process is decided in one batched loop when built."""
 
-    def __init__(self, env: TradingEnv, writer: TurnWriter, data: AgentData, config: AgentConfig, name: str):
-        self.cost = env.params.transaction_cost
-        days = [pd.Timestamp(d) for d in env.episode.dates]
+    def __init__(
+        self,
+        envs: Sequence[TradingEnv],
+        writer: TurnWriter,
+        data: Mapping[str, AgentData],
+        config: AgentConfig,
+        name: str,
+    ) -> None:
+        self.costs = [env.params.transaction_cost for env in envs]
         model = getattr(writer, "loaded", None)  # the cached model behind a ModelWriter
         masked = getattr(writer, "mask_for", None) is not None
-        keys = [(name, _identity(model), _identity(data), config.model_dump_json(), masked, d) for d in days]
-        missing = [i for i, key in enumerate(keys) if key not in _TRACES]
+        settings_key = (name, _identity(model), config.model_dump_json(), masked)
+        keys = [
+            [(*settings_key, _identity(data[env.episode.ticker]), pd.Timestamp(d)) for d in env.episode.dates]
+            for env in envs
+        ]
+        missing = list(dict.fromkeys(k for env_keys in keys for k in env_keys if k not in _TRACES))
         if missing:
-            tools = [AgentTools(data, days[i]) for i in missing]
-            for i, trace in zip(missing, run_decisions(writer, tools, config, name), strict=True):
-                _TRACES[keys[i]] = trace
-        self.traces: list[Trace] = [_TRACES[key] for key in keys]
+            tickers = {id(d): t for t, d in data.items()}
+            tools = [AgentTools(data[tickers[key[-2]]], key[-1]) for key in missing]
+            for key, trace in zip(missing, run_decisions(writer, tools, config, name), strict=True):
+                _TRACES[key] = trace
+        self.traces: list[list[Trace]] = [[_TRACES[k] for k in env_keys] for env_keys in keys]
+
+    def __call__(self, live: Sequence[int], observations: Sequence[Observation]) -> list[Action]:
+        return [
+            decision_action(self.traces[i][o.step].action, o, self.costs[i])
+            for i, o in zip(live, observations, strict=True)
+        ]
+
+
+class AgentPolicy:
+    """Plays the agent's daily decisions in one environment (an ``AgentBatch`` of one)."""
+
+    def __init__(self, batch: AgentBatch):
+        self.batch = batch
+        self.traces: list[Trace] = batch.traces[0]
         self.decisions = [t.action for t in self.traces]
 
     def act(self, observation: Observation) -> Action:
-        return decision_action(self.decisions[observation.step], observation, self.cost)
+        return self.batch([0], [observation])[0]
+
+
+def make_agent_batch(
+    name: str, envs: Sequence[TradingEnv], settings: Settings | None = None, config: AgentConfig | None = None
+) -> AgentBatch:
+    """Policy ``name`` for every environment of ``envs`` (settings and config default to
+    the environment's)."""
+    settings = settings or get_settings()
+    config = config or agent_config()
+    writer = agent_writer(name, settings, config)
+    data = {t: agent_data(t, settings) for t in dict.fromkeys(env.episode.ticker for env in envs)}
+    if settings.llm_mask and hasattr(writer, "mask_for"):  # chat models read masked prompts
+        writer.mask_for = _mask_reader(data)
+    return AgentBatch(envs, writer, data, config, name)
+
+
+def _mask_reader(data: Mapping[str, AgentData]) -> Callable[[Trace], Any]:
+    """trace -> its decision's prompt mask, built once per (ticker, day): a trace asks on every turn."""
+    from stocker_core.agent.masking import agent_mask
+
+    masks: dict[tuple[str, str], Any] = {}
+
+    def mask_for(trace: Trace) -> Any:
+        key = (trace.ticker, str(trace.date))
+        if key not in masks:
+            masks[key] = agent_mask(data[trace.ticker], trace.date)
+        return masks[key]
+
+    return mask_for
 
 
 def make_agent_policy(
     name: str, env: TradingEnv, settings: Settings | None = None, config: AgentConfig | None = None
 ) -> AgentPolicy:
     """Policy ``name`` for ``env`` (settings and config default to the environment's)."""
-    settings = settings or get_settings()
-    config = config or agent_config()
-    writer = agent_writer(name, settings, config)
-    data = agent_data(env.episode.ticker, settings)
-    if settings.llm_mask and hasattr(writer, "mask_for"):  # chat models read masked prompts
-        from stocker_core.agent.masking import agent_mask
-
-        writer.mask_for = lambda trace: agent_mask(data, trace.date)
-    return AgentPolicy(env, writer, data, config, name)
+    return AgentPolicy(make_agent_batch(name, [env], settings, config))
 
 
 for _name in AGENT_POLICIES:
-    register_policy(_name, lambda env, seed, _name=_name: make_agent_policy(_name, env))
+    register_policy(
+        _name,
+        lambda env, seed, _name=_name: make_agent_policy(_name, env),
+        lambda envs, seeds, _name=_name: make_agent_batch(_name, envs),
+    )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 import numpy as np
@@ -21,6 +21,14 @@ class Policy(Protocol):
 
 PolicyFactory = Callable[[TradingEnv, int | None], Policy]
 """Builds a policy for an environment (seeded where it is random)."""
+
+BatchDecider = Callable[[Sequence[int], Sequence[Observation]], Sequence[Action]]
+"""``decide(indices, observations)``: one action for each live environment of a batch (the
+indices say which), so one model call serves step t of every episode."""
+
+BatchPolicyFactory = Callable[[Sequence[TradingEnv], Sequence[int | None]], BatchDecider]
+"""Builds one decider for many environments (one seed each): what a model policy offers so
+that backtests play many episodes in lockstep instead of one model call per step."""
 
 
 def long_flat_action(want_long: bool, observation: Observation, cost: float) -> Action:
@@ -90,9 +98,18 @@ POLICIES: dict[str, PolicyFactory] = {
 }
 
 
-def register_policy(name: str, factory: PolicyFactory) -> None:
-    """Add (or replace) a named policy, e.g. ``register_policy("council", make_council)``."""
+BATCH_POLICIES: dict[str, BatchPolicyFactory] = {}
+"""Policies that can also decide many environments at once (trained models)."""
+
+
+def register_policy(name: str, factory: PolicyFactory, batch: BatchPolicyFactory | None = None) -> None:
+    """Add (or replace) a named policy, e.g. ``register_policy("council", make_council)``;
+    ``batch`` builds one decider for many environments (see ``make_batch_decider``)."""
     POLICIES[name] = factory
+    if batch is None:
+        BATCH_POLICIES.pop(name, None)
+    else:
+        BATCH_POLICIES[name] = batch
 
 
 # Policies living in other packages register themselves when imported.
@@ -126,12 +143,26 @@ def is_upper_bound(name: str) -> bool:
     return name in UPPER_BOUNDS
 
 
-def make_policy(name: str, env: TradingEnv, seed: int | None = None) -> Policy:
-    """The named policy for ``env``; InvalidNameError listing the known names otherwise."""
+def _import_plugin(name: str) -> None:
     if name not in POLICIES and name in PLUGIN_MODULES:
         import importlib
 
         importlib.import_module(PLUGIN_MODULES[name])
+
+
+def make_batch_decider(
+    name: str, envs: Sequence[TradingEnv], seeds: Sequence[int | None]
+) -> BatchDecider | None:
+    """One decider for every environment of ``envs`` when policy ``name`` offers one (a
+    trained model), else None: the caller plays such a policy one environment at a time."""
+    _import_plugin(name)
+    factory = BATCH_POLICIES.get(name)
+    return factory(envs, seeds) if factory is not None else None
+
+
+def make_policy(name: str, env: TradingEnv, seed: int | None = None) -> Policy:
+    """The named policy for ``env``; InvalidNameError listing the known names otherwise."""
+    _import_plugin(name)
     try:
         factory = POLICIES[name]
     except KeyError:

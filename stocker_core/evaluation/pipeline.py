@@ -19,15 +19,15 @@ from stocker_core.evaluation.council_votes import VoteBook, load_vote_book
 from stocker_core.evaluation.looks import look_settings, model_versions, record_if_test, record_test_look
 from stocker_core.evaluation.rolling import (
     RollingConfig,
-    rolling_backtests,
     rolling_rows,
     runs_of,
     split_bounds,
     summarise,
     test_period_episode,
+    window_episodes,
     window_starts,
 )
-from stocker_core.evaluation.runner import Backtest, backtest, ordered_policies
+from stocker_core.evaluation.runner import Backtest, backtest_many, ordered_policies
 from stocker_core.evaluation.splits import SplitConfig, Splits, load_splits, save_splits, splits_from_prices
 from stocker_core.evaluation.store import replace_rows, write_backtests
 from stocker_core.market.bars import load_bars
@@ -66,7 +66,8 @@ def backtest_partitions(
     progress: Callable[[int, int], None] | None = None,
 ) -> list[TickerBacktests]:
     """Every policy on the episode of every partition key; rows written per ticker;
-    ``progress(done, total)`` after each partition. Episodes with days in a test split are
+    ``progress(done, total)`` counts partitions as each policy finishes a ticker's episodes
+    (the model policies play them in lockstep). Episodes with days in a test split are
     recorded as a look in ``eval.test_looks``."""
     grouped: dict[str, list[date]] = {}
     for key in keys:
@@ -82,19 +83,23 @@ def backtest_partitions(
         first = pd.Timestamp(months[0])
         book = _vote_book(warehouse, settings, ticker, bars.loc[bars["date"] >= first, "date"].tolist())
         done = TickerBacktests(ticker, vote_version=book.version if book else None)
+        episodes = []
         for month in months:
             key = partition_key(ticker, month)
-            done_keys += 1
             try:
-                episode = episode_from_bars(key, bars, settings, origin)
+                episodes.append(episode_from_bars(key, bars, settings, origin))
             except EmptyDataError:
                 done.empty.append(key)
-                continue
-            result = backtest(episode, names, params, seed, settings, book)
-            done.results[key] = result
+        step = None
+        if progress:
+            step = lambda k, n, base=done_keys, m=len(months): progress(base + m * k // n, len(keys))  # noqa: E731
+        books = {ticker: book} if book is not None else None
+        for result in backtest_many(episodes, names, params, seed, settings, books, progress=step):
+            done.results[result.episode.key] = result
             done.failures.update(result.failures)
-            if progress:
-                progress(done_keys, len(keys))
+        done_keys += len(months)
+        if progress:
+            progress(done_keys, len(keys))
         runs = runs_of(list(done.results.values()))
         month_of = {key: parse_partition_key(key)[1] for key in done.results}
         write_backtests(warehouse, runs, "episode", month_of, done.vote_version, run_id)
@@ -216,22 +221,29 @@ def rolling_evaluation(
             )
             continue
         planned.append((ticker, test, bars, count))
-    total = sum(count for *_, count in planned)
+    episodes, seeds, books, spans = [], [], {}, []
     for ticker, test, bars, _count in planned:
         days = bars.loc[bars["date"] >= pd.Timestamp(test.start), "date"].tolist()
         book = _vote_book(warehouse, settings, ticker, days)
         if book is not None:
-            versions[ticker] = book.version
-        offset = windows
-        step = (lambda done, _n, base=offset: progress(base + done, total)) if progress else None
-        results, failed = rolling_backtests(bars, test, names, params, settings, book, config, step)
-        failures.update(failed)
+            versions[ticker], books[ticker] = book.version, book
+        windows_of = window_episodes(bars, test, params.starting_cash, config)
+        first = len(episodes)
+        episodes += [*windows_of, test_period_episode(bars, test, params.starting_cash)]
+        seeds += [config.seed + i for i in range(len(windows_of))] + [config.seed]
+        spans.append((ticker, test, first, len(windows_of)))
+    total = sum(count for *_, count in planned)
+    # every window of every ticker in one batch: a model policy decides step t of all of them at once
+    step = (lambda k, n: progress(total * k // n, total)) if progress else None
+    played = backtest_many(episodes, names, params, seeds, settings, books, progress=step)
+    if progress:
+        progress(total, total)
+    for ticker, test, first, count in spans:
+        results, whole = played[first : first + count], played[first + count]
+        for result in (*results, whole):
+            failures.update(result.failures)
         windows += len(results)
         frames.append(rolling_rows(results))
-        whole = backtest(
-            test_period_episode(bars, test, params.starting_cash), names, params, config.seed, settings, book
-        )
-        failures.update(whole.failures)
         write_backtests(warehouse, whole.runs, "test_period", None, versions.get(ticker), run_id)
         if log:
             log(f"{ticker}: {len(results)} windows over the test split {test.start} … {test.end}")

@@ -20,13 +20,10 @@ from datetime import timedelta
 
 import pandas as pd
 
-from stocker_core.config import Settings
 from stocker_core.env.episode import Episode
-from stocker_core.env.rewards import RewardParams
 from stocker_core.errors import EmptyDataError
-from stocker_core.evaluation.council_votes import VoteBook
 from stocker_core.evaluation.metrics import METRIC_NAMES
-from stocker_core.evaluation.runner import Backtest, PolicyRun, backtest, policy_label
+from stocker_core.evaluation.runner import Backtest, PolicyRun, policy_label
 from stocker_core.evaluation.significance import holm, independent_windows
 from stocker_core.evaluation.splits import SplitRange
 from stocker_core.evaluation.stats import bootstrap_ci, sign_test
@@ -96,17 +93,11 @@ def test_period_episode(bars: pd.DataFrame, test: SplitRange, cash: float) -> Ep
 Progress = Callable[[int, int], None]
 
 
-def rolling_backtests(
-    bars: pd.DataFrame,
-    test: SplitRange,
-    policies: Sequence[str] | None,
-    params: RewardParams,
-    settings: Settings | None = None,
-    vote_book: VoteBook | None = None,
-    config: RollingConfig | None = None,
-    progress: Progress | None = None,
-) -> tuple[list[Backtest], dict[str, str]]:
-    """Every policy on every window of ``test`` (one ticker); failures by policy."""
+def window_episodes(
+    bars: pd.DataFrame, test: SplitRange, cash: float, config: RollingConfig | None = None
+) -> list[Episode]:
+    """The episodes of every rolling window of ``test`` (one ticker), oldest first; the
+    window at index i is played with seed ``config.seed + i``."""
     config = config or RollingConfig()
     lo, hi = split_bounds(bars, test)
     starts = window_starts(hi - lo, config.window_days, config.step_days)
@@ -115,19 +106,12 @@ def rolling_backtests(
             f"{test.ticker}: the test split holds {hi - lo} trading days, fewer than one "
             f"{config.window_days}-day window"
         )
-    results, failures = [], {}
-    for index, offset in enumerate(starts):
+    episodes = []
+    for offset in starts:
         first = lo + offset
-        day = bars["date"].iloc[first].date().isoformat()
-        episode = slice_episode(
-            bars, first, first + config.window_days, test.ticker, f"{test.ticker}|{day}", params.starting_cash
-        )
-        result = backtest(episode, policies, params, config.seed + index, settings, vote_book)
-        failures.update(result.failures)
-        results.append(result)
-        if progress:
-            progress(index + 1, len(starts))
-    return results, failures
+        key = f"{test.ticker}|{bars['date'].iloc[first].date().isoformat()}"
+        episodes.append(slice_episode(bars, first, first + config.window_days, test.ticker, key, cash))
+    return episodes
 
 
 def rolling_rows(results: Sequence[Backtest]) -> pd.DataFrame:

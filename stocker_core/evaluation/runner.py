@@ -1,16 +1,18 @@
-"""Backtest runner: every policy of the registry on an episode, metrics per policy.
+"""Backtest runner: every policy of the registry on one or many episodes, metrics per policy.
 
 Rule policies whose positions depend on prices only (``VECTORISED_PLANS``) are planned
 at once and graded together through the replay grader, which equals the environment
 step for step; the council is played from its vote cache when every day is cached;
-every other registered policy (random, trained agents, later ones) plays the
+a policy that offers a batch decider (the trained models: moderators, agents, a2c/ppo)
+plays every episode of a ``backtest_many`` call in lockstep, step t of all of them in
+one model call; every other registered policy (random, later ones) plays the
 environment step by step with ``make_policy``. Nothing here names a policy it must
 know about: a new registry entry is backtested as is.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
@@ -18,11 +20,18 @@ from typing import Any
 import numpy as np
 
 from stocker_core.config import Settings
-from stocker_core.env.actions import Action, Side
-from stocker_core.env.environment import Observation, TradingEnv
+from stocker_core.env.actions import Side
+from stocker_core.env.environment import TradingEnv
 from stocker_core.env.episode import Episode
 from stocker_core.env.grader import grade_batch, simulate_accounts
-from stocker_core.env.policies import Policy, is_upper_bound, make_policy, policy_names
+from stocker_core.env.policies import (
+    BatchDecider,
+    Policy,
+    is_upper_bound,
+    make_batch_decider,
+    make_policy,
+    policy_names,
+)
 from stocker_core.env.rewards import RewardParams
 from stocker_core.errors import InvalidNameError, StockerError
 from stocker_core.evaluation.baselines import VECTORISED_PLANS, plan_for
@@ -210,19 +219,17 @@ def play(env: TradingEnv, policy: Policy, name: str, seed: int | None, method: s
     return played_run(env, name, seed, method)
 
 
-BatchDecider = Callable[[Sequence[int], Sequence[Observation]], Sequence[Action]]
-"""``decide(indices, observations)``: one action per live environment (a batched model)."""
-
-
 def play_lockstep(
     envs: Sequence[TradingEnv],
     decide: BatchDecider,
     name: str,
-    seed: int | None = None,
+    seed: int | None | Sequence[int | None] = None,
     method: str = "batched",
 ) -> list[PolicyRun]:
     """Play every environment at once, step t of all of them decided in one batch (a model's
-    forward pass serves every episode), and record each run as ``play`` does."""
+    forward pass serves every episode), and record each run as ``play`` does (``seed``: one
+    for all, or one per environment)."""
+    seeds = list(seed) if isinstance(seed, Sequence) else [seed] * len(envs)
     observations = [env.reset() for env in envs]
     while True:
         live = [i for i, env in enumerate(envs) if not env.done]
@@ -231,7 +238,7 @@ def play_lockstep(
         actions = decide(live, [observations[i] for i in live])
         for i, action in zip(live, actions, strict=True):
             observations[i] = envs[i].step(action).observation
-    return [played_run(env, name, seed, method) for env in envs]
+    return [played_run(env, name, s, method) for env, s in zip(envs, seeds, strict=True)]
 
 
 def _per_step_run(
@@ -244,6 +251,90 @@ def _per_step_run(
     return play(env, make_policy(name, env, seed), name, seed, "per_step")
 
 
+def _failure(exc: Exception) -> str:
+    return str(exc) if isinstance(exc, StockerError) else f"{type(exc).__name__}: {exc}"
+
+
+def backtest_many(
+    episodes: Sequence[Episode],
+    policies: Sequence[str] | None = None,
+    params: RewardParams | None = None,
+    seeds: Sequence[int | None] | int | None = 0,
+    settings: Settings | None = None,
+    vote_books: Mapping[str, VoteBook] | None = None,
+    vectorised: bool = True,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[Backtest]:
+    """Play every policy in ``policies`` (default: the whole registry) on every episode
+    (of any tickers).
+
+    ``seeds``: one per episode, or one for all; ``vote_books``: the council's cached votes
+    by ticker. A policy with a batch decider plays all
+    episodes in lockstep (one model call per step for the lot); the others play each
+    episode on its own. A policy that fails (e.g. a trained agent without a model file)
+    is reported in ``failures`` and the others still run; an unknown name raises
+    InvalidNameError. ``vectorised=False`` plays every policy step by step, one episode
+    at a time (the reference loop). ``progress(done, total)`` counts policies.
+    """
+    names = check_policy_names(policies) if policies else ordered_policies()
+    episodes = list(episodes)
+    if not episodes:
+        return []
+    every = seeds if isinstance(seeds, Sequence) else [seeds] * len(episodes)
+    if len(every) != len(episodes):
+        raise ValueError(f"{len(every)} seeds for {len(episodes)} episodes")
+    plans = [params or RewardParams(starting_cash=e.starting_cash) for e in episodes]
+    fast = [n for n in names if vectorised and n in VECTORISED_PLANS]
+    runs = [
+        {r.policy: r for r in _vectorised_runs(e, fast, p, s)}
+        for e, p, s in zip(episodes, plans, every, strict=True)
+    ]
+    failures: list[dict[str, str]] = [{} for _ in episodes]
+    envs = [TradingEnv(e, p) for e, p in zip(episodes, plans, strict=True)]
+    slow = [n for n in names if n not in fast]
+    for done, name in enumerate(slow, start=1):
+        try:
+            decide = make_batch_decider(name, envs, every) if vectorised else None
+        except Exception as exc:  # a model that cannot load fails every episode alike
+            for failed in failures:
+                failed[name] = _failure(exc)
+            decide = None
+        else:
+            if decide is not None:
+                played = _lockstep_runs(envs, decide, name, every, failures)
+                for mine, run in zip(runs, played, strict=True):
+                    if run is not None:
+                        mine[name] = run
+            else:
+                for i, env in enumerate(envs):
+                    try:
+                        book = (vote_books or {}).get(env.episode.ticker)
+                        runs[i][name] = _per_step_run(env, name, every[i], settings, book)
+                    except Exception as exc:  # a third-party policy must not sink the others
+                        failures[i][name] = _failure(exc)
+        if progress:
+            progress(done, len(slow))
+    return [
+        Backtest(e, [mine[n] for n in names if n in mine], failed)
+        for e, mine, failed in zip(episodes, runs, failures, strict=True)
+    ]
+
+
+def _lockstep_runs(
+    envs: Sequence[TradingEnv],
+    decide: BatchDecider,
+    name: str,
+    seeds: Sequence[int | None],
+    failures: list[dict[str, str]],
+) -> list[PolicyRun | None]:
+    try:
+        return list(play_lockstep(envs, decide, name, seeds, "batched"))
+    except Exception as exc:
+        for failed in failures:
+            failed[name] = _failure(exc)
+        return [None] * len(envs)
+
+
 def backtest(
     episode: Episode,
     policies: Sequence[str] | None = None,
@@ -253,23 +344,7 @@ def backtest(
     vote_book: VoteBook | None = None,
     vectorised: bool = True,
 ) -> Backtest:
-    """Play every policy in ``policies`` (default: the whole registry) on ``episode``.
-
-    A policy that fails (e.g. a trained agent without a model file) is reported in
-    ``failures`` and the others still run; an unknown name raises InvalidNameError.
-    ``vectorised=False`` plays every policy step by step (the reference loop).
-    """
-    names = check_policy_names(policies) if policies else ordered_policies()
-    params = params or RewardParams(starting_cash=episode.starting_cash)
-    fast = [n for n in names if vectorised and n in VECTORISED_PLANS]
-    runs = {run.policy: run for run in _vectorised_runs(episode, fast, params, seed)}
-    failures: dict[str, str] = {}
-    env = TradingEnv(episode, params)
-    for name in (n for n in names if n not in runs):
-        try:
-            runs[name] = _per_step_run(env, name, seed, settings, vote_book)
-        except StockerError as exc:
-            failures[name] = str(exc)
-        except Exception as exc:  # a third-party policy must not sink the others
-            failures[name] = f"{type(exc).__name__}: {exc}"
-    return Backtest(episode, [runs[n] for n in names if n in runs], failures)
+    """Play every policy in ``policies`` (default: the whole registry) on ``episode``
+    (``backtest_many`` of one episode)."""
+    books = {episode.ticker: vote_book} if vote_book is not None else None
+    return backtest_many([episode], policies, params, [seed], settings, books, vectorised)[0]

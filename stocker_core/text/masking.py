@@ -149,7 +149,9 @@ class PromptMask:
         decision, ``start`` the episode's start (the close of the first session on or after
         it is the base; default the first session), ``peers`` and ``others`` (commodity,
         rates) the other symbols shown."""
-        days = pd.DatetimeIndex(pd.to_datetime(list(sessions))).normalize()
+        if not isinstance(sessions, pd.DatetimeIndex):
+            sessions = pd.DatetimeIndex(pd.to_datetime(list(sessions)))
+        days = sessions.normalize()
         prices = np.asarray(closes, float)
         base = None
         if len(prices):

@@ -71,6 +71,13 @@ class ModeratorDecider:
         self, observations: Sequence[Observation], votes: Sequence[Any], starting_cash: float, cost: float
     ) -> list[Action]:
         """Feasible actions for ``observations`` with that day's ``votes``."""
+        return [action for action, _ in self.decide(observations, votes, starting_cash, cost)]
+
+    def decide(
+        self, observations: Sequence[Observation], votes: Sequence[Any], starting_cash: float, cost: float
+    ) -> list[tuple[Action, bool]]:
+        """(feasible action, whether the answer parsed) for each observation; the prompts
+        are answered in one batch (each distinct prompt once)."""
         from stocker_core.training.generation import render_prompt
         from stocker_core.training.prompts import prompt_text, prompt_words
 
@@ -80,7 +87,7 @@ class ModeratorDecider:
         for obs, text in zip(observations, self.answers(prompts), strict=True):
             parsed = parse_completion(text, obs.cash, obs.position, obs.close, cost)
             self.unparsable += int(not parsed.parsed)
-            out.append(parsed.action)
+            out.append((parsed.action, parsed.parsed))
         return out
 
 

@@ -176,6 +176,48 @@ def prepare_data(config: TrainingConfig, settings: Settings, warehouse: Warehous
     return TrainingData(splits, rows, contexts, valid, votes)
 
 
+_DATA_FIELDS = (
+    "train_episodes",
+    "valid_episodes",
+    "state_path",
+    "vote_backend",
+    "sft_target_cost",
+    "eval_max_episodes",
+)
+_PREPARED: dict[str, TrainingData] = {}
+
+
+def _upstream_fingerprint(warehouse: Warehouse) -> str:
+    """When the data a training run reads was last rebuilt (prices, episodes, votes, splits)."""
+    try:
+        rows = warehouse.query(
+            "SELECT asset, count(*) AS n, max(materialized_at) AS at FROM meta.lineage "
+            "WHERE asset IN ('prices', 'episodes', 'specialist_votes', 'splits') "
+            "GROUP BY asset ORDER BY asset"
+        )
+    except Exception:  # no lineage table yet: nothing to reuse safely
+        return uuid.uuid4().hex
+    return rows.astype(str).to_json()
+
+
+def prepared_data(config: TrainingConfig, settings: Settings, warehouse: Warehouse) -> TrainingData:
+    """``prepare_data``, reused by the next stage of the same process (base → SFT → GRPO of one
+    job) while the config's data fields, the settings and the upstream lineage are unchanged."""
+    key = json.dumps(
+        [
+            {f: config.public()[f] for f in _DATA_FIELDS},
+            settings.model_dump_json(),
+            str(warehouse.path),
+            _upstream_fingerprint(warehouse),
+        ],
+        default=str,
+    )
+    if key not in _PREPARED:
+        _PREPARED.clear()
+        _PREPARED[key] = prepare_data(config, settings, warehouse)
+    return _PREPARED[key]
+
+
 def heldout_episodes(
     settings: Settings, data: TrainingData, stages: Sequence[str], config: TrainingConfig
 ) -> list[dict[str, Any]]:

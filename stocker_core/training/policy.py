@@ -5,13 +5,15 @@ Each step reads the council's cached votes for the observation's ticker and date
 rule council fills missing ones through its cache), builds the prompt and decides as the
 stage was trained to (``decode`` in its training.json): by scored choices, the most
 likely of the nine answers (cannot fail to parse), or by greedy text that is parsed
-(unparsable: hold, counted). Models are loaded once per process; identical prompts are
-decided once.
+(unparsable: hold, counted). Backtests play many episodes in lockstep (``ModeratorBatch``,
+the registry's batch decider: one model call per step for all of them). Models are
+loaded once per process; identical prompts are decided once.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 from stocker_core.config import Settings, get_settings
@@ -19,20 +21,17 @@ from stocker_core.council.backends import get_backend
 from stocker_core.env.actions import Action
 from stocker_core.env.environment import Observation, TradingEnv
 from stocker_core.env.policies import register_policy
-from stocker_core.training.choices import choose_answers
-from stocker_core.training.dataset import moderator_state
-from stocker_core.training.generation import generate, render_prompt
+from stocker_core.training.heldout import ModeratorDecider
 from stocker_core.training.models import LoadedModel, ModelLoadError
 from stocker_core.training.pipeline import REPORT_FILE, load_moderator, model_dir
-from stocker_core.training.prompts import parse_completion, prompt_text, prompt_words
 from stocker_core.training.runtime import quiet_libraries
 from stocker_core.training.votes import episode_votes
 from stocker_core.warehouse.db import Warehouse
 
 _MODELS: dict[tuple[str, float], LoadedModel] = {}
-_COMPLETIONS: dict[int, dict[str, str]] = {}
-"""Greedy completions per loaded model (keyed by its id; ``_MODELS`` keeps it alive), shared by
-every episode of the process: rolling windows overlap, so most prompts recur."""
+_DECIDERS: dict[tuple[int, str], ModeratorDecider] = {}
+"""One decider (and its answers) per loaded model and decode, shared by every episode of the
+process: rolling windows overlap, so most prompts recur."""
 
 
 def _stamp(folder: Path) -> float:
@@ -70,41 +69,59 @@ def trained_decode(settings: Settings, stage: str) -> str:
     return _trained_config(settings, stage).get("decode", "scored")
 
 
+def _decider(loaded: LoadedModel, decode: str) -> ModeratorDecider:
+    key = (id(loaded), decode)  # ``_MODELS`` keeps ``loaded`` alive, so its id stays its own
+    if key not in _DECIDERS:
+        _DECIDERS[key] = ModeratorDecider(loaded, decode)
+    return _DECIDERS[key]
+
+
+class ModeratorBatch:
+    """A trained moderator (base, SFT or GRPO) deciding many episodes at once: step t of
+    every live environment in one model call (``decide``), each episode with its own votes."""
+
+    def __init__(self, envs: Sequence[TradingEnv], stage: str, settings: Settings | None = None) -> None:
+        settings = settings or get_settings()
+        loaded = cached_moderator(settings, stage)
+        backend = get_backend(settings, trained_vote_backend(settings, stage))
+        episodes = [env.episode for env in envs]
+        votes = episode_votes(episodes, settings, Warehouse(settings.warehouse_path), backend)
+        self.votes = [[votes.for_day(e.ticker, d.date().isoformat()) for d in e.dates] for e in episodes]
+        self.params = [env.params for env in envs]
+        self.decider = _decider(loaded, trained_decode(settings, stage))
+        self.unparsable = [0] * len(envs)
+
+    def __call__(self, live: Sequence[int], observations: Sequence[Observation]) -> list[Action]:
+        actions: list[Action | None] = [None] * len(live)
+        groups: dict[tuple[float, float], list[int]] = {}  # one call per (cash, cost): in practice one
+        for j, i in enumerate(live):
+            groups.setdefault((self.params[i].starting_cash, self.params[i].transaction_cost), []).append(j)
+        for (cash, cost), members in groups.items():
+            obs = [observations[j] for j in members]
+            votes = [self.votes[live[j]][o.step] for j, o in zip(members, obs, strict=True)]
+            for j, (action, parsed) in zip(members, self.decider.decide(obs, votes, cash, cost), strict=True):
+                actions[j] = action
+                self.unparsable[live[j]] += int(not parsed)
+        return actions  # type: ignore[return-value]
+
+
 class ModeratorPolicy:
-    """A trained moderator (base, SFT or GRPO) playing one episode."""
+    """A trained moderator playing one episode (``ModeratorBatch`` of one environment)."""
 
     def __init__(self, env: TradingEnv, stage: str, settings: Settings | None = None) -> None:
-        settings = settings or get_settings()
-        self.loaded = cached_moderator(settings, stage)
-        backend = get_backend(settings, trained_vote_backend(settings, stage))
-        episode = env.episode
-        votes = episode_votes([episode], settings, Warehouse(settings.warehouse_path), backend)
-        self.votes = [votes.for_day(episode.ticker, d.date().isoformat()) for d in episode.dates]
-        self.cost = env.params.transaction_cost
-        self.starting_cash = env.params.starting_cash
-        self.unparsable = 0
-        self.decode = trained_decode(settings, stage)
-        self._completions = _COMPLETIONS.setdefault(id(self.loaded), {})
+        self.batch = ModeratorBatch([env], stage, settings)
 
-    def completion(self, prompt: str) -> str:
-        """The model's answer to a rendered prompt (each distinct prompt decided once)."""
-        key = f"{self.decode}:{prompt}"
-        if key not in self._completions:
-            if self.decode == "scored":
-                self._completions[key] = choose_answers(self.loaded, [prompt])[0]
-            else:
-                self._completions[key] = generate(self.loaded, [prompt])[0]
-        return self._completions[key]
+    @property
+    def unparsable(self) -> int:
+        return self.batch.unparsable[0]
 
     def act(self, observation: Observation) -> Action:
-        state = moderator_state(observation, self.votes[observation.step], self.starting_cash)
-        prompt = render_prompt(self.loaded, prompt_words(state), prompt_text(state))
-        parsed = parse_completion(
-            self.completion(prompt), observation.cash, observation.position, observation.close, self.cost
-        )
-        self.unparsable += int(not parsed.parsed)
-        return parsed.action
+        return self.batch([0], [observation])[0]
 
 
 for _stage in ("base", "sft", "grpo"):
-    register_policy(f"moderator_{_stage}", lambda env, seed, stage=_stage: ModeratorPolicy(env, stage))
+    register_policy(
+        f"moderator_{_stage}",
+        lambda env, seed, stage=_stage: ModeratorPolicy(env, stage),
+        lambda envs, seeds, stage=_stage: ModeratorBatch(envs, stage),
+    )

@@ -31,7 +31,8 @@ def test_a_short_ticker_is_left_out_and_named(tmp_path):
     why = outcome.left_out["SHRT"]
     assert f"holds {short_test.trading_days} trading days" in why and "20-day window" in why
     assert set(read_eval(warehouse, "eval.rolling")["ticker"]) == {"LONG"}
-    assert seen[-1] == (10, 10) and [d for d, _ in seen] == list(range(1, 11))
+    done = [d for d, _ in seen]  # windows are played in one batch: progress counts policies through them
+    assert seen[-1] == (10, 10) and done == sorted(done)
 
 
 def test_only_short_tickers_name_each_and_keep_the_stored_rows(tmp_path):

@@ -9,9 +9,12 @@ day, cash, position, step.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from stocker_core.config import get_settings
 from stocker_core.env.actions import Action
@@ -32,12 +35,14 @@ from stocker_core.evaluation.drl.training import DrlConfig, train_drl_agent, tra
 __all__ = [
     "ALGOS",
     "DrlConfig",
+    "DrlBatch",
     "DrlPolicy",
     "DrlTrainingResult",
     "MissingModelError",
     "ModelMismatchError",
     "drl_model_dir",
     "load_drl_agent",
+    "make_drl_batch",
     "make_drl_policy",
     "train_drl_agent",
     "train_drl_agents",
@@ -80,11 +85,38 @@ class DrlPolicy:
         return self.adapter.to_action(int(action), observation)
 
 
+class DrlBatch:
+    """A trained SB3 agent acting deterministically on many episodes: step t of every live
+    environment in one ``predict`` call over the stacked features."""
+
+    def __init__(
+        self, model: Any, envs: Sequence[TradingEnv], window: int, fractions: tuple[float, ...]
+    ) -> None:
+        self.model = model
+        self.policies = [DrlPolicy(model, env, window, fractions) for env in envs]
+
+    def __call__(self, live: Sequence[int], observations: Sequence[Observation]) -> list[Action]:
+        adapters = [self.policies[i].adapter for i in live]
+        features = np.stack([a.features(o) for a, o in zip(adapters, observations, strict=True)])
+        actions, _ = self.model.predict(features, deterministic=True)
+        return [a.to_action(int(k), o) for a, k, o in zip(adapters, actions, observations, strict=True)]
+
+
 def make_drl_policy(algo: str, env: TradingEnv, home: Path | str | None = None) -> DrlPolicy:
     """The ``algo`` policy for ``env`` from the current model under ``home``."""
     model, result = load_drl_agent(algo, home)
     return DrlPolicy(model, env, int(result.config["window"]), tuple(result.config["fractions"]))
 
 
+def make_drl_batch(algo: str, envs: Sequence[TradingEnv], home: Path | str | None = None) -> DrlBatch:
+    """The ``algo`` policy for every environment of ``envs`` (one batched decider)."""
+    model, result = load_drl_agent(algo, home)
+    return DrlBatch(model, envs, int(result.config["window"]), tuple(result.config["fractions"]))
+
+
 for _algo in ALGOS:
-    register_policy(_algo, lambda env, seed, algo=_algo: make_drl_policy(algo, env))
+    register_policy(
+        _algo,
+        lambda env, seed, algo=_algo: make_drl_policy(algo, env),
+        lambda envs, seeds, algo=_algo: make_drl_batch(algo, envs),
+    )
