@@ -71,7 +71,8 @@ def _month_keys(key: str, months: int) -> list[str]:
     kinds={"duckdb", "matplotlib"},
     description=(
         "Every registered policy on the partition's episode (tables eval.backtests and "
-        "eval.equity_curves); lineage to prices, episodes, the vote cache version and model files."
+        "eval.equity_curves), except the policies fitted on the train split on train-split "
+        "episodes (in-sample); lineage to prices, episodes, the vote cache version and model files."
     ),
 )
 def backtests(
@@ -125,6 +126,8 @@ def backtests(
         "without_data": dg.MetadataValue.json(build.empty[:50]),
         "failed_policies": dg.MetadataValue.json(failures),
         "vote_cache_version": dg.MetadataValue.json({t.ticker: t.vote_version for t in outcome}),
+        "in_sample_partitions": sum(len(t.in_sample) for t in outcome),
+        "in_sample_note": "train-split episodes: the policies fitted on train were not played there",
     }
     if frames:
         table = mean_metrics_table(pd.concat(frames, ignore_index=True))

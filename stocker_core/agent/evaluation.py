@@ -207,7 +207,7 @@ def valid_window_records(
     from stocker_core.evaluation.runner import play
     from stocker_core.training.heldout import episode_records
 
-    records: list[dict] = []
+    episodes, tools = [], []
     for ticker, ticker_data in sorted(data.items()):
         lo, hi = split_bounds(ticker_data.bars, splits.range_of(ticker, "valid"))
         for start in range(lo, hi - window + 1, window):
@@ -215,17 +215,23 @@ def valid_window_records(
             episode = slice_episode(
                 ticker_data.bars, start, start + window, ticker, key, params.starting_cash
             )
-            days = [pd.Timestamp(d) for d in episode.dates]
-            traces = run_decisions(writer, [AgentTools(ticker_data, d) for d in days], config, name)  # type: ignore[arg-type]
-            unanswered = sum(t.decision is None for t in traces)
-            run = play_split(episode, [t.action for t in traces], name, params)
-            records += episode_records([run], [unanswered])  # type: ignore[list-item]
-            bh = play(
-                TradingEnv(episode, params),
-                BuyAndHoldPolicy(params.transaction_cost),
-                "buy_and_hold",
-                None,
-                "per_step",
-            )
-            records += episode_records([bh])
+            episodes.append(episode)
+            tools += [AgentTools(ticker_data, pd.Timestamp(d)) for d in episode.dates]
+    # every decision of every window in one batched loop (the writer batches its model calls)
+    traces = run_decisions(writer, tools, config, name)  # type: ignore[arg-type]
+    records: list[dict] = []
+    offset = 0
+    for episode in episodes:
+        mine, offset = traces[offset : offset + len(episode.dates)], offset + len(episode.dates)
+        unanswered = sum(t.decision is None for t in mine)
+        run = play_split(episode, [t.action for t in mine], name, params)
+        records += episode_records([run], [unanswered])  # type: ignore[list-item]
+        bh = play(
+            TradingEnv(episode, params),
+            BuyAndHoldPolicy(params.transaction_cost),
+            "buy_and_hold",
+            None,
+            "per_step",
+        )
+        records += episode_records([bh])
     return records

@@ -132,10 +132,19 @@ PLUGIN_MODULES = {
 UPPER_BOUNDS = {"ideal"}
 """Policies that see the future (hindsight upper bounds, not strategies): labelled in every table."""
 
+FITTED_ON_TRAIN = {"moderator_sft", "moderator_grpo", "agent_base", "agent_rl", "a2c", "ppo"}
+"""Policies whose models were fitted on the train split: backtests of train-split episodes
+leave them out (their numbers there are in-sample, and the most expensive to compute)."""
+
 
 def policy_names() -> list[str]:
     """Every policy name: the registered ones and those of plugin modules not imported yet."""
     return sorted({*POLICIES, *PLUGIN_MODULES})
+
+
+def is_fitted_on_train(name: str) -> bool:
+    """True for a policy whose model learned from the train split (``FITTED_ON_TRAIN``)."""
+    return name in FITTED_ON_TRAIN
 
 
 def is_upper_bound(name: str) -> bool:

@@ -12,7 +12,8 @@ import duckdb
 import pandas as pd
 
 from stocker_core.config import Settings
-from stocker_core.env.episode import episode_from_bars, window_bounds
+from stocker_core.env.episode import Episode, episode_from_bars, window_bounds
+from stocker_core.env.policies import is_fitted_on_train
 from stocker_core.env.rewards import RewardParams
 from stocker_core.errors import EmptyDataError, StockerError
 from stocker_core.evaluation.council_votes import VoteBook, load_vote_book
@@ -28,7 +29,14 @@ from stocker_core.evaluation.rolling import (
     window_starts,
 )
 from stocker_core.evaluation.runner import Backtest, backtest_many, ordered_policies
-from stocker_core.evaluation.splits import SplitConfig, Splits, load_splits, save_splits, splits_from_prices
+from stocker_core.evaluation.splits import (
+    SplitConfig,
+    SplitRange,
+    Splits,
+    load_splits,
+    save_splits,
+    splits_from_prices,
+)
 from stocker_core.evaluation.store import replace_rows, write_backtests
 from stocker_core.market.bars import load_bars
 from stocker_core.market.validation import parse_partition_key, partition_key
@@ -46,6 +54,8 @@ class TickerBacktests:
     empty: list[str] = field(default_factory=list)
     failures: dict[str, str] = field(default_factory=dict)
     vote_version: str | None = None
+    in_sample: list[str] = field(default_factory=list)
+    """Keys of train-split episodes, where the policies fitted on train were not played."""
 
 
 def _vote_book(warehouse: Warehouse, settings: Settings, ticker: str, days: Sequence) -> VoteBook | None:
@@ -65,10 +75,16 @@ def backtest_partitions(
     who: str = "cli",
     progress: Callable[[int, int], None] | None = None,
 ) -> list[TickerBacktests]:
-    """Every policy on the episode of every partition key; rows written per ticker;
+    """Every policy on the episode of every partition key, except that the policies fitted on
+    the train split (``env.policies.FITTED_ON_TRAIN``) are not played on episodes with a
+    day in their ticker's train split (``TickerBacktests.in_sample``); rows written per ticker;
     ``progress(done, total)`` counts partitions as each policy finishes a ticker's episodes
     (the model policies play them in lockstep). Episodes with days in a test split are
     recorded as a look in ``eval.test_looks``."""
+    try:
+        splits: Splits | None = load_splits(warehouse)
+    except (StockerError, duckdb.Error):  # no splits yet: every episode counts as out of sample
+        splits = None
     grouped: dict[str, list[date]] = {}
     for key in keys:
         ticker, month = parse_partition_key(key)
@@ -94,7 +110,15 @@ def backtest_partitions(
         if progress:
             step = lambda k, n, base=done_keys, m=len(months): progress(base + m * k // n, len(keys))  # noqa: E731
         books = {ticker: book} if book is not None else None
-        for result in backtest_many(episodes, names, params, seed, settings, books, progress=step):
+        train = _train_range(splits, ticker)
+        inside = [e for e in episodes if train is not None and _touches(e, train)]
+        outside = [e for e in episodes if not (train is not None and _touches(e, train))]
+        done.in_sample = [e.key for e in inside]
+        out_of_sample = [n for n in names if not is_fitted_on_train(n)]
+        played = backtest_many(outside, names, params, seed, settings, books, progress=step)
+        if inside and out_of_sample:
+            played += backtest_many(inside, out_of_sample, params, seed, settings, books)
+        for result in sorted(played, key=lambda r: r.episode.key):
             done.results[result.episode.key] = result
             done.failures.update(result.failures)
         done_keys += len(months)
@@ -106,6 +130,17 @@ def backtest_partitions(
         out.append(done)
     _record_partition_look(warehouse, out, names, seed, settings, who, run_id)
     return out
+
+
+def _train_range(splits: Splits | None, ticker: str) -> SplitRange | None:
+    if splits is None or ticker not in splits.tickers:
+        return None
+    return splits.range_of(ticker, "train")
+
+
+def _touches(episode: Episode, split: SplitRange) -> bool:
+    """True when any day of ``episode`` lies in ``split``."""
+    return episode.dates[0].date() <= split.end and episode.dates[-1].date() >= split.start
 
 
 def _record_partition_look(

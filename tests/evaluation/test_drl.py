@@ -218,3 +218,25 @@ def test_cli_train_reports_bad_input_with_exit_code_2(tmp_path, monkeypatch):
     assert unknown.exit_code == 2 and "unknown deep-RL algorithm 'dqn'" in unknown.output
     no_data = _cli(tmp_path, monkeypatch, "drl", "train", "--timesteps", "64")
     assert no_data.exit_code == 2 and "materialize the `splits` asset" in no_data.output
+
+
+def test_backtests_play_many_episodes_in_one_batch_as_one_at_a_time(trained, episodes, monkeypatch):
+    """The registry's batch decider (one predict call per step for every episode) gives the
+    runs the per-episode policy gives, episode by episode."""
+    from stocker_core.evaluation.runner import backtest_many
+
+    home, _ = trained
+    monkeypatch.setenv("STOCKER_HOME", str(home))
+    get_settings(fresh=True)
+    try:
+        batched = backtest_many(episodes, ["a2c", "ppo"], seeds=[0, 1, 2])
+        alone = backtest_many(episodes, ["a2c", "ppo"], seeds=[0, 1, 2], vectorised=False)
+    finally:
+        monkeypatch.undo()
+        get_settings(fresh=True)
+    for fast, slow in zip(batched, alone, strict=True):
+        assert not fast.failures and [r.policy for r in fast.runs] == ["a2c", "ppo"]
+        for a, b in zip(fast.runs, slow.runs, strict=True):
+            assert a.method == "batched" and b.method == "per_step"
+            assert np.array_equal(a.traded, b.traded) and np.array_equal(a.values, b.values)
+            np.testing.assert_equal(a.metrics, b.metrics)

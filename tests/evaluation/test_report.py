@@ -154,3 +154,24 @@ def test_report_answers_first_with_pooled_statistics(evaluated):
     ):
         assert text in top
     assert markdown.index("## Does anything beat buy-and-hold?") < markdown.index("## Summary")
+
+
+def test_policies_fitted_on_train_are_not_backtested_on_train_split_episodes(tmp_path, monkeypatch):
+    """In-sample numbers of a trained model are left out: on a train-split episode only the
+    policies not fitted on train play; on a test-split episode every policy does."""
+    from stocker_core.env import policies
+
+    monkeypatch.setattr(policies, "FITTED_ON_TRAIN", {"random"})  # stands in for a trained model
+    settings = Settings(home=tmp_path / "home")
+    warehouse = Warehouse(settings.warehouse_path)
+    store_prices(warehouse, synthetic_prices(days=400))
+    splits = compute_and_store_splits(warehouse)
+    train = splits.range_of("SYN", "train")
+    (done,) = backtest_partitions(settings, warehouse, ["SYN|2015-03-01", "SYN|2016-05-01"], RULE_POLICIES)
+    assert (
+        done.in_sample == ["SYN|2015-03-01"] and train.start <= pd.Timestamp("2015-03-02").date() <= train.end
+    )
+    played = {k: {r.policy for r in result.runs} for k, result in done.results.items()}
+    assert "random" in RULE_POLICIES and "random" not in played["SYN|2015-03-01"]
+    assert played["SYN|2016-05-01"] == set(RULE_POLICIES)
+    assert played["SYN|2015-03-01"] == set(RULE_POLICIES) - {"random"}

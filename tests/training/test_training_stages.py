@@ -3,6 +3,7 @@ reproducible runs, the moderators as registry policies."""
 
 import json
 
+import numpy as np
 import pytest
 from training_testing import VALID, tiny_config
 
@@ -136,3 +137,24 @@ def test_held_out_records_equal_the_backtests_of_the_same_episodes(trained, monk
         assert record["final_value"] == pytest.approx(float(run.values[-1]), abs=1e-9)
         assert record["total_return"] == pytest.approx(run.metrics["total_return"], abs=1e-12)
         assert record["trades"] == run.metrics["trades"] and record["unparsable"] == 0
+
+
+def test_moderators_play_many_episodes_in_one_batch_as_one_at_a_time(trained):
+    """Backtests batch the moderators across episodes (step t of every episode in one model
+    call); each episode's run equals playing it alone, step by step."""
+    from stocker_core.config import use_settings
+    from stocker_core.evaluation.runner import backtest_many
+    from stocker_core.training.pipeline import stored_episode_keys
+
+    warehouse = Warehouse(trained.settings.warehouse_path)
+    episodes = load_episodes(stored_episode_keys(warehouse)[:3], trained.settings, warehouse)
+    names = ["moderator_base", "moderator_sft", "moderator_grpo"]
+    with use_settings(trained.settings):
+        batched = backtest_many(episodes, names, settings=trained.settings)
+        alone = backtest_many(episodes, names, settings=trained.settings, vectorised=False)
+    for fast, slow in zip(batched, alone, strict=True):
+        assert not fast.failures and not slow.failures
+        for a, b in zip(fast.runs, slow.runs, strict=True):
+            assert (a.policy, a.method, b.method) == (b.policy, "batched", "per_step")
+            assert list(a.traded) == list(b.traded)
+            np.testing.assert_equal(a.metrics, b.metrics)
