@@ -51,10 +51,28 @@ def model_versions(
     for asset in MODEL_LINEAGE_ASSETS:
         for policy, version in warehouse.latest_data_versions(asset, list(policies)).items():
             versions[policy] = str(version)
+    trained = _trained_runs(warehouse)
+    for policy in policies:
+        if versions[policy] == RULES and policy in trained:
+            versions[policy] = trained[policy]
+    if versions.get("agent_base") == RULES and "agent_rl" in trained:  # the warm start of that run
+        versions["agent_base"] = f"base of {trained['agent_rl']}"
     votes = sorted({v for v in vote_versions if v})
     if "council" in versions and votes:
         versions["council"] = ",".join(votes)
     return versions
+
+
+def _trained_runs(warehouse: Warehouse) -> dict[str, str]:
+    """``{model_name: weights sha256[:16]}`` of the latest run of each model in ``models.runs``
+    (the moderators and the agent, whose assets are not partitioned by policy)."""
+    try:
+        rows = warehouse.query(
+            "SELECT model_name, arg_max(sha256, created_at) AS sha FROM models.runs GROUP BY model_name"
+        )
+    except Exception:  # no models trained yet
+        return {}
+    return {str(r.model_name): str(r.sha)[:16] for r in rows.itertuples(index=False) if r.sha}
 
 
 def record_test_look(

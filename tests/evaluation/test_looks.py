@@ -30,6 +30,29 @@ def test_model_versions_of_rules_council_and_trained_models(tmp_path):
     assert versions == {"macd": "rules", "council": "rule:v1:abc", "ppo": "rules"}
 
 
+def test_moderator_and_agent_versions_come_from_their_latest_training_run(tmp_path):
+    """Their assets are not partitioned by policy: a look names their weights by the latest
+    ``models.runs`` row (sha256 prefix); agent_base is the warm start of the agent's run."""
+    warehouse = Warehouse(tmp_path / "w.duckdb")
+    warehouse.ensure_schema()
+    with warehouse.transaction() as con:
+        for i, (name, sha) in enumerate(
+            [("moderator_grpo", "a" * 64), ("moderator_grpo", "b" * 64), ("agent_rl", "c" * 64)]
+        ):
+            con.execute(
+                "INSERT INTO models.runs (run_id, model_name, kind, sha256, created_at) "
+                "VALUES (?, ?, 'lora', ?, ?)",
+                [f"r{i}", name, sha, pd.Timestamp("2026-01-01") + pd.Timedelta(days=i)],
+            )
+    versions = model_versions(warehouse, ["moderator_grpo", "agent_rl", "agent_base", "agent_scripted"])
+    assert versions == {
+        "moderator_grpo": "b" * 16,
+        "agent_rl": "c" * 16,
+        "agent_base": "base of " + "c" * 16,
+        "agent_scripted": "rules",
+    }
+
+
 def test_looks_are_counted_per_model_and_settings_and_flagged(tmp_path):
     warehouse = Warehouse(tmp_path / "w.duckdb")
     first = {"council": "v1", "macd": "rules"}
