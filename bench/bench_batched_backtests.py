@@ -17,8 +17,8 @@ import pandas as pd
 
 from stocker_core.config import get_settings
 from stocker_core.env.rewards import RewardParams
-from stocker_core.evaluation.runner import backtest_many
 from stocker_core.evaluation.rolling import window_episodes
+from stocker_core.evaluation.runner import backtest_many
 from stocker_core.evaluation.splits import load_splits
 from stocker_core.market.bars import load_bars
 from stocker_core.training import policy as moderator_policy
