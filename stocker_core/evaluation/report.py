@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from stocker_core.env.policies import FITTED_ON_TRAIN
 from stocker_core.errors import EmptyDataError, InvalidNameError
 from stocker_core.evaluation.clones import clone_lines, identical_to
 from stocker_core.evaluation.looks import look_counts
@@ -442,6 +443,12 @@ def report_context(data: ReportData, config: RollingConfig | None = None) -> dic
     notes.append(
         "ideal is the hindsight-optimal long-only path (it knows future prices): an upper bound, "
         "not a strategy."
+    )
+    notes.append(
+        "Per-episode tables: the policies fitted on the train split ("
+        + ", ".join(sorted(FITTED_ON_TRAIN))
+        + ") are not played on train-split episodes (in-sample), so their 'all episodes' means "
+        "cover the other splits only."
     )
     notes.append(
         f"random is seeded per window with seed + window index (one draw per window); "
