@@ -128,16 +128,17 @@ class AgentBatch:
         model = getattr(writer, "loaded", None)  # the cached model behind a ModelWriter
         masked = getattr(writer, "mask_for", None) is not None
         settings_key = (name, _identity(model), config.model_dump_json(), masked)
-        keys = [
-            [(*settings_key, _identity(data[env.episode.ticker]), pd.Timestamp(d)) for d in env.episode.dates]
-            for env in envs
-        ]
-        missing = list(dict.fromkeys(k for env_keys in keys for k in env_keys if k not in _TRACES))
+        keys, missing = [], {}  # missing: key -> the tools of that (ticker, day), each once
+        for env in envs:
+            ticker_data = data[env.episode.ticker]
+            env_keys = [(*settings_key, _identity(ticker_data), pd.Timestamp(d)) for d in env.episode.dates]
+            for key in env_keys:
+                if key not in _TRACES and key not in missing:
+                    missing[key] = AgentTools(ticker_data, key[-1])
+            keys.append(env_keys)
         if missing:
-            tickers = {id(d): t for t, d in data.items()}
-            tools = [AgentTools(data[tickers[key[-2]]], key[-1]) for key in missing]
-            for key, trace in zip(missing, run_decisions(writer, tools, config, name), strict=True):
-                _TRACES[key] = trace
+            traces = run_decisions(writer, list(missing.values()), config, name)
+            _TRACES.update(zip(missing, traces, strict=True))
         self.traces: list[list[Trace]] = [[_TRACES[k] for k in env_keys] for env_keys in keys]
 
     def __call__(self, live: Sequence[int], observations: Sequence[Observation]) -> list[Action]:

@@ -12,7 +12,7 @@ import duckdb
 import pandas as pd
 
 from stocker_core.config import Settings
-from stocker_core.env.episode import Episode, episode_from_bars, window_bounds
+from stocker_core.env.episode import episode_from_bars, window_bounds
 from stocker_core.env.policies import is_fitted_on_train
 from stocker_core.env.rewards import RewardParams
 from stocker_core.errors import EmptyDataError, StockerError
@@ -111,8 +111,9 @@ def backtest_partitions(
             step = lambda k, n, base=done_keys, m=len(months): progress(base + m * k // n, len(keys))  # noqa: E731
         books = {ticker: book} if book is not None else None
         train = _train_range(splits, ticker)
-        inside = [e for e in episodes if train is not None and _touches(e, train)]
-        outside = [e for e in episodes if not (train is not None and _touches(e, train))]
+        trained_on = [train is not None and train.overlaps(e.start, e.end) for e in episodes]
+        inside = [e for e, hit in zip(episodes, trained_on, strict=True) if hit]
+        outside = [e for e, hit in zip(episodes, trained_on, strict=True) if not hit]
         done.in_sample = [e.key for e in inside]
         out_of_sample = [n for n in names if not is_fitted_on_train(n)]
         played = backtest_many(outside, names, params, seed, settings, books, progress=step)
@@ -136,11 +137,6 @@ def _train_range(splits: Splits | None, ticker: str) -> SplitRange | None:
     if splits is None or ticker not in splits.tickers:
         return None
     return splits.range_of(ticker, "train")
-
-
-def _touches(episode: Episode, split: SplitRange) -> bool:
-    """True when any day of ``episode`` lies in ``split``."""
-    return episode.dates[0].date() <= split.end and episode.dates[-1].date() >= split.start
 
 
 def _record_partition_look(

@@ -14,7 +14,7 @@ p-values over the family of comparisons (hindsight upper bounds left out of the 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -88,9 +88,6 @@ def test_period_episode(bars: pd.DataFrame, test: SplitRange, cash: float) -> Ep
     """The whole test split of one ticker as one episode (key ``TICKER|test``)."""
     lo, hi = split_bounds(bars, test)
     return slice_episode(bars, lo, hi, test.ticker, f"{test.ticker}|test", cash)
-
-
-Progress = Callable[[int, int], None]
 
 
 def window_episodes(

@@ -59,6 +59,10 @@ class SplitRange:
     def contains(self, day: date | pd.Timestamp) -> bool:
         return self.start <= pd.Timestamp(day).date() <= self.end
 
+    def overlaps(self, first: date, last: date) -> bool:
+        """True when any day of ``first`` … ``last`` lies in this split."""
+        return first <= self.end and last >= self.start
+
     def as_dict(self) -> dict[str, object]:
         data = asdict(self)
         data["start"], data["end"] = self.start.isoformat(), self.end.isoformat()
