@@ -1,7 +1,7 @@
 """Model policies in backtests: every episode in lockstep (``backtest_many``: step t of all
 of them in one model call) against one episode at a time (the per-step reference loop),
-both in this run, on one ticker's rolling test windows of a home where the main job ran.
-The runs are checked identical.
+both in this run, on one ticker's rolling windows over its valid split (not the test split:
+a bench is no test look) of a home where the main job ran. The runs are checked identical.
 
 Run: STOCKER_HOME=... python bench/bench_batched_backtests.py [--ticker GOOGL]
      [--policies moderator_base,moderator_sft,moderator_grpo,a2c,ppo]
@@ -34,10 +34,10 @@ def main() -> None:
     args = parser.parse_args()
     settings = get_settings()
     warehouse = Warehouse(settings.warehouse_path)
-    test = load_splits(warehouse).range_of(args.ticker, "test")
-    bars, _ = load_bars(settings, args.ticker, None, test.end + pd.Timedelta(days=1), warehouse)
+    valid = load_splits(warehouse).range_of(args.ticker, "valid")
+    bars, _ = load_bars(settings, args.ticker, None, valid.end + pd.Timedelta(days=1), warehouse)
     params = RewardParams.from_settings(settings)
-    episodes = window_episodes(bars, test, params.starting_cash)
+    episodes = window_episodes(bars, valid, params.starting_cash)
     names = args.policies.split(",")
     seeds = list(range(len(episodes)))
     backtest_many(episodes[:1], names, params, seeds[:1], settings)  # warm-up: model loads, imports
@@ -55,7 +55,7 @@ def main() -> None:
         for x, y in zip(a.runs, b.runs, strict=True):
             assert x.policy == y.policy and np.array_equal(x.traded, y.traded), x.policy
     steps = sum(len(e.dates) for e in episodes)
-    print(f"{args.ticker}: {len(episodes)} test windows, {steps} steps, policies {', '.join(names)}")
+    print(f"{args.ticker}: {len(episodes)} valid-split windows, {steps} steps, policies {', '.join(names)}")
     print(f"one episode at a time: {alone_s:7.2f} s")
     print(f"all in lockstep:       {batched_s:7.2f} s   ({alone_s / batched_s:.1f}x, identical runs)")
 
