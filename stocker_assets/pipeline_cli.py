@@ -176,9 +176,10 @@ def materialize(
     _check_range(start, end)  # before anything slow: an inverted range is bad usage
     from stocker_assets.definitions import build_definitions
     from stocker_assets.instance import register_tickers
+    from stocker_assets.lanes import LaneOptions, RunUnit, plan_units, run_units, worker_count
     from stocker_assets.materialize_progress import MaterializeProgress
     from stocker_assets.resources import StockerResource
-    from stocker_assets.runner import months_with_data, run_ticker_months, run_unpartitioned, select_assets
+    from stocker_assets.runner import months_with_data, select_assets
     from stocker_assets.stages import plan_stages
 
     settings = get_settings(fresh=True)
@@ -219,43 +220,27 @@ def materialize(
     results = []
     started = time.perf_counter()
     check_names = [s.name for c in checks for s in c.check_specs]
+    for name, months in plan.items():
+        if not months and partitioned:
+            console.print(f"[yellow]{name}: no months with data in range; skipped[/yellow]")
+    units = plan_units(plan_stages([*unpartitioned, *partitioned]), plan, checks)
+    options = LaneOptions(worker_count(settings), allow_failed_checks=allow_failed_checks)
+    if options.workers > 1 and len(units) > 1:
+        console.print(f"{len(units)} runs on {options.workers} lanes (STOCKER_MAIN_WORKERS)")
     with MaterializeProgress(console, check_names) as progress:
-        stages = plan_stages([*unpartitioned, *partitioned])
-        for number, stage in enumerate(stages, 1):
-            if results and not all(r.success for r in results):
-                names = ", ".join(_asset_names([*stage.unpartitioned, *stage.partitioned]))
-                console.print(f"[yellow]stage {number} ({names}) not run: an earlier run failed[/yellow]")
-                continue
-            if stage.unpartitioned:
-                names = _asset_names(stage.unpartitioned)
-                shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
-                label = f"stage {number}: {shown}"
-                task, on_step = progress.track(label, len(stage.unpartitioned))
-                run = run_unpartitioned(instance, defs, stage.unpartitioned, on_step=on_step)
-                results.append(replace(run, ticker=", ".join(names)))
-                progress.finish(task, label, run.success, run.seconds)
-            if not stage.partitioned:
-                continue
-            stage_keys = {k for a in stage.partitioned for k in a.keys}
-            stage_checks = [c for c in checks if {s.asset_key for s in c.check_specs} <= stage_keys]
-            for name, months in plan.items():
-                if not months:
-                    if number == 1:
-                        console.print(f"[yellow]{name}: no months with data in range; skipped[/yellow]")
-                    continue
-                label = f"stage {number}: {name} {months[0]:%Y-%m}…{months[-1]:%Y-%m} ({len(months)} months)"
-                task, on_step = progress.track(label, len(stage.partitioned) + len(stage_checks))
-                run = run_ticker_months(
-                    instance,
-                    defs,
-                    name,
-                    months,
-                    stage.partitioned,
-                    on_step=on_step,
-                    allow_failed_checks=allow_failed_checks,
-                )
-                results.append(run)
-                progress.finish(task, label, run.success, run.seconds)
+        tasks: dict[str, object] = {}
+
+        def on_start(unit: RunUnit):
+            task, on_step = progress.track(unit.label, unit.steps)
+            tasks[unit.name] = task
+            return on_step
+
+        def on_done(unit: RunUnit, run) -> None:
+            results.append(replace(run, ticker=", ".join(unit.assets)) if unit.ticker is None else run)
+            progress.finish(tasks[unit.name], unit.label, run.success, run.seconds)
+
+        for unit in run_units(instance, defs, units, options, on_start, on_done):
+            console.print(f"[yellow]{unit.label} not run: an earlier run failed[/yellow]")
         _mark_empty_months(instance, source, plan, partitioned, progress)
     table = Table(title="Materialized")
     for col in ("run of", "months", "runs (job: id)", "seconds", "status"):

@@ -208,16 +208,26 @@ def celery_run_config(settings: Settings, log_level: str) -> dict[str, object]:
     }
 
 
-def _watch_tagged_run(
-    instance: dg.DagsterInstance, token: str, job: str, on_event: StepCallback, stop: threading.Event
+def watch_tagged_runs(
+    instance: dg.DagsterInstance, token: str, on_event: StepCallback, stop: threading.Event
 ) -> None:
-    """``_watch_run`` for the run tagged ``LAUNCH_TAG=token``, once it exists."""
+    """``_watch_run`` for every run tagged ``LAUNCH_TAG=token`` (the runs one launch makes,
+    one job after another, from this process or another), until ``stop`` is set and all is read."""
+    cursors: dict[str, str | None] = {}
+    materialized: dict[str, dict[str, int]] = {}
     while True:
-        runs = instance.get_run_records(dg.RunsFilter(tags={LAUNCH_TAG: token}), limit=1)
-        if runs:
-            _watch_run(instance, runs[0].dagster_run.run_id, job, on_event, stop)
-            return
-        if stop.wait(0.25):
+        stopping = stop.wait(0.25)
+        records = instance.get_run_records(dg.RunsFilter(tags={LAUNCH_TAG: token}))
+        for record in sorted(records, key=lambda r: r.storage_id):
+            run = record.dagster_run
+            while True:
+                page = instance.get_records_for_run(run.run_id, cursor=cursors.get(run.run_id), limit=500)
+                counts = materialized.setdefault(run.run_id, {})
+                _report_records(page.records, run.job_name, on_event, counts)
+                cursors[run.run_id] = page.cursor
+                if not page.has_more:
+                    break
+        if stopping:
             return
 
 
@@ -238,8 +248,8 @@ def _execute_on_celery(
     """
     from stocker_assets.celery_definitions import reconstructable_job
 
-    token = str(uuid.uuid4())
-    watch = None if on_event is None else functools.partial(_watch_tagged_run, instance, token, job, on_event)
+    token = tags.get(LAUNCH_TAG) or str(uuid.uuid4())
+    watch = None if on_event is None else functools.partial(watch_tagged_runs, instance, token, on_event)
     with _watching(watch), warnings.catch_warnings():
         # dagster-celery registers its one task again for each step (harmless; Celery 5.7 warns)
         warnings.filterwarnings("ignore", message="Task name 'execute_plan' is already registered")
@@ -333,9 +343,10 @@ def run_unpartitioned(
     assets: Sequence[dg.AssetsDefinition],
     on_step: StepCallback | None = None,
     log_level: str = "WARNING",
+    tags: dict[str, str] | None = None,
 ) -> TickerRun:
-    """Unpartitioned assets (e.g. the text events) through their named jobs."""
-    return _run_jobs(instance, defs, "unpartitioned", 0, assets, {}, on_step, log_level)
+    """Unpartitioned assets (e.g. the text events) through their named jobs (``tags`` on each run)."""
+    return _run_jobs(instance, defs, "unpartitioned", 0, assets, dict(tags or {}), on_step, log_level)
 
 
 def run_ticker_months(
@@ -347,6 +358,7 @@ def run_ticker_months(
     on_step: StepCallback | None = None,
     log_level: str = "WARNING",
     allow_failed_checks: bool = False,
+    tags: dict[str, str] | None = None,
 ) -> TickerRun:
     """In-process runs over ``ticker``'s contiguous ``months``, one per named job the
     assets belong to (their checks run with them), in dependency order.
@@ -358,6 +370,7 @@ def run_ticker_months(
 
     months = sorted(months)
     tags = {
+        **(tags or {}),
         RANGE_START: f"{ticker}|{months[0].isoformat()}",
         RANGE_END: f"{ticker}|{months[-1].isoformat()}",
     }

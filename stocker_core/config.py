@@ -144,6 +144,13 @@ class Settings(BaseSettings):
 
     # Work sizes
     chart_workers: int | None = Field(default=None, ge=1, description="Chart processes (None: by size)")
+    main_workers: int | None = Field(
+        default=None,
+        ge=1,
+        le=16,
+        description="Runs `stocker materialize` executes at once, each in its own process "
+        "(None: one per CPU core, at most 4; 1 with the Celery executor)",
+    )
 
     # Scale-out (`stocker deploy init`): where `stocker materialize` runs each step
     executor: ExecutorName = Field(

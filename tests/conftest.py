@@ -25,6 +25,12 @@ def _charts_drawn(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("STOCKER_CHARTS", "eager")
 
 
+@pytest.fixture(autouse=True)
+def _one_lane(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`stocker materialize` runs its units in the test's process unless a test asks for lanes."""
+    monkeypatch.setenv("STOCKER_MAIN_WORKERS", "1")
+
+
 @pytest.fixture
 def seed_dir() -> Path:
     if not SEED_DIR.is_dir():

@@ -1,0 +1,316 @@
+"""The main job's runs as a graph, executed on as many lanes as the machine has cores.
+
+``stages.plan_stages`` orders the assets; here each stage becomes *units*: one per
+unpartitioned asset (text events, splits, each model, the rolling evaluation, the report)
+and one per ticker for the stage's partitioned assets. A unit waits for the units holding
+what its assets read (a ticker's backtests wait for that ticker's votes and for every
+model, not for the other tickers), so with two lanes the agent trains beside the
+moderator, and the rolling evaluation runs beside the tickers' backtests.
+
+Each lane is a worker process (spawned: torch and Dagster do not survive a fork) that
+executes its unit's Dagster runs in process, against the same instance and warehouse as
+the CLI; the CLI follows them through the runs' ``LAUNCH_TAG``. With one lane the units
+run in this process, in plan order, as before.
+"""
+
+from __future__ import annotations
+
+import functools
+import multiprocessing
+import os
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass
+from datetime import date
+
+import dagster as dg
+
+from stocker_assets.runner import (
+    LAUNCH_TAG,
+    StepCallback,
+    TickerRun,
+    run_ticker_months,
+    run_unpartitioned,
+    watch_tagged_runs,
+)
+from stocker_assets.stages import Stage
+from stocker_core.config import Settings
+
+MAX_DEFAULT_WORKERS = 4
+
+
+@dataclass(frozen=True)
+class RunUnit:
+    """One lane's work: an unpartitioned asset, or one ticker's partitioned assets of a stage."""
+
+    name: str
+    """Unique: the asset's name, or ``TICKER@stage``."""
+    label: str
+    """What the progress display calls it, e.g. ``stage 2: GOOGL 2014-06…2018-08 (51 months)``."""
+    assets: tuple[str, ...]
+    """The asset keys (user strings) it materializes."""
+    steps: int
+    """Steps shown on its bar: assets plus checks."""
+    ticker: str | None = None
+    months: tuple[date, ...] = ()
+    deps: frozenset[str] = frozenset()
+    """Names of the units it waits for."""
+
+
+def worker_count(settings: Settings) -> int:
+    """``STOCKER_MAIN_WORKERS``, else one lane per core (at most 4), and one with Celery
+    (whose workers already spread the steps)."""
+    if settings.main_workers is not None:
+        return settings.main_workers
+    if settings.executor == "celery":
+        return 1
+    return max(1, min(MAX_DEFAULT_WORKERS, os.cpu_count() or 1))
+
+
+def _names(assets: Sequence[dg.AssetsDefinition]) -> tuple[str, ...]:
+    return tuple(k.to_user_string() for a in assets for k in a.keys)
+
+
+def plan_units(
+    stages: Sequence[Stage],
+    plan: Mapping[str, Sequence[date]],
+    checks: Sequence[dg.AssetChecksDefinition] = (),
+) -> list[RunUnit]:
+    """The units of ``stages`` for the tickers' months in ``plan`` (tickers without months
+    get none), in plan order: stage by stage, unpartitioned assets before the tickers."""
+    holder: dict[tuple[dg.AssetKey, str | None], str] = {}  # (asset, ticker or None) -> unit
+    for number, stage in enumerate(stages, 1):
+        for asset in stage.unpartitioned:
+            for key in asset.keys:
+                holder[(key, None)] = ",".join(_names([asset]))
+        for ticker, months in plan.items():
+            if months:
+                for key in (k for a in stage.partitioned for k in a.keys):
+                    holder[(key, ticker)] = f"{ticker}@{number}"
+
+    def deps_of(assets: Sequence[dg.AssetsDefinition], ticker: str | None, own: str) -> frozenset[str]:
+        found: set[str] = set()
+        for asset in assets:
+            for key in asset.keys:
+                for upstream in asset.asset_deps.get(key, set()):
+                    if (upstream, None) in holder:
+                        found.add(holder[(upstream, None)])
+                    elif ticker is not None:
+                        found.update([holder[(upstream, ticker)]] if (upstream, ticker) in holder else [])
+                    else:  # an unpartitioned asset reads a partitioned one: every ticker's unit
+                        found.update(holder[(upstream, t)] for t in plan if (upstream, t) in holder)
+        return frozenset(found - {own})
+
+    units: list[RunUnit] = []
+    for number, stage in enumerate(stages, 1):
+        for asset in stage.unpartitioned:
+            name = ",".join(_names([asset]))
+            label = f"stage {number}: {', '.join(_names([asset]))}"
+            units.append(
+                RunUnit(name, label, _names([asset]), len(asset.keys), deps=deps_of([asset], None, name))
+            )
+        if not stage.partitioned:
+            continue
+        keys = {k for a in stage.partitioned for k in a.keys}
+        stage_checks = [c for c in checks if {s.asset_key for s in c.check_specs} <= keys]
+        for ticker, months in plan.items():
+            if not months:
+                continue
+            name = f"{ticker}@{number}"
+            months = sorted(months)
+            label = f"stage {number}: {ticker} {months[0]:%Y-%m}…{months[-1]:%Y-%m} ({len(months)} months)"
+            units.append(
+                RunUnit(
+                    name,
+                    label,
+                    _names(stage.partitioned),
+                    len(stage.partitioned) + len(stage_checks),
+                    ticker,
+                    tuple(months),
+                    deps_of(stage.partitioned, ticker, name),
+                )
+            )
+    return units
+
+
+def priority_order(units: Sequence[RunUnit]) -> list[RunUnit]:
+    """``units`` by how many units wait on each (directly or not), most first, then in
+    plan order: a lane that frees up takes the work that unblocks the most."""
+    waiting: dict[str, set[str]] = {u.name: set() for u in units}
+    for unit in units:
+        for dep in unit.deps:
+            waiting.setdefault(dep, set()).add(unit.name)
+
+    @functools.cache
+    def downstream(name: str) -> frozenset[str]:
+        found: set[str] = set()
+        for child in waiting.get(name, ()):
+            found |= {child, *downstream(child)}
+        return frozenset(found)
+
+    order = {u.name: i for i, u in enumerate(units)}
+    return sorted(units, key=lambda u: (-len(downstream(u.name)), order[u.name]))
+
+
+UnitStarted = Callable[[RunUnit], StepCallback]
+"""Called as a unit starts; returns the callback for its steps' events."""
+UnitDone = Callable[[RunUnit, TickerRun], None]
+
+
+@dataclass
+class LaneOptions:
+    """How units run: lanes, log level, and whether failed blocking checks only warn."""
+
+    workers: int = 1
+    log_level: str = "WARNING"
+    allow_failed_checks: bool = False
+
+
+def run_units(
+    instance: dg.DagsterInstance,
+    defs: dg.Definitions,
+    units: Sequence[RunUnit],
+    options: LaneOptions,
+    on_start: UnitStarted,
+    on_done: UnitDone,
+) -> list[RunUnit]:
+    """Execute ``units`` as their dependencies allow, on ``options.workers`` lanes; returns
+    the units not run because a unit failed (none starts after a failure)."""
+    if options.workers <= 1 or len(units) <= 1:
+        return _run_here(instance, defs, units, options, on_start, on_done)
+    return _run_on_lanes(instance, units, options, on_start, on_done)
+
+
+def _run_here(instance, defs, units, options, on_start, on_done) -> list[RunUnit]:
+    pending, finished = list(units), set()
+    while pending:
+        unit = next((u for u in pending if u.deps <= finished), None)
+        if unit is None:
+            break  # what is left waits on units that are not in the plan
+        pending.remove(unit)
+        run = execute_unit(instance, defs, unit, options, on_step=on_start(unit))
+        on_done(unit, run)
+        if not run.success:
+            break
+        finished.add(unit.name)
+    return pending
+
+
+def execute_unit(
+    instance: dg.DagsterInstance,
+    defs: dg.Definitions,
+    unit: RunUnit,
+    options: LaneOptions,
+    on_step: StepCallback | None = None,
+    tags: dict[str, str] | None = None,
+) -> TickerRun:
+    """The Dagster runs of one unit, in this process."""
+    wanted = set(unit.assets)
+    assets = [a for a in defs.assets if isinstance(a, dg.AssetsDefinition) and set(_names([a])) & wanted]
+    if unit.ticker is None:
+        return run_unpartitioned(instance, defs, assets, on_step, options.log_level, tags=tags)
+    return run_ticker_months(
+        instance,
+        defs,
+        unit.ticker,
+        unit.months,
+        assets,
+        on_step,
+        options.log_level,
+        allow_failed_checks=options.allow_failed_checks,
+        tags=tags,
+    )
+
+
+@functools.cache
+def _worker_definitions() -> dg.Definitions:
+    from stocker_assets.definitions import build_definitions
+    from stocker_assets.resources import StockerResource
+
+    return build_definitions({"stocker": StockerResource()})
+
+
+def warm_worker() -> None:
+    """A lane's first act: load the definitions (and the libraries they import) once."""
+    _worker_definitions()
+
+
+def unit_in_worker(unit: RunUnit, options: LaneOptions, token: str) -> TickerRun:
+    """``execute_unit`` in a lane process: its own instance handle on the same home, runs
+    tagged ``LAUNCH_TAG=token`` so the CLI can follow them."""
+    from stocker_assets.instance import dagster_instance
+    from stocker_core.config import get_settings
+
+    instance = dagster_instance(get_settings(fresh=True))
+    return execute_unit(instance, _worker_definitions(), unit, options, tags={LAUNCH_TAG: token})
+
+
+@dataclass
+class _Launched:
+    unit: RunUnit
+    stop: threading.Event
+    watcher: threading.Thread
+    started: float
+
+
+def _run_on_lanes(instance, units, options, on_start, on_done) -> list[RunUnit]:
+    pending = priority_order(units)
+    finished: set[str] = set()
+    failed = False
+    running: dict[Future, _Launched] = {}
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(options.workers, mp_context=context, initializer=warm_worker) as pool:
+        try:
+            while pending or running:
+                ready = [u for u in pending if u.deps <= finished] if not failed else []
+                for unit in ready[: options.workers - len(running)]:
+                    pending.remove(unit)
+                    token = str(uuid.uuid4())
+                    stop = threading.Event()
+                    watch = threading.Thread(
+                        target=watch_tagged_runs, args=(instance, token, on_start(unit), stop), daemon=True
+                    )
+                    watch.start()
+                    future = pool.submit(unit_in_worker, unit, options, token)
+                    running[future] = _Launched(unit, stop, watch, time.perf_counter())
+                if not running:
+                    break  # a failure left nothing to wait for (or deps that can never be met)
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in done:
+                    launched = running.pop(future)
+                    launched.stop.set()
+                    launched.watcher.join()
+                    run = _outcome(future, launched)
+                    on_done(launched.unit, run)
+                    if run.success:
+                        finished.add(launched.unit.name)
+                    else:
+                        failed = True
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            for launched in running.values():
+                launched.stop.set()
+            raise
+    return pending
+
+
+def _outcome(future: Future, launched: _Launched) -> TickerRun:
+    """The unit's TickerRun, or a failed one naming the error when its lane raised."""
+    unit = launched.unit
+    try:
+        return future.result()
+    except Exception as exc:  # the lane died or raised outside Dagster's own error handling
+        seconds = time.perf_counter() - launched.started
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        return TickerRun(
+            unit.ticker or unit.name,
+            len(unit.months),
+            "",
+            False,
+            seconds,
+            [],
+            errors=[f"{unit.name}: lane failed: {type(exc).__name__}: {first}"],
+        )

@@ -1,0 +1,133 @@
+"""The main job's runs as units on lanes: each waits only for what it reads, and two lanes
+build what one builds."""
+
+from datetime import date
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from stocker_assets import lanes
+from stocker_assets.definitions import defs
+from stocker_assets.lanes import LaneOptions, RunUnit, plan_units, priority_order, run_units, worker_count
+from stocker_assets.runner import TickerRun
+from stocker_assets.stages import plan_stages
+from stocker_core.config import Settings
+from stocker_core.warehouse import Warehouse
+
+MONTHS = [date(2018, 6, 1), date(2018, 7, 1)]
+
+
+@pytest.fixture
+def units() -> dict[str, RunUnit]:
+    planned = plan_units(plan_stages(list(defs.assets)), {"GOOGL": MONTHS, "JPM": MONTHS, "EMPTY": []})
+    return {u.name: u for u in planned}
+
+
+def test_units_wait_only_for_what_they_read(units):
+    assert "EMPTY@1" not in units and "EMPTY@2" not in units  # no months, no runs
+    assert units["GOOGL@1"].deps == {"news", "forum_posts", "macro_events"}
+    assert units["GOOGL@1"].months == tuple(MONTHS) and units["GOOGL@1"].ticker == "GOOGL"
+    assert units["splits"].deps == {"GOOGL@1", "JPM@1"}  # reads every ticker's prices
+    assert units["moderator_grpo"].deps == {"moderator_sft"}
+    assert units["agent_policy"].deps == {"splits", "news", "forum_posts", "GOOGL@1", "JPM@1"}
+    # a ticker's backtests wait for its own votes and every model, not for the other ticker
+    assert units["GOOGL@2"].deps == {
+        "GOOGL@1",
+        "agent_policy",
+        "drl_agents",
+        "moderator_base",
+        "moderator_sft",
+        "moderator_grpo",
+    }
+    assert "rolling_evaluation" not in units["GOOGL@2"].deps  # so they run side by side
+    assert units["evaluation_report"].deps == {"GOOGL@2", "JPM@2", "rolling_evaluation", "splits"}
+    assert units["GOOGL@1"].label == "stage 1: GOOGL 2018-06…2018-07 (2 months)"
+
+
+def test_a_free_lane_takes_what_unblocks_the_most(units):
+    order = [u.name for u in priority_order(list(units.values()))]
+    assert order.index("moderator_base") < min(order.index("agent_policy"), order.index("drl_agents"))
+    assert order.index("moderator_base") < order.index("moderator_sft") < order.index("moderator_grpo")
+    assert order.index("rolling_evaluation") < order.index("GOOGL@2")  # the long one first
+    assert order[-1] == "evaluation_report"
+
+
+def test_worker_count(monkeypatch):
+    monkeypatch.delenv("STOCKER_MAIN_WORKERS")
+    monkeypatch.setattr(lanes.os, "cpu_count", lambda: 2)
+    assert worker_count(Settings()) == 2
+    monkeypatch.setattr(lanes.os, "cpu_count", lambda: 64)
+    assert worker_count(Settings()) == lanes.MAX_DEFAULT_WORKERS
+    assert worker_count(Settings(executor="celery")) == 1
+    assert worker_count(Settings(main_workers=3, executor="celery")) == 3
+
+
+def test_one_lane_follows_dependencies_and_stops_at_a_failure(units, monkeypatch):
+    ran: list[str] = []
+
+    def fake(instance, defs, unit, options, on_step=None, tags=None):
+        ran.append(unit.name)
+        return TickerRun(unit.ticker or unit.name, 0, "", unit.name != "moderator_sft", 0.0, [])
+
+    monkeypatch.setattr(lanes, "execute_unit", fake)
+    done: list[str] = []
+    left = run_units(
+        None, defs, list(units.values()), LaneOptions(1), lambda u: None, lambda u, r: done.append(u.name)
+    )
+    assert ran == done and ran[-1] == "moderator_sft"
+    assert ran.index("moderator_base") < ran.index("moderator_sft")
+    assert {u.name for u in left} >= {"moderator_grpo", "rolling_evaluation", "GOOGL@2", "evaluation_report"}
+    assert not set(ran) & {u.name for u in left}
+
+
+def _votes(settings: Settings) -> pd.DataFrame:
+    frame = Warehouse(settings.warehouse_path).query("SELECT * FROM council.votes")
+    return frame.drop(columns=[c for c in frame.columns if c in ("created_at", "run_id")]).sort_values(
+        ["ticker", "date", "role"], ignore_index=True
+    )
+
+
+@pytest.mark.slow
+def test_two_lanes_build_what_one_builds(tmp_path, seed_dir, monkeypatch):
+    from stocker_assets import pipeline_cli
+    from stocker_core.cli import build_app
+
+    app = build_app([pipeline_cli.register])
+    args = ["materialize", "-t", "AAPL", "-t", "INTC", "--from", "2023-07", "--to", "2023-09"]
+    args += ["--groups", "market,env,text,council", "--skip", "charts"]
+    monkeypatch.setenv("STOCKER_SOURCE", "files")
+    monkeypatch.setenv("STOCKER_FILES_DIR", str(seed_dir))
+    built = {}
+    for workers in (1, 2):
+        monkeypatch.setenv("STOCKER_HOME", str(tmp_path / f"home{workers}"))
+        monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / f"dagster{workers}"))
+        monkeypatch.setenv("STOCKER_MAIN_WORKERS", str(workers))
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 0, result.output
+        assert ("on 2 lanes" in result.output) == (workers == 2)
+        assert "stage 1: INTC 2023-07…2023-09 (3 months): specialist_votes done" in result.output
+        built[workers] = _votes(Settings())
+    assert len(built[1]) > 0
+    pd.testing.assert_frame_equal(built[1], built[2])
+
+
+@pytest.mark.slow
+def test_a_failure_in_a_lane_fails_the_command(tmp_path, seed_dir, monkeypatch):
+    from stocker_assets import pipeline_cli
+    from stocker_core.cli import build_app
+
+    bars = pd.read_csv(seed_dir / "prices.csv")
+    bars.loc[(bars["ticker"] == "AAPL") & (bars["date"] == "2023-08-10"), "high"] = 1.0
+    (tmp_path / "bad").mkdir()
+    bars.to_csv(tmp_path / "bad" / "prices.csv", index=False)
+    monkeypatch.setenv("STOCKER_SOURCE", "files")
+    monkeypatch.setenv("STOCKER_FILES_DIR", str(tmp_path / "bad"))
+    monkeypatch.setenv("STOCKER_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "dagster"))
+    monkeypatch.setenv("STOCKER_MAIN_WORKERS", "2")
+    args = ["materialize", "-t", "AAPL", "-t", "INTC", "--from", "2023-07", "--to", "2023-08", "-g", "market"]
+    result = CliRunner().invoke(build_app([pipeline_cli.register]), args)
+    assert result.exit_code == 1, result.output
+    assert "on 2 lanes" in result.output
+    assert "AAPL|2023-08-01" in result.output and "high below low on 2023-08-10" in result.output
