@@ -253,11 +253,11 @@ def rolling_evaluation(
 def evaluation_report(
     context: dg.AssetExecutionContext, config: EvaluationConfig, stocker: StockerResource
 ) -> dg.MaterializeResult:
-    from stocker_core.evaluation.report import build_report, load_report_data, report_context
+    from stocker_core.evaluation.report import build_report
 
     settings, warehouse = stocker.settings(), stocker.warehouse()
     files = build_report(warehouse, settings.home, REPORT_NAME, config.rolling())
-    context_values = report_context(load_report_data(warehouse), config.rolling())
+    context_values = files.context
     build = MonthBuild()
     html = files.html.read_bytes()
     build.rows[REPORT_NAME] = 1

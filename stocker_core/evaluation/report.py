@@ -56,6 +56,8 @@ class ReportFiles:
     html: Path
     markdown: Path
     images: list[Path] = field(default_factory=list)
+    context: dict[str, object] = field(default_factory=dict)
+    """What the templates were given (``report_context``, figures left out)."""
 
 
 def _dates_as_text(frame: pd.DataFrame) -> pd.DataFrame:
@@ -511,6 +513,7 @@ def render_report(data: ReportData, directory: Path, config: RollingConfig | Non
     import markupsafe
 
     context = report_context(data, config)
+    files = ReportFiles(directory, directory / "report.html", directory / "report.md", context=dict(context))
     figures = _figures(data)
     for kind, items in figures.items():
         context[f"{kind}_figures"] = items
@@ -519,7 +522,6 @@ def render_report(data: ReportData, directory: Path, config: RollingConfig | Non
     env = _environment()
     html = env.from_string(HTML_TEMPLATE).render(**html_context)
     markdown = _environment_plain().from_string(MARKDOWN_TEMPLATE).render(**context)
-    files = ReportFiles(directory, directory / "report.html", directory / "report.md")
     files.html.write_text(html, encoding="utf-8")
     files.markdown.write_text(markdown, encoding="utf-8")
     for items in figures.values():

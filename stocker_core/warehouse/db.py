@@ -73,7 +73,7 @@ class Warehouse:
         ``lock_wait`` seconds raise WarehouseBusyError (never DuckDB's IOException)."""
         retrying = Retrying(
             retry=retry_if_exception(_is_lock_error),
-            wait=wait_random_exponential(multiplier=0.05, max=1.0),
+            wait=wait_random_exponential(multiplier=0.01, max=0.1),
             stop=stop_after_delay(self.lock_wait),
             reraise=True,
         )
