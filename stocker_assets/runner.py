@@ -212,11 +212,12 @@ def watch_tagged_runs(
     instance: dg.DagsterInstance, token: str, on_event: StepCallback, stop: threading.Event
 ) -> None:
     """``_watch_run`` for every run tagged ``LAUNCH_TAG=token`` (the runs one launch makes,
-    one job after another, from this process or another), until ``stop`` is set and all is read."""
+    one job after another, from this process or another), until ``stop`` is set and all is read.
+    Polled once a second: each look costs this process ~7 ms that the lanes' runs would use."""
     cursors: dict[str, str | None] = {}
     materialized: dict[str, dict[str, int]] = {}
     while True:
-        stopping = stop.wait(0.25)
+        stopping = stop.wait(1.0)
         records = instance.get_run_records(dg.RunsFilter(tags={LAUNCH_TAG: token}))
         for record in sorted(records, key=lambda r: r.storage_id):
             run = record.dagster_run

@@ -76,6 +76,9 @@ class AgentData:
     """``download(ticker, kind)`` for fundamentals (default yfinance); tests inject a fake."""
     fundamentals_cache: dict = field(default_factory=dict, repr=False)
     """Downloaded fundamentals per kind (one download per ticker and kind)."""
+    tool_answers: dict = field(default_factory=dict, repr=False)
+    """(day, tool, arguments as JSON) -> (result, valid): a tool answers from the data up to
+    its day only, so every policy and episode asking the same question on that day shares it."""
 
     def __post_init__(self) -> None:
         bars = self.bars.sort_values("date").reset_index(drop=True)

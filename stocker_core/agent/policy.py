@@ -86,7 +86,7 @@ def agent_writer(name: str, settings: Settings, config: AgentConfig) -> TurnWrit
     raise AgentError(f"unknown agent policy {name!r}: use one of {', '.join(AGENT_POLICIES)}")
 
 
-@lru_cache(maxsize=8)
+@lru_cache(maxsize=64)  # every ticker of a main job: the traces its days key stay reusable
 def _cached_data(ticker: str, settings_json: str) -> AgentData:
     return load_agent_data(ticker, Settings.model_validate_json(settings_json))
 

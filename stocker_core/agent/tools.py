@@ -9,8 +9,10 @@ name and never raises on bad arguments: it returns the error as the tool's answe
 
 from __future__ import annotations
 
+import copy
 import json
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import pandas as pd
@@ -46,7 +48,10 @@ class AgentTools:
         self.data = data
         self.day = decision_day(day)
         self.cutoff = decision_cutoff(self.day)
-        self._bars = data.bars_until(self.day)
+
+    @cached_property
+    def _bars(self) -> pd.DataFrame:
+        return self.data.bars_until(self.day)
 
     def get_price_history(self, lookback_days: int) -> dict:
         """Closing prices of the ticker up to the decision day: return, range and volatility.
@@ -127,13 +132,19 @@ class AgentTools:
             )
         if not isinstance(arguments, dict):
             return ToolOutcome(name, args, {"error": "arguments must be a JSON object"}, False)
+        key = (self.day, name, json.dumps(arguments, sort_keys=True, default=str))
+        if key not in self.data.tool_answers:
+            self.data.tool_answers[key] = self._answer(name, arguments)
+        result, valid = self.data.tool_answers[key]
+        return ToolOutcome(name, args, copy.deepcopy(result), valid)
+
+    def _answer(self, name: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], bool]:
         try:
-            result = getattr(self, name)(**arguments)
+            return getattr(self, name)(**arguments), True
         except ToolArgumentError as exc:
-            return ToolOutcome(name, args, {"error": str(exc)}, False)
+            return {"error": str(exc)}, False
         except TypeError as exc:  # a missing or unexpected argument name
-            return ToolOutcome(name, args, {"error": f"bad arguments for {name}: {exc}"}, False)
-        return ToolOutcome(name, args, result, True)
+            return {"error": f"bad arguments for {name}: {exc}"}, False
 
 
 def result_text(result: dict[str, Any]) -> str:

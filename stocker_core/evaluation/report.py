@@ -350,47 +350,58 @@ def _md(frame: pd.DataFrame) -> str:
     return frame.astype(str).to_markdown(index=False)
 
 
-def _figures(data: ReportData) -> dict[str, list[dict[str, object]]]:
+def _ticker_figures(key: str, curves: pd.DataFrame, period: pd.DataFrame) -> list[tuple[str, dict]]:
+    """The equity, drawdown and trades figures of one ticker's test period, as (kind, figure)."""
     from stocker_core.evaluation import plots
 
-    figures: dict[str, list[dict[str, object]]] = {"equity": [], "drawdown": [], "trades": [], "rolling": []}
-    for key, curves in data.curves.groupby("key", sort=True) if len(data.curves) else []:
-        rank = {p: i for i, p in enumerate(_policy_order(curves))}
-        curves = curves.sort_values(
-            ["policy", "step"], key=lambda c: c.map(rank) if c.name == "policy" else c
-        )
-        ticker = str(key).split("|")[0]
-        clones = identical_to(curves, ["step"], ["value"], _policy_order(curves))
-        period = data.test_period.loc[data.test_period["key"] == key]
-        upper = period.loc[period["upper_bound"].astype(bool)]
-        caption = "Hindsight upper bounds are left off this chart: " + ", ".join(
-            f"{policy_label(r.policy)} ends at {r.final_value:,.0f}" for r in upper.itertuples()
-        )
-        same = "; ".join(clone_lines(clones, "on every day: drawn once, under its name"))
-        caption = "; ".join(part for part in (caption if len(upper) else "", same) if part)
-        span = f"{period['start_date'].min()} … {period['end_date'].max()}"
-        figures["equity"].append(
+    rank = {p: i for i, p in enumerate(_policy_order(curves))}
+    curves = curves.sort_values(["policy", "step"], key=lambda c: c.map(rank) if c.name == "policy" else c)
+    ticker = str(key).split("|")[0]
+    clones = identical_to(curves, ["step"], ["value"], _policy_order(curves))
+    upper = period.loc[period["upper_bound"].astype(bool)]
+    caption = "Hindsight upper bounds are left off this chart: " + ", ".join(
+        f"{policy_label(r.policy)} ends at {r.final_value:,.0f}" for r in upper.itertuples()
+    )
+    same = "; ".join(clone_lines(clones, "on every day: drawn once, under its name"))
+    caption = "; ".join(part for part in (caption if len(upper) else "", same) if part)
+    span = f"{period['start_date'].min()} … {period['end_date'].max()}"
+    return [
+        (
+            "equity",
             {
                 "name": f"equity_{ticker}",
                 "png": plots.equity_png(curves, f"{ticker} test period {span}: portfolio value", clones),
                 "alt": f"{ticker} equity curves",
                 "caption": caption,
-            }
-        )
-        figures["drawdown"].append(
+            },
+        ),
+        (
+            "drawdown",
             {
                 "name": f"drawdown_{ticker}",
                 "png": plots.drawdown_png(curves, f"{ticker} test period: drawdown", clones),
                 "alt": f"{ticker} drawdowns",
-            }
-        )
-        figures["trades"].append(
+            },
+        ),
+        (
+            "trades",
             {
                 "name": f"trades_{ticker}",
                 "png": plots.trades_png(curves, f"{ticker} test period: trades on the close"),
                 "alt": f"{ticker} trades",
-            }
-        )
+            },
+        ),
+    ]
+
+
+def _figures(data: ReportData) -> dict[str, list[dict[str, object]]]:
+    from stocker_core.evaluation import plots
+
+    figures: dict[str, list[dict[str, object]]] = {"equity": [], "drawdown": [], "trades": [], "rolling": []}
+    for key, curves in data.curves.groupby("key", sort=True) if len(data.curves) else []:
+        period = data.test_period.loc[data.test_period["key"] == key]
+        for kind, figure in _ticker_figures(str(key), curves, period):
+            figures[kind].append(figure)
     if len(data.summary):
         figures["rolling"].append(
             {
