@@ -74,6 +74,11 @@ def _names(assets: Sequence[dg.AssetsDefinition]) -> tuple[str, ...]:
     return tuple(k.to_user_string() for a in assets for k in a.keys)
 
 
+def _unit_name(asset: dg.AssetsDefinition) -> str:
+    """An unpartitioned asset's unit: its keys (one, unless a multi-asset)."""
+    return ",".join(_names([asset]))
+
+
 def plan_units(
     stages: Sequence[Stage],
     plan: Mapping[str, Sequence[date]],
@@ -85,7 +90,7 @@ def plan_units(
     for number, stage in enumerate(stages, 1):
         for asset in stage.unpartitioned:
             for key in asset.keys:
-                holder[(key, None)] = ",".join(_names([asset]))
+                holder[(key, None)] = _unit_name(asset)
         for ticker, months in plan.items():
             if months:
                 for key in (k for a in stage.partitioned for k in a.keys):
@@ -99,7 +104,7 @@ def plan_units(
                     if (upstream, None) in holder:
                         found.add(holder[(upstream, None)])
                     elif ticker is not None:
-                        found.update([holder[(upstream, ticker)]] if (upstream, ticker) in holder else [])
+                        found.update(holder[k] for k in [(upstream, ticker)] if k in holder)
                     else:  # an unpartitioned asset reads a partitioned one: every ticker's unit
                         found.update(holder[(upstream, t)] for t in plan if (upstream, t) in holder)
         return frozenset(found - {own})
@@ -107,7 +112,7 @@ def plan_units(
     units: list[RunUnit] = []
     for number, stage in enumerate(stages, 1):
         for asset in stage.unpartitioned:
-            name = ",".join(_names([asset]))
+            name = _unit_name(asset)
             label = f"stage {number}: {', '.join(_names([asset]))}"
             units.append(
                 RunUnit(name, label, _names([asset]), len(asset.keys), deps=deps_of([asset], None, name))

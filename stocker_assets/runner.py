@@ -131,14 +131,26 @@ def _watch_run(
     materialized: dict[str, int] = {}
     while True:
         stopping = stop.wait(0.25)
-        while True:
-            page = instance.get_records_for_run(run_id, cursor=cursor, limit=500)
-            _report_records(page.records, job, on_event, materialized)
-            cursor = page.cursor
-            if not page.has_more:
-                break
+        cursor = _report_new_records(instance, run_id, job, cursor, on_event, materialized)
         if stopping:
             return
+
+
+def _report_new_records(
+    instance: dg.DagsterInstance,
+    run_id: str,
+    job: str,
+    cursor: str | None,
+    on_event: StepCallback,
+    materialized: dict[str, int],
+) -> str | None:
+    """Report the run's records after ``cursor``; returns the cursor after the last one."""
+    while True:
+        page = instance.get_records_for_run(run_id, cursor=cursor, limit=500)
+        _report_records(page.records, job, on_event, materialized)
+        cursor = page.cursor
+        if not page.has_more:
+            return cursor
 
 
 def _execute(
@@ -221,13 +233,10 @@ def watch_tagged_runs(
         records = instance.get_run_records(dg.RunsFilter(tags={LAUNCH_TAG: token}))
         for record in sorted(records, key=lambda r: r.storage_id):
             run = record.dagster_run
-            while True:
-                page = instance.get_records_for_run(run.run_id, cursor=cursors.get(run.run_id), limit=500)
-                counts = materialized.setdefault(run.run_id, {})
-                _report_records(page.records, run.job_name, on_event, counts)
-                cursors[run.run_id] = page.cursor
-                if not page.has_more:
-                    break
+            counts = materialized.setdefault(run.run_id, {})
+            cursors[run.run_id] = _report_new_records(
+                instance, run.run_id, run.job_name, cursors.get(run.run_id), on_event, counts
+            )
         if stopping:
             return
 
