@@ -6,7 +6,7 @@ import os
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import date
+from datetime import date, datetime
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
@@ -138,6 +138,15 @@ class Settings(BaseSettings):
         lt=1.0,
         description="AR(1) coefficient of the planted factor (0: independent days)",
     )
+    # The forward ledger (docs/forward-ledger.md): a simulated clock for offline replays, the policies recorded
+    clock: datetime | None = Field(
+        default=None,
+        description="ISO timestamp with zone: sources reveal only bars closed and text published before it",
+    )
+    ledger_policies: list[str] = Field(
+        default_factory=lambda: ["buy_and_hold", "council", "moderator_grpo", "agent_rl"],
+        description="Policies `stocker ledger record` and the ledger asset record (buy_and_hold always)",
+    )
     # Charts: drawn by the `charts` asset (eager) or only when something asks (on_demand: the
     # environment's observation draws and keeps a day's chart); auto = eager only for a vision council
     charts: ChartsMode = "auto"
@@ -169,6 +178,13 @@ class Settings(BaseSettings):
     @classmethod
     def _absolute(cls, value: Path | None) -> Path | None:
         return value.expanduser().resolve() if value is not None else None
+
+    @field_validator("clock", mode="after")
+    @classmethod
+    def _clock_has_zone(cls, value: datetime | None) -> datetime | None:
+        if value is not None and value.tzinfo is None:
+            raise ValueError(f"STOCKER_CLOCK={value.isoformat()} has no zone: add one, e.g. +00:00 or Z")
+        return value
 
     @field_validator("synth_tickers", mode="after")
     @classmethod
