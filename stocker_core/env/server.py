@@ -1,7 +1,8 @@
 """The environment as an OpenEnv HTTP service (SPEC §1 "Environment server").
 
 Routes: ``POST /reset /step /restore /mcp``, ``GET /state /snapshot /health
-/metadata /schema``, ``DELETE /session``, OpenAPI docs at ``/docs``.
+/metadata /schema``, ``DELETE /session``, OpenAPI docs at ``/docs``; the OpenEnv
+WebSocket session protocol at ``/ws`` (``server_ws``: same sessions, key and limits).
 
 * **Sessions are explicit.** ``/reset`` answers with a ``session_id``; every later call
   sends it as the ``X-Session-Id`` header (or ``?session_id=``). A missing id is a 400,
@@ -49,6 +50,7 @@ from stocker_core.env.server_sessions import (
     DEFAULT_MAX_SESSIONS,
     SESSION_HEADER,
 )
+from stocker_core.env.server_ws import mount_ws
 from stocker_core.env.tasks import TASKS
 from stocker_core.errors import StockerError
 
@@ -315,6 +317,7 @@ def create_app(
         reply = await handle_mcp(service, await request.body(), header)
         return Response(status_code=202) if reply is None else _json(reply)
 
+    mount_ws(app, service, api_key, max_body_bytes)
     # guards (the last added runs first): the API key, then the body limit
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes, stats=body_stats)
     if api_key:
