@@ -16,6 +16,7 @@ import pandas as pd
 from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_random_exponential
 
 from stocker_core.errors import EmptyDataError, StockerError
+from stocker_core.warehouse.connections import slots
 from stocker_core.warehouse.migrate import TableMigration, is_base_table, migrate_table
 from stocker_core.warehouse.partitioned import PartitionStore
 from stocker_core.warehouse.schema import MIGRATIONS, PARTITIONED, SCHEMAS, TABLES
@@ -68,9 +69,27 @@ class Warehouse:
         """The Parquet partitions beside the file (``stocker.duckdb`` -> ``stocker.parts/``)."""
         return PartitionStore(self.path.with_suffix(".parts"))
 
-    def _open(self, read_only: bool) -> duckdb.DuckDBPyConnection:
-        """Open the file, retrying briefly while another process holds its lock; after
-        ``lock_wait`` seconds raise WarehouseBusyError (never DuckDB's IOException)."""
+    @contextmanager
+    def _opened(self, read_only: bool) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A connection of the file, closed after the block: retried briefly while another
+        process holds its lock (WarehouseBusyError after ``lock_wait`` seconds, never DuckDB's
+        IOException), and opened in this process's one configuration of its mode
+        (``connections``): read-only connections share one hardened, locked instance, write
+        connections another, never both at once."""
+        mode = "read" if read_only else "write"
+        try:
+            with slots().hold(self.path, mode, self.lock_wait):
+                con = self._connect(read_only)
+                try:
+                    yield con
+                finally:
+                    con.close()
+        except TimeoutError as exc:
+            raise WarehouseBusyError(
+                f"the warehouse {self.path} stayed busy in this process ({exc}); retry"
+            ) from None
+
+    def _connect(self, read_only: bool) -> duckdb.DuckDBPyConnection:
         retrying = Retrying(
             retry=retry_if_exception(_is_lock_error),
             wait=wait_random_exponential(multiplier=0.01, max=0.1),
@@ -79,9 +98,14 @@ class Warehouse:
         )
         try:
             for attempt in retrying:
-                with attempt:
-                    con = duckdb.connect(str(self.path), read_only=read_only)
-                    self._configure(con)
+                with attempt, slots().configure_lock:
+                    config = {"file_search_path": str(self.path.parent.resolve())}
+                    con = duckdb.connect(str(self.path), read_only=read_only, config=config)
+                    try:
+                        self._configure(con, read_only)
+                    except BaseException:
+                        con.close()  # never leave a half-configured instance alive
+                        raise
                     return con
         except duckdb.IOException as exc:
             if not _is_lock_error(exc):
@@ -94,17 +118,45 @@ class Warehouse:
             ) from None
         raise AssertionError("unreachable")  # pragma: no cover - Retrying either returns or raises
 
-    def _configure(self, con: duckdb.DuckDBPyConnection) -> None:
-        """Resolve the views' relative Parquet paths against the warehouse's folder, and let
-        them be read even where a caller switches external access off (``stocker sql``)."""
-        folder = str(self.path.parent.resolve()).replace("'", "''")
-        parts = self.parts.root.name.replace("'", "''")
-        con.execute(f"SET file_search_path = '{folder}'")
-        con.execute(f"SET allowed_directories = ['{folder}/{parts}/', '{parts}/']")
+    @property
+    def read_settings(self) -> dict[str, object]:
+        """The settings of every read-only connection: the views' relative Parquet paths resolve
+        against the warehouse's folder; only the partitions folder may be read (its absolute path,
+        and the views' relative spelling of it, which DuckDB checks against the current folder:
+        ``read_only.check_console_folder`` guards that one); no other file, URL or extension;
+        locked."""
+        folder = str(self.path.parent.resolve())
+        parts = self.parts.root.name
+        return {
+            "file_search_path": folder,
+            "allowed_directories": [f"{folder}/{parts}/", f"{parts}/"],
+            "enable_external_access": False,
+            "lock_configuration": True,
+        }
 
-    def open_read_only(self) -> duckdb.DuckDBPyConnection:
-        """A new read-only connection of the file (the caller closes it); see ``read_only``."""
-        return self._open(True)
+    def _configure(self, con: duckdb.DuckDBPyConnection, read_only: bool = False) -> None:
+        """Set up the instance behind a new connection once (``file_search_path`` came with the
+        connection: a per-connection setting, it cannot be set once the configuration is locked).
+        For reads, ``read_settings``; an instance another read connection of this process has
+        already locked is checked, not set again."""
+        if not read_only:
+            return
+        wanted = self.read_settings
+        if con.execute("SELECT current_setting('lock_configuration')").fetchone()[0]:
+            found = con.execute("SELECT current_setting('allowed_directories')").fetchone()[0]
+            if wanted["allowed_directories"][0] not in found:  # type: ignore[index]
+                raise WarehouseBusyError(f"the read-only instance of {self.path} allows {found}")
+            return
+        quoted = ", ".join("'" + str(d).replace("'", "''") + "'" for d in wanted["allowed_directories"])
+        con.execute(f"SET allowed_directories = [{quoted}]")
+        con.execute("SET enable_external_access = false")
+        con.execute("SET lock_configuration = true")
+
+    @contextmanager
+    def read_only_connection(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A read-only connection of the existing file (``read_settings``), closed after the block."""
+        with self._opened(True) as con:
+            yield con
 
     @contextmanager
     def session(self) -> Iterator[Warehouse]:
@@ -116,22 +168,20 @@ class Warehouse:
             yield self
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        con = self._open(False)
-        try:
-            if not self._ready:
-                self._create_schema(con)
-            self._session = con
-            yield self
-        finally:
-            self._session = None
-            con.close()
+        with self._opened(False) as con:
+            try:
+                if not self._ready:
+                    self._create_schema(con)
+                self._session = con
+                yield self
+            finally:
+                self._session = None
 
     @contextmanager
     def connect(self, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
         """A short-lived connection (retried while another process holds the write lock)."""
         if self._session is not None:
             cursor = self._session.cursor()
-            self._configure(cursor)
             try:
                 yield cursor
             finally:
@@ -141,13 +191,10 @@ class Warehouse:
             read_only = False
         if not read_only:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-        con = self._open(read_only)
-        try:
+        with self._opened(read_only) as con:
             if not read_only and not self._ready:
                 self._create_schema(con)
             yield con
-        finally:
-            con.close()
 
     @contextmanager
     def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:

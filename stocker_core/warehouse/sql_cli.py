@@ -1,9 +1,10 @@
 """``stocker sql "<query>"``: a read-only SQL query on the warehouse, printed as a table.
 
-The query goes through ``warehouse.read_only``: one SELECT (or SHOW, DESCRIBE, EXPLAIN) on a
-read-only catalog with external access off and the configuration locked. COPY, EXPORT,
-ATTACH, CREATE, INSERT, INSTALL, SET and the like are refused with exit code 2, before
-anything runs.
+The query goes through ``warehouse.read_only``: DuckDB must parse it as one SELECT (or SHOW,
+DESCRIBE, SUMMARIZE) whose plan holds no writing operator, and it runs on a read-only catalog
+with external access off but for the partitions folder and the configuration locked. COPY (in
+a CTE too), EXPORT, ATTACH, CREATE, INSERT, INSTALL, SET, EXPLAIN and the like are refused with
+exit code 2, before anything runs; ``--plan`` prints DuckDB's plan of a SELECT instead.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ def sql_command(
     query: str = typer.Argument(..., metavar="QUERY", help='SQL, e.g. "SELECT * FROM market.prices LIMIT 5"'),
     limit: int = typer.Option(50, "--limit", min=1, help="Rows to print (the table only; --json prints all)"),
     as_json: bool = typer.Option(False, "--json", help="Print the rows as a JSON list of objects"),
+    plan: bool = typer.Option(False, "--plan", help="Print DuckDB's plan of the query instead of running it"),
 ) -> None:
     """Run a read-only SQL query on the warehouse ($STOCKER_HOME/stocker.duckdb) and print it.
 
@@ -37,6 +39,12 @@ def sql_command(
 
     settings = get_settings(fresh=True)
     try:
+        if plan:
+            from stocker_core.warehouse import Warehouse
+            from stocker_core.warehouse.read_only import query_plan
+
+            typer.echo(query_plan(Warehouse(settings.warehouse_path), query))
+            return
         frame = run_query(settings.warehouse_path, query)
     except StockerError as exc:
         fail(exc)
