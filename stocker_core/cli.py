@@ -16,6 +16,7 @@ from stocker_core.council import cli as council_cli
 from stocker_core.env import cli as env_cli
 from stocker_core.evaluation import cli as evaluation_cli
 from stocker_core.evaluation.drl import cli as drl_cli
+from stocker_core.ledger import cli as ledger_cli
 from stocker_core.market import chart_cli
 from stocker_core.training import cli as training_cli
 from stocker_core.warehouse import cli as warehouse_cli
@@ -31,6 +32,7 @@ CORE_AREAS: tuple[Registrar, ...] = (
     drl_cli.register,
     training_cli.register,
     agent_cli.register,
+    ledger_cli.register,
     web_cli.register,
     warehouse_cli.register,
 )

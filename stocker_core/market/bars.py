@@ -29,7 +29,7 @@ def _folder_signature(folder: Path | None) -> tuple[tuple[str, int, int], ...]:
 
 @lru_cache(maxsize=8)
 def _cached_source(name: str, folder: Path | None, signature: tuple) -> MarketDataSource:
-    return get_source(Settings(source=name, files_dir=folder))
+    return get_source(Settings(source=name, files_dir=folder, clock=None))
 
 
 @lru_cache(maxsize=8)
@@ -41,16 +41,22 @@ def _cached_synthetic(spec: SyntheticSpec) -> MarketDataSource:
 
 
 def configured_source(settings: Settings) -> MarketDataSource:
-    """The configured source; file-backed ones are reused until their folder changes."""
+    """The configured source; file-backed ones are reused until their folder changes. Under
+    ``STOCKER_CLOCK`` the reused source is put behind the clock (``clock.ClockedSource``), so
+    moving the clock does not re-read the folder."""
+    from stocker_core.market.clock import clocked
+
     if settings.source == "files":
-        return _cached_source("files", settings.files_dir, _folder_signature(settings.files_dir))
-    if settings.source == "sample":
-        return _cached_source("sample", None, ())
-    if settings.source == "synthetic":
+        source = _cached_source("files", settings.files_dir, _folder_signature(settings.files_dir))
+    elif settings.source == "sample":
+        source = _cached_source("sample", None, ())
+    elif settings.source == "synthetic":
         from stocker_core.market.synthetic import SyntheticSpec
 
-        return _cached_synthetic(SyntheticSpec.from_settings(settings))
-    return get_source(settings)
+        source = _cached_synthetic(SyntheticSpec.from_settings(settings))
+    else:
+        return get_source(settings)  # already behind the clock
+    return clocked(source, settings.clock)
 
 
 def warehouse_covers(

@@ -84,14 +84,16 @@ def check_symbols(source: MarketDataSource, tickers: list[str]) -> list[str]:
 def get_source(settings: Settings) -> MarketDataSource:
     """The source named by ``settings.source`` (``sample`` | ``files`` | ``yfinance`` |
     ``synthetic``), behind
-    the quality gate (``gate.QualityGatedSource``) with ``$STOCKER_HOME/corrections.csv``."""
+    the quality gate (``gate.QualityGatedSource``) with ``$STOCKER_HOME/corrections.csv``; under
+    ``STOCKER_CLOCK`` it reveals only bars whose session closed by the clock (``clock.ClockedSource``)."""
+    from stocker_core.market.clock import clocked
     from stocker_core.market.corrections import load_corrections, sample_source_corrections
     from stocker_core.market.gate import QualityGatedSource
 
     corrections = load_corrections(settings.home / "corrections.csv")
     if settings.source == "sample":
         corrections += sample_source_corrections()
-    return QualityGatedSource(_raw_source(settings), corrections)
+    return QualityGatedSource(clocked(_raw_source(settings), settings.clock), corrections)
 
 
 def _raw_source(settings: Settings) -> MarketDataSource:

@@ -1,11 +1,13 @@
 """The text events the configuration provides: the synthetic market's on that source,
-else the text drop folder's (``STOCKER_TEXT_DIR``, else ``STOCKER_FILES_DIR``)."""
+else the text drop folder's (``STOCKER_TEXT_DIR``, else ``STOCKER_FILES_DIR``); under
+``STOCKER_CLOCK`` only the events published before the clock (``market.clock.text_before``)."""
 
 from __future__ import annotations
 
 import pandas as pd
 
 from stocker_core.config import Settings
+from stocker_core.market.clock import text_before
 from stocker_core.text.events import EventKind, TextEvents, load_events, load_text_folder
 
 
@@ -17,8 +19,12 @@ def configured_text(settings: Settings) -> TextEvents:
         from stocker_core.text.synthetic import synthetic_text
 
         made = synthetic_text(SyntheticSpec.from_settings(settings))  # cached: hand out copies
-        return TextEvents(made.news.copy(), made.forums.copy(), made.macro.copy())
-    return load_text_folder(settings.text_folder)
+        text = TextEvents(made.news.copy(), made.forums.copy(), made.macro.copy())
+    else:
+        text = load_text_folder(settings.text_folder)
+    if settings.clock is None:
+        return text
+    return TextEvents(*(text_before(frame, settings.clock) for frame in (text.news, text.forums, text.macro)))
 
 
 def configured_events(settings: Settings, kind: EventKind) -> pd.DataFrame | None:
@@ -28,4 +34,4 @@ def configured_events(settings: Settings, kind: EventKind) -> pd.DataFrame | Non
         text = configured_text(settings)
         return {"news": text.news, "forums": text.forums, "macro": text.macro}[kind]
     folder = settings.text_folder
-    return load_events(folder, kind) if folder is not None else None
+    return text_before(load_events(folder, kind), settings.clock) if folder is not None else None

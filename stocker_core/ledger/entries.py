@@ -1,0 +1,139 @@
+"""Ledger entries and their hash chain.
+
+An entry is one policy's decision for one ticker, taken at the close of ``decided_on`` for the
+next session ``for_session``: the exposure it holds over that session, what the decision cost,
+the model version and a hash of the inputs it saw, when it was recorded and whether under the
+wall clock (``live``) or a simulated one (``replayed``). Each entry carries the sha256 of the
+previous entry (``prev_hash``) and of its own content with that link (``hash``), so editing,
+reordering or deleting any stored entry breaks the chain from there on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, fields
+from typing import Any, Literal
+
+import pandas as pd
+
+GENESIS = "0" * 64
+"""``prev_hash`` of the first entry."""
+
+Mode = Literal["live", "replayed"]
+MODES: tuple[Mode, ...] = ("live", "replayed")
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    """One recorded decision (see the module docstring); ``hash`` seals every other field."""
+
+    seq: int
+    """Position in the chain, from 1."""
+    ticker: str
+    policy: str
+    decided_on: str
+    """ISO date of the session at whose close the decision is taken."""
+    for_session: str
+    """ISO date of the next session: the one whose close scores the decision."""
+    target_exposure: float
+    """Share of the account in the stock after the trade at ``decided_on``'s close (0 … 1)."""
+    shares: int
+    """Whole shares held after that trade (a 10,000 paper account from the ledger's first day)."""
+    decision_close: float
+    """``decided_on``'s close: the price the trade is filled at."""
+    cost_fraction: float
+    """Transaction cost of that trade as a share of the account before it."""
+    model_version: str
+    """The policy's weights hash (``rules`` for code-only policies; vote versions for the council)."""
+    inputs_hash: str
+    """sha256 of what the decision saw (the ticker's bars up to ``decided_on``, the replay's start)."""
+    recorded_at: str
+    """ISO instant (UTC) the entry was recorded: the wall clock, or ``STOCKER_CLOCK`` when replayed."""
+    mode: Mode
+    source: str
+    """The market source the bars came from."""
+    prev_hash: str
+    hash: str
+
+    def content(self) -> dict[str, Any]:
+        """Every field but ``hash``: what the hash seals."""
+        data = asdict(self)
+        data.pop("hash")
+        return data
+
+    def describe(self) -> str:
+        """``#12 GOOGL council for 2016-03-02``: how messages name an entry."""
+        return f"#{self.seq} {self.ticker} {self.policy} for {self.for_session}"
+
+
+ENTRY_COLUMNS = tuple(f.name for f in fields(LedgerEntry))
+
+
+def content_hash(content: dict[str, Any]) -> str:
+    """sha256 of an entry's content as canonical JSON (keys sorted, floats as Python's repr)."""
+    text = json.dumps(content, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def seal(content: dict[str, Any]) -> LedgerEntry:
+    """The entry of ``content`` (every field but ``hash``) with its hash."""
+    return LedgerEntry(**content, hash=content_hash(content))
+
+
+def chain(drafts: Sequence[dict[str, Any]], first_seq: int, prev_hash: str) -> list[LedgerEntry]:
+    """Number and link ``drafts`` (entry fields without ``seq``, ``prev_hash``, ``hash``) after
+    an entry numbered ``first_seq - 1`` whose hash is ``prev_hash``."""
+    entries: list[LedgerEntry] = []
+    for offset, draft in enumerate(drafts):
+        entry = seal({**draft, "seq": first_seq + offset, "prev_hash": prev_hash})
+        entries.append(entry)
+        prev_hash = entry.hash
+    return entries
+
+
+def _plain(value: Any, column: str) -> Any:
+    if column in ("seq", "shares"):
+        return int(value)
+    if column in ("target_exposure", "decision_close", "cost_fraction"):
+        number = float(value)
+        if not math.isfinite(number):
+            raise ValueError(f"{column} must be finite, got {value!r}")
+        return number
+    return str(value)
+
+
+def entries_from_frame(frame: pd.DataFrame) -> list[LedgerEntry]:
+    """Entries of a stored frame (one row each), in ``seq`` order, values as stored."""
+    if len(frame) == 0:
+        return []
+    rows = frame.sort_values("seq", kind="stable").to_dict("records")
+    return [LedgerEntry(**{c: _plain(row[c], c) for c in ENTRY_COLUMNS}) for row in rows]
+
+
+def entries_frame(entries: Iterable[LedgerEntry]) -> pd.DataFrame:
+    """The entries as a frame with the stored columns (empty with the columns when none)."""
+    rows = [asdict(e) for e in entries]
+    frame = pd.DataFrame(rows, columns=list(ENTRY_COLUMNS))
+    return frame.astype({"seq": "int64", "shares": "int64"}) if rows else frame
+
+
+def to_jsonl(entries: Iterable[LedgerEntry]) -> str:
+    """JSON Lines: one entry per line, keys sorted, exactly the hashed values."""
+    return "".join(json.dumps(asdict(e), sort_keys=True) + "\n" for e in entries)
+
+
+def from_jsonl(text: str, where: str = "JSON Lines") -> list[LedgerEntry]:
+    """Entries of a JSON Lines export; ValueError naming the line for a malformed one."""
+    entries = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+            entries.append(LedgerEntry(**{c: _plain(data[c], c) for c in ENTRY_COLUMNS}))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ValueError(f"{where}:{number}: not a ledger entry ({exc})") from None
+    return entries

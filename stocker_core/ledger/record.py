@@ -1,0 +1,265 @@
+"""Recording: each policy's decision for the next session, written before that session's bar exists.
+
+The decision day is the last session closed by the clock (``STOCKER_CLOCK``, else now); the
+entry decides for the session after it. Each (ticker, policy) keeps one paper account from its
+first entry on: the policy replays that span of sessions up to the decision day through the
+trading environment (the same arithmetic as a backtest), and the entry records where the last
+trade leaves it. A session whose bar exists — in the warehouse or the source — is refused
+(``LedgerRefusedError``), and nothing is written; entries already recorded are never rewritten.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+
+import pandas as pd
+
+from stocker_core.config import Settings
+from stocker_core.env.environment import TradingEnv
+from stocker_core.env.episode import Episode
+from stocker_core.env.policies import is_upper_bound, make_batch_decider, make_policy
+from stocker_core.env.rewards import RewardParams
+from stocker_core.errors import InvalidNameError, StockerError, UnknownTickerError
+from stocker_core.evaluation.runner import PolicyRun, check_policy_names, play, play_lockstep
+from stocker_core.ledger.entries import LedgerEntry, Mode, chain
+from stocker_core.ledger.store import LedgerInputError, LedgerStore, genesis_head
+from stocker_core.market.bars import configured_source, load_bars
+from stocker_core.market.clock import (
+    ClockError,
+    clock_now,
+    close_of,
+    is_session,
+    last_closed_session,
+    next_session,
+    previous_session,
+)
+from stocker_core.universe import read_universe
+from stocker_core.warehouse.db import Warehouse, frame_version
+
+BENCHMARK = "buy_and_hold"
+"""Always recorded: the forward record's excess is measured against it."""
+SEED = 0
+
+
+class LedgerRefusedError(StockerError, RuntimeError):
+    """A recording whose outcome is already knowable: refused, nothing written (exit 1)."""
+
+
+@dataclass(frozen=True)
+class SessionPlan:
+    """What a recording decides: at ``decided_on``'s close, for ``for_session``, at ``instant``."""
+
+    decided_on: date
+    for_session: date
+    instant: pd.Timestamp
+    mode: Mode
+
+
+@dataclass
+class RecordResult:
+    """What a recording wrote (``written``), what was there already, and tickers left out."""
+
+    plan: SessionPlan
+    written: list[LedgerEntry] = field(default_factory=list)
+    already: list[LedgerEntry] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)
+
+
+def plan_session(settings: Settings, for_session: date | None = None) -> SessionPlan:
+    """The decision and target sessions at the clock; LedgerInputError for a session that is not
+    one or whose decision day has not closed, LedgerRefusedError for one already closed."""
+    mode: Mode = "replayed" if settings.clock is not None else "live"
+    instant = clock_now(settings.clock)
+    try:
+        last = last_closed_session(instant)
+        if for_session is None:
+            return SessionPlan(last, next_session(last), instant, mode)
+        if not is_session(for_session):
+            raise LedgerInputError(f"{for_session} is not an XNYS session: pick a trading day")
+        decided_on = previous_session(for_session)
+    except ClockError as exc:
+        raise LedgerInputError(str(exc)) from None
+    if close_of(for_session) <= instant:
+        raise LedgerRefusedError(
+            f"refused: {for_session} closed at {close_of(for_session).isoformat()}, before the clock "
+            f"{instant.isoformat()}: its outcome is knowable (record for {next_session(last)} instead)"
+        )
+    if decided_on > last:
+        raise LedgerInputError(
+            f"the decision for {for_session} is taken at {decided_on}'s close, which has not come yet "
+            f"(clock {instant.isoformat()}; the next session to record is {next_session(last)})"
+        )
+    return SessionPlan(decided_on, for_session, instant, mode)
+
+
+def check_policies(names: Sequence[str]) -> list[str]:
+    """The policies to record, buy-and-hold first (always); InvalidNameError for an unknown one or
+    a hindsight bound."""
+    names = [n.strip() for n in names if n.strip()]
+    check_policy_names(names)
+    future = [n for n in names if is_upper_bound(n)]
+    if future:
+        raise InvalidNameError(f"{', '.join(future)} sees the future: a hindsight bound cannot be recorded")
+    return list(dict.fromkeys([BENCHMARK, *names]))
+
+
+def outcome_exists(settings: Settings, ticker: str, session: date) -> str | None:
+    """Where ``ticker``'s bar of ``session`` already is (``warehouse`` or the source's name), or None."""
+    after = session + timedelta(days=1)
+    if settings.warehouse_path.exists() and len(
+        Warehouse(settings.warehouse_path).read_prices(ticker, session, after)
+    ):
+        return "warehouse"
+    source = configured_source(settings)
+    try:
+        return source.name if len(source.fetch(ticker, session, after)) else None
+    except UnknownTickerError:
+        return None
+
+
+def _bars_until(settings: Settings, ticker: str, day: date) -> tuple[pd.DataFrame, str]:
+    """``ticker``'s bars on or before ``day`` and where they came from (empty when none)."""
+    try:
+        bars, source = load_bars(settings, ticker, None, day + timedelta(days=1))
+    except UnknownTickerError:
+        return pd.DataFrame(columns=["date", "close"]), ""
+    return bars.reset_index(drop=True), source
+
+
+def _episode(ticker: str, bars: pd.DataFrame, inception: date, source: str, settings: Settings) -> Episode:
+    cols = ["date", "open", "high", "low", "close", "adj_close", "volume"]
+    cut = int(bars["date"].searchsorted(pd.Timestamp(inception)))
+    return Episode(
+        key=f"{ticker}|{inception.replace(day=1).isoformat()}",
+        ticker=ticker,
+        window_start=inception,
+        window_end=pd.Timestamp(bars["date"].iloc[-1]).date() + timedelta(days=1),
+        bars=bars[cols].iloc[cut:].reset_index(drop=True),
+        history=bars[cols].iloc[:cut].reset_index(drop=True),
+        starting_cash=float(settings.starting_cash),
+        source=source,
+    )
+
+
+def _play(name: str, envs: list[TradingEnv]) -> list[PolicyRun]:
+    """Every environment played from its start by policy ``name`` (batched when it offers it)."""
+    decide = make_batch_decider(name, envs, [SEED] * len(envs))
+    if decide is not None:
+        return play_lockstep(envs, decide, name, SEED, "ledger")
+    return [play(env, make_policy(name, env, SEED), name, SEED, "ledger") for env in envs]
+
+
+def _versions(settings: Settings, policies: Sequence[str]) -> dict[str, str]:
+    from stocker_core.evaluation.looks import RULES, model_versions
+
+    if not settings.warehouse_path.exists():
+        return dict.fromkeys(policies, RULES)
+    return model_versions(Warehouse(settings.warehouse_path), policies)
+
+
+def _inputs_hash(bars: pd.DataFrame, inception: date, params: RewardParams) -> str:
+    seen = {"bars": frame_version(bars), "inception": inception.isoformat(), "params": params.__dict__}
+    return hashlib.sha256(json.dumps(seen, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _draft(run: PolicyRun, plan: SessionPlan, version: str, inputs: str, source: str, cost: float) -> dict:
+    """The entry fields of a run's last day: where the trade at the decision close leaves it."""
+    close = float(run.closes[-1])
+    after = float(run.values[-1])
+    traded = abs(int(run.traded[-1]))
+    before = after + cost * traded * close
+    shares = int(run.positions[-1])
+    return {
+        "ticker": run.ticker,
+        "policy": run.policy,
+        "decided_on": plan.decided_on.isoformat(),
+        "for_session": plan.for_session.isoformat(),
+        "target_exposure": shares * close / after if after > 0 else 0.0,
+        "shares": shares,
+        "decision_close": close,
+        "cost_fraction": cost * traded * close / before if before > 0 else 0.0,
+        "model_version": version,
+        "inputs_hash": inputs,
+        "recorded_at": plan.instant.isoformat(),
+        "mode": plan.mode,
+        "source": source,
+    }
+
+
+def record(
+    settings: Settings, policies: Sequence[str] | None = None, for_session: date | None = None
+) -> RecordResult:
+    """Record each universe ticker × policy's decision for the next session (see the module
+    docstring). LedgerInputError/InvalidNameError for bad input, LedgerRefusedError when the
+    session's bar exists; on any error nothing is written."""
+    names = check_policies(policies if policies is not None else settings.ledger_policies)
+    plan = plan_session(settings, for_session)
+    store = LedgerStore(settings)
+    store.check_writable()
+    tickers = read_universe(settings)
+    result = RecordResult(plan)
+    with store.locked():
+        stored = store.read()
+        have = {(e.ticker, e.policy, e.for_session): e for e in stored}
+        inception: dict[tuple[str, str, str], date] = {}  # each mode keeps its own paper accounts
+        for e in stored:
+            inception.setdefault((e.ticker, e.policy, e.mode), date.fromisoformat(e.decided_on))
+        latest = max((e.decided_on for e in stored if e.mode == plan.mode), default=None)
+        if latest is not None and plan.decided_on.isoformat() < latest:
+            raise LedgerInputError(
+                f"the {plan.mode} entries reach decisions of {latest}: recording at {plan.decided_on} "
+                "would back-fill the ledger (move the clock forward)"
+            )
+        wanted = [(t, p) for t in tickers for p in names]
+        result.already = [have[k] for t, p in wanted if (k := (t, p, plan.for_session.isoformat())) in have]
+        todo = [(t, p) for t, p in wanted if (t, p, plan.for_session.isoformat()) not in have]
+        if not todo:
+            return result
+        params = RewardParams.from_settings(settings)
+        data: dict[str, tuple[pd.DataFrame, str]] = {}
+        for ticker in dict.fromkeys(t for t, _ in todo):
+            where = outcome_exists(settings, ticker, plan.for_session)
+            if where is not None:
+                raise LedgerRefusedError(
+                    f"refused: {ticker}'s bar of {plan.for_session} exists already (in the {where}): "
+                    f"a decision is never recorded once its outcome is knowable; nothing written"
+                )
+            bars, source = _bars_until(settings, ticker, plan.decided_on)
+            last = pd.Timestamp(bars["date"].iloc[-1]).date() if len(bars) else None
+            if last != plan.decided_on:
+                result.skipped[ticker] = (
+                    f"no bar of {plan.decided_on} (last: {last})" if last else "no bar before the clock"
+                )
+                continue
+            data[ticker] = (bars, source)
+        if not data:
+            reasons = "; ".join(f"{t}: {why}" for t, why in result.skipped.items())
+            raise LedgerInputError(
+                f"no ticker of the universe has a bar of {plan.decided_on}, the decision day at clock "
+                f"{plan.instant.isoformat()} ({reasons})"
+            )
+        versions = _versions(settings, names)
+        drafts = []
+        for name in names:
+            tickers_here = [t for t, p in todo if p == name and t in data]
+            starts = {t: inception.get((t, name, plan.mode), plan.decided_on) for t in tickers_here}
+            envs = [
+                TradingEnv(_episode(t, data[t][0], starts[t], data[t][1], settings), params)
+                for t in tickers_here
+            ]
+            for ticker, run in zip(tickers_here, _play(name, envs), strict=True):
+                inputs = _inputs_hash(data[ticker][0], starts[ticker], params)
+                drafts.append(
+                    _draft(run, plan, versions[name], inputs, data[ticker][1], params.transaction_cost)
+                )
+        drafts.sort(key=lambda d: (d["ticker"], names.index(d["policy"])))
+        head = stored[-1] if stored else None
+        start = genesis_head() if head is None else None
+        entries = chain(drafts, (head.seq if head else start.entries) + 1, head.hash if head else start.hash)
+        store.append(entries)
+        result.written = entries
+    return result
