@@ -8,6 +8,7 @@ only (failed months are quarantined and skipped, see ``stocker_core.market.gate`
 """
 
 import json
+from datetime import date
 
 import dagster as dg
 import pandas as pd
@@ -17,7 +18,7 @@ from stocker_assets.partitions import months_by_ticker, ticker_month_partitions
 from stocker_assets.resources import StockerResource
 from stocker_core.market.calendar import month_end, sessions_since
 from stocker_core.market.charts import verify_chart
-from stocker_core.market.freshness import ticker_freshness
+from stocker_core.market.freshness import judged_as_of, ticker_freshness
 from stocker_core.market.gate import quality_rows
 from stocker_core.market.quality import indicator_problems, missing_sessions, price_problems
 from stocker_core.market.validation import partition_key
@@ -184,6 +185,11 @@ def charts_are_complete(
     return _result(problems, len(context.partition_keys))
 
 
+def _stored_date(value: object) -> date | None:
+    """A market.symbols date cell as a date (None when empty)."""
+    return pd.Timestamp(value).date() if value is not None and pd.notna(value) else None
+
+
 _FRESHNESS_SEVERITY = {"warn": dg.AssetCheckSeverity.WARN, "error": dg.AssetCheckSeverity.ERROR}
 
 
@@ -194,8 +200,10 @@ _FRESHNESS_SEVERITY = {"warn": dg.AssetCheckSeverity.WARN, "error": dg.AssetChec
     description=(
         "Freshness per ticker against the NYSE calendar: completed sessions (close passed, early "
         "closes included) of the run's latest month, up to now, with no stored bar — counted from "
-        "the last stored bar when the feed stopped earlier. 1–3 missing: WARN; more than 3: ERROR. "
-        "Runs with every prices run, so the 18:30 corpus refresh checks each ticker's current month."
+        "the last stored bar when the feed stopped earlier. A fixed data set (the sample, the "
+        "synthetic market) is judged as of its symbol's last day, not now. 1–3 missing: WARN; "
+        "more than 3: ERROR. Runs with every prices run, so the 18:30 corpus refresh checks each "
+        "ticker's current month."
     ),
 )
 def prices_are_fresh(context: dg.AssetCheckExecutionContext, stocker: StockerResource) -> dg.AssetCheckResult:
@@ -205,9 +213,10 @@ def prices_are_fresh(context: dg.AssetCheckExecutionContext, stocker: StockerRes
     for ticker, months in months_by_ticker(context.partition_keys).items():
         month = months[-1]
         bars = warehouse.read_prices(ticker, None, month_end(month))
-        first = (warehouse.symbol_row(ticker) or {}).get("first_date")
-        first = pd.Timestamp(first).date() if first is not None and pd.notna(first) else None
-        verdicts.append(ticker_freshness(ticker, bars["date"], month, now, first))
+        row = warehouse.symbol_row(ticker) or {}
+        first, last = (_stored_date(row.get(k)) for k in ("first_date", "last_date"))
+        as_of = judged_as_of(row.get("source"), last, now)
+        verdicts.append(ticker_freshness(ticker, bars["date"], month, as_of, first))
     worst = max((v.severity for v in verdicts), key=["ok", "warn", "error"].index, default="ok")
     rows = [v.as_dict() for v in verdicts]
     table = pd.DataFrame(rows, columns=["ticker", "last_bar", "as_of", "missing_sessions", "severity"])

@@ -5,7 +5,12 @@ from datetime import date
 import pandas as pd
 
 from stocker_core.market.calendar import month_sessions
-from stocker_core.market.freshness import completed_sessions, freshness_severity, ticker_freshness
+from stocker_core.market.freshness import (
+    completed_sessions,
+    freshness_severity,
+    judged_as_of,
+    ticker_freshness,
+)
 
 
 def _utc(text: str) -> pd.Timestamp:
@@ -77,3 +82,35 @@ def test_nothing_expected_before_listing():
         "NEW", [], date(2023, 9, 1), _utc("2023-09-06 21:00"), first_date=date(2023, 9, 5)
     )
     assert listed.missing == (date(2023, 9, 5), date(2023, 9, 6)) and listed.severity == "warn"
+
+
+def test_a_fixed_data_set_is_judged_as_of_its_last_day():
+    # the sample's GOOGL ends Wednesday 2018-08-29; its close is 20:00 UTC (EDT)
+    bars = _sessions("2018-08-01", "2018-08-29")
+    now = _utc("2026-12-02 06:00")
+    for source in ("sample", "synthetic"):
+        as_of = judged_as_of(source, date(2018, 8, 29), now)
+        assert as_of == _utc("2018-08-29 20:00")
+        verdict = ticker_freshness("GOOGL", bars, date(2018, 8, 1), as_of)
+        assert verdict.missing == () and verdict.severity == "ok"
+    # a gap inside the set is still found
+    gapped = [d for d in bars if d != date(2018, 8, 14)]
+    as_of = judged_as_of("sample", date(2018, 8, 29), now)
+    assert ticker_freshness("GOOGL", gapped, date(2018, 8, 1), as_of).missing == (date(2018, 8, 14),)
+
+
+def test_a_live_source_is_judged_against_the_calendar():
+    bars = _sessions("2018-08-01", "2018-08-29")
+    now = _utc("2026-12-02 06:00")
+    for source in ("yfinance", "files", None):
+        assert judged_as_of(source, date(2018, 8, 29), now) == now
+        verdict = ticker_freshness(
+            "GOOGL", bars, date(2018, 8, 1), judged_as_of(source, date(2018, 8, 29), now)
+        )
+        assert verdict.missing == (date(2018, 8, 30), date(2018, 8, 31)) and verdict.severity == "warn"
+
+
+def test_a_fixed_set_judged_before_its_last_day_uses_now():
+    now = _utc("2018-08-15 14:00")
+    assert judged_as_of("sample", date(2018, 8, 29), now) == now
+    assert judged_as_of("sample", None, now) == now
