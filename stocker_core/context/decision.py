@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from stocker_core.config import Settings
@@ -64,6 +65,23 @@ class DecisionContext:
         """Closes of a peer/commodity/rate symbol up to the date, indexed by date."""
         rows = self.context_closes.loc[self.context_closes["symbol"] == symbol]
         return pd.Series(rows["close"].to_numpy(float), index=pd.DatetimeIndex(rows["date"]))
+
+    def current_closes(self, symbol: str) -> pd.Series:
+        """``closes(symbol)`` when the symbol has a close on the decision day, else none: past
+        a series' last real day its close is missing, not the last one carried forward."""
+        closes = self.closes(symbol)
+        if len(closes) and closes.index.max().normalize() == self.date:
+            return closes
+        return closes.iloc[:0]
+
+
+def current_series(dates_ns: np.ndarray, closes: np.ndarray, day_ns: int) -> np.ndarray:
+    """The closes dated on or before the day (``dates_ns``: normalized nanoseconds) when the
+    latest of them is the day's own; none otherwise (``current_closes`` on arrays)."""
+    keep = dates_ns <= day_ns
+    if not keep.any() or dates_ns[keep].max() != day_ns:
+        return closes[:0]
+    return closes[keep]
 
 
 def _long_closes(frame: pd.DataFrame | None) -> pd.DataFrame:

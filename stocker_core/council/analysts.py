@@ -292,12 +292,13 @@ COMMODITY_SENSITIVITY = {"GC=F": -0.5, "CL=F": -0.4}  # gold/oil up = risk-off f
 
 
 def peer_commodity(ctx: DecisionContext) -> SpecialistVote:
-    """20-day relative strength vs peers, and the commodity's move."""
+    """20-day relative strength vs peers, and the commodity's move (a series without the
+    day's close is missing that day: ``DecisionContext.current_closes``)."""
     return peer_commodity_vote(
         ctx.bars["close"].to_numpy(float),
-        {p: ctx.closes(p).to_numpy(float) for p in ctx.peers},
+        {p: ctx.current_closes(p).to_numpy(float) for p in ctx.peers},
         ctx.commodity,
-        ctx.closes(ctx.commodity).to_numpy(float) if ctx.commodity else None,
+        ctx.current_closes(ctx.commodity).to_numpy(float) if ctx.commodity else None,
     )
 
 
@@ -308,13 +309,16 @@ def peer_commodity_vote(
     commodity_closes: np.ndarray | None,
 ) -> SpecialistVote:
     """``peer_commodity`` from the closes up to the day of the ticker, its peers (in order)
-    and its commodity."""
+    and its commodity; an empty series (no close on the day) is named as missing."""
     role = "peer_commodity"
     own_ret = _ret(own, 20)
     peer_rets = {p: r for p, closes in peers.items() if (r := _ret(closes, 20)) is not None}
     commodity_ret = _ret(commodity_closes, 20) if commodity else None
+    absent = [p for p, closes in peers.items() if len(closes) == 0]
+    if commodity and (commodity_closes is None or len(commodity_closes) == 0):
+        absent.append(commodity)
     if own_ret is None or (not peer_rets and commodity_ret is None):
-        return _missing(role, "no peer or commodity closes up to the date")
+        return _missing(role, "no peer or commodity closes up to the date" + _no_close_note(absent))
     parts, notes, weight = [], [], 0.0
     if peer_rets:
         peer_mean = float(np.mean(list(peer_rets.values())))
@@ -332,8 +336,16 @@ def peer_commodity_vote(
         notes.append(f"{commodity} {commodity_ret:+.1%} over 20 days")
     signal = _clip(sum(parts))
     return _vote(
-        role, signal, _clip(0.2 + 0.4 * weight * min(1.0, 0.3 + abs(signal)), 0, 1), "; ".join(notes)
+        role,
+        signal,
+        _clip(0.2 + 0.4 * weight * min(1.0, 0.3 + abs(signal)), 0, 1),
+        "; ".join(notes) + _no_close_note(absent),
     )
+
+
+def _no_close_note(symbols: Sequence[str]) -> str:
+    """``; no close on the day: A, B`` for the symbols missing that day (empty when none)."""
+    return f"; no close on the day: {', '.join(symbols)}" if symbols else ""
 
 
 def geopolitics(ctx: DecisionContext) -> SpecialistVote:
@@ -398,6 +410,9 @@ RULE_ANALYSTS: dict[str, Callable[[DecisionContext], SpecialistVote]] = {
     "geopolitics": geopolitics,
 }
 RULES_VERSION = "rules-v1"
+RULE_REVISIONS = {"peer_commodity": 2}
+"""Roles whose rule changed since ``RULES_VERSION`` (their cached votes are recomputed):
+``peer_commodity`` 2, a peer or commodity without the day's close is missing, not stale."""
 
 
 def rule_vote(role: str, ctx: DecisionContext) -> SpecialistVote:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from stocker_core.context.decision import DecisionContext
-from stocker_core.council.analysts import RULES_VERSION, rule_vote
+from stocker_core.council.analysts import RULE_REVISIONS, RULES_VERSION, rule_vote
 from stocker_core.council.choices import VOTE_ANSWERS, VOTE_PREFIX, confidence_of, expected_value
 from stocker_core.council.config import BackendName, CouncilSettings
 from stocker_core.council.llm import ChatClient, LLMRejected, decision_day, user_text
@@ -51,7 +51,9 @@ class RuleBackend:
     io_bound = False  # pure-Python quant rules: threads would only fight over the GIL
 
     def prompt_version(self, role: str) -> str:
-        return hashlib.sha256(f"{RULES_VERSION}:{role}".encode()).hexdigest()[:12]
+        revision = RULE_REVISIONS.get(role)
+        key = f"{RULES_VERSION}:{role}" + (f":r{revision}" if revision else "")
+        return hashlib.sha256(key.encode()).hexdigest()[:12]
 
     def vote(self, role: str, ctx: DecisionContext) -> VoteResult:
         return VoteResult(rule_vote(role, ctx))

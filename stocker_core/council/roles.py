@@ -18,7 +18,7 @@ OUTPUT_RULES = (
     '"<one or two sentences>"}. You only see data up to the decision date; never assume '
     "anything later. If your data is missing, answer signal 0 and confidence 0."
 )
-BUILDER_VERSION = "builders-v2"
+BUILDER_VERSION = "builders-v3"  # v3: a peer without the day's close is shown as missing
 
 
 @dataclass(frozen=True)
@@ -136,8 +136,13 @@ def _forums(ctx: DecisionContext, m: PromptMask) -> RoleMessage:
     return RoleMessage(f"{_header(ctx, m)}\nForum posts up to the date:\n" + "\n".join(lines))
 
 
-def _series_line(ctx: DecisionContext, m: PromptMask, symbol: str) -> str:
-    closes = ctx.closes(symbol).tail(21)
+def _series_line(ctx: DecisionContext, m: PromptMask, symbol: str, current: bool = False) -> str:
+    """The symbol's last level and 21-session move; with ``current``, a series without the
+    day's close is shown as missing (where its data ends), not as its last close."""
+    closes = ctx.closes(symbol)
+    if current and len(closes) and not len(ctx.current_closes(symbol)):
+        return f"{m.name(symbol)}: no close on the day (its data ends {m.day(closes.index.max())})"
+    closes = closes.tail(21)
     if len(closes) < 2:
         return f"{m.name(symbol)}: no data"
     level = "" if m.enabled else f"{closes.iloc[-1]:.2f}, "
@@ -154,9 +159,9 @@ def _peers(ctx: DecisionContext, m: PromptMask) -> RoleMessage:
         if len(own) > 1
         else f"{m.name(ctx.ticker)}: no data"
     )
-    lines = [own_line] + [_series_line(ctx, m, p) for p in ctx.peers]
+    lines = [own_line] + [_series_line(ctx, m, p, current=True) for p in ctx.peers]
     if ctx.commodity:
-        lines.append("commodity " + _series_line(ctx, m, ctx.commodity))
+        lines.append("commodity " + _series_line(ctx, m, ctx.commodity, current=True))
     return RoleMessage(f"{_header(ctx, m)}\nPeers and commodity:\n" + "\n".join(lines))
 
 

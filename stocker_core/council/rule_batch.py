@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from stocker_core.context.decision import NEWS_WINDOW_DAYS, RATE_SYMBOLS, CouncilInputs
+from stocker_core.context.decision import NEWS_WINDOW_DAYS, RATE_SYMBOLS, CouncilInputs, current_series
 from stocker_core.context.point_in_time import decision_cutoff
 from stocker_core.council.analysts import (
     abstain,
@@ -120,6 +120,11 @@ def rule_votes(
         dates, values = symbols[symbol]
         return values[dates <= day_ns]
 
+    def current_closes_of(symbol: str | None, day_ns: int) -> np.ndarray:
+        if symbol is None or symbol not in symbols:
+            return empty
+        return current_series(*symbols[symbol], day_ns)
+
     wanted = set(roles)
     out: dict[tuple[str, pd.Timestamp], SpecialistVote] = {}
     for day in days:
@@ -161,9 +166,9 @@ def rule_votes(
         if "peer_commodity" in wanted:
             votes["peer_commodity"] = peer_commodity_vote(
                 close[:end],
-                {p: closes_of(p, day_ns) for p in inputs.peers},
+                {p: current_closes_of(p, day_ns) for p in inputs.peers},
                 inputs.commodity,
-                closes_of(inputs.commodity, day_ns) if inputs.commodity else None,
+                current_closes_of(inputs.commodity, day_ns) if inputs.commodity else None,
             )
         if "geopolitics" in wanted:
             rows = macro.visible(cutoff_ns)
