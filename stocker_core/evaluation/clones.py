@@ -48,9 +48,39 @@ def identical_to(
     return found
 
 
-def clone_lines(clones: dict[str, str], where: str) -> list[str]:
-    """``a2c, moderator_grpo: identical to buy_and_hold on every window`` per original."""
+WINDOW_VALUES = ("final_value", "total_reward")
+"""What a clone matches on every rolling window: the account's end and the reward earned."""
+
+
+def window_clones(rolling: pd.DataFrame) -> dict[str, str]:
+    """``{policy: original}`` over ``eval.rolling`` rows: policies whose final value and total
+    reward equal an earlier policy's (table order: baselines first) on every window."""
+    values = [c for c in WINDOW_VALUES if c in rolling.columns]
+    if rolling.empty or not values:
+        return {}
+    from stocker_core.evaluation.runner import ordered_policies
+
+    order = ordered_policies([str(p) for p in dict.fromkeys(rolling["policy"])])
+    return identical_to(rolling, ["ticker", "window_index"], values, order)
+
+
+def clone_label(policy: str, original: str) -> str:
+    """How a table names a clone: ``a2c = buy_and_hold``."""
+    return f"{policy} = {original}"
+
+
+def _by_original(clones: dict[str, str]) -> dict[str, list[str]]:
     by_original: dict[str, list[str]] = {}
     for clone, original in clones.items():
         by_original.setdefault(original, []).append(clone)
-    return [f"{', '.join(c)}: identical to {o} {where}" for o, c in by_original.items()]
+    return by_original
+
+
+def clone_summary(clones: dict[str, str]) -> str:
+    """``a2c = buy_and_hold; ppo, oracle = hold`` (one part per original, in first-seen order)."""
+    return "; ".join(f"{', '.join(c)} = {o}" for o, c in _by_original(clones).items())
+
+
+def clone_lines(clones: dict[str, str], where: str) -> list[str]:
+    """``a2c, moderator_grpo: identical to buy_and_hold on every window`` per original."""
+    return [f"{', '.join(c)}: identical to {o} {where}" for o, c in _by_original(clones).items()]

@@ -7,7 +7,10 @@ total return against buy-and-hold with (ticker, window)-cluster bootstrap CIs, t
 t-test p-value and its Holm adjustment over the family, the minimum detectable difference
 at α = 0.05 and power 0.8, and the percentile among random policies of the same trade
 frequency; over the family, Hansen's SPA test and the best policy's Deflated Sharpe.
-Hindsight upper bounds (``ideal``) and the benchmark itself are not in the family.
+Hindsight upper bounds (``ideal``) and the benchmark itself are not in the family, nor are
+clones (a policy identical to another on every window: ``clones.window_clones``): they are
+listed under their original as "a2c = buy_and_hold", never counted as a try of their own
+and never named the best.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from stocker_core.evaluation.clones import clone_label, clone_summary, window_clones
 from stocker_core.evaluation.random_policies import random_percentile
 from stocker_core.evaluation.runner import ordered_policies, policy_label
 from stocker_core.evaluation.significance import (
@@ -60,10 +64,21 @@ class Evidence:
     spa: SpaResult | None
     dsr: DeflatedSharpe | None
     notes: list[str] = field(default_factory=list)
+    clones: dict[str, str] = field(default_factory=dict)
+    """``{policy: the policy it equals on every window}`` (leaderboard rows, not in the family)."""
+
+    @property
+    def distinct(self) -> pd.DataFrame:
+        """The leaderboard rows of distinct policies (the family), best first."""
+        if self.leaderboard.empty or "clone_of" not in self.leaderboard:
+            return self.leaderboard
+        return self.leaderboard.loc[self.leaderboard["clone_of"].isna()]
 
     @property
     def best(self) -> pd.Series | None:
-        return self.leaderboard.iloc[0] if len(self.leaderboard) else None
+        """The best distinct policy (a clone is never the best)."""
+        distinct = self.distinct
+        return distinct.iloc[0] if len(distinct) else None
 
 
 def window_sharpe(rows: pd.DataFrame) -> pd.Series:
@@ -127,12 +142,14 @@ def pooled_evidence(
         return empty
     sharpe = paired_frame(rows, "sharpe")
     returns = paired_frame(rows, "total_return")
-    family = [p for p in _family(rows) if p in sharpe.columns]
+    clones = {p: o for p, o in window_clones(rows).items() if p in sharpe.columns}
+    compared = [p for p in _family(rows) if p in sharpe.columns]
+    family = [p for p in compared if p not in clones]
     paths = period_paths(curves)
     from scipy.stats import ttest_1samp
 
     lines = []
-    for policy in family:
+    for policy in compared:
         d_sharpe = (sharpe[policy] - sharpe[BENCHMARK]).dropna().to_numpy()
         d_return = (returns[policy] - returns[BENCHMARK]).dropna().to_numpy()
         ci_s = cluster_bootstrap_ci(d_sharpe, config.confidence, config.reps, config.seed)
@@ -148,10 +165,12 @@ def pooled_evidence(
                 config.seed,
                 trades=[paths[policy][t][3] for t in tickers],
             ).percentile
+        same = clones.get(policy)
         lines.append(
             {
                 "policy": policy,
-                "label": policy_label(policy),
+                "label": clone_label(policy, same) if same else policy_label(policy),
+                "clone_of": same,
                 "n": ci_s.n,
                 "d_sharpe": ci_s.mean,
                 "d_sharpe_low": ci_s.low,
@@ -160,13 +179,18 @@ def pooled_evidence(
                 "d_return_low": ci_r.low,
                 "d_return_high": ci_r.high,
                 "p_value": p,
-                "mdd_sharpe": min_detectable_difference(
+                # a clone of the benchmark differs by exactly 0: nothing to detect, no size to quote
+                "mdd_sharpe": None
+                if same == BENCHMARK
+                else min_detectable_difference(
                     float(np.std(d_sharpe, ddof=1)) if len(d_sharpe) > 1 else 0.0,
                     len(d_sharpe),
                     config.alpha,
                     config.power,
                 ),
-                "mdd_return": min_detectable_difference(
+                "mdd_return": None
+                if same == BENCHMARK
+                else min_detectable_difference(
                     float(np.std(d_return, ddof=1)) if len(d_return) > 1 else 0.0,
                     len(d_return),
                     config.alpha,
@@ -178,18 +202,22 @@ def pooled_evidence(
     board = pd.DataFrame(lines)
     if board.empty:
         return Evidence(board, 0, 0, None, None, None, None, ["no policy besides the benchmark"])
-    board["p_holm"] = holm(board["p_value"].tolist())
-    board = board.sort_values("d_sharpe", ascending=False, na_position="last").reset_index(drop=True)
+    board = _ranked(_with_holm(board), clones)
+    distinct = board.loc[board["clone_of"].isna()]
     independent = sharpe[BENCHMARK].dropna()
     evidence = Evidence(
         board,
         windows=len(independent),
         tickers=independent.index.get_level_values("ticker").nunique(),
-        mdd_return=_median(board["mdd_return"]),
-        mdd_sharpe=_median(board["mdd_sharpe"]),
+        mdd_return=_median(distinct["mdd_return"]),
+        mdd_sharpe=_median(distinct["mdd_sharpe"]),
         spa=None,
         dsr=None,
+        clones=clones,
     )
+    if distinct.empty:
+        evidence.notes.append("no distinct policy besides the benchmark: every one is a clone")
+        return evidence
     try:
         evidence.spa = spa_test(
             returns[BENCHMARK].to_numpy(),
@@ -205,7 +233,7 @@ def pooled_evidence(
         for p in [BENCHMARK, *family]
         if p in paths
     }
-    best = str(board["policy"].iloc[0])
+    best = str(distinct["policy"].iloc[0])
     if best in daily:
         try:
             evidence.dsr = deflated_sharpe_of_best(daily, best)
@@ -214,14 +242,43 @@ def pooled_evidence(
     return evidence
 
 
+def _with_holm(board: pd.DataFrame) -> pd.DataFrame:
+    """Holm-adjusted p-values over the distinct policies; a clone shows its original's."""
+    board = board.copy()
+    distinct = board["clone_of"].isna()
+    board["p_holm"] = None
+    board.loc[distinct, "p_holm"] = holm(board.loc[distinct, "p_value"].tolist()) if distinct.any() else []
+    adjusted = dict(zip(board["policy"], board["p_holm"], strict=True))
+    board.loc[~distinct, "p_holm"] = [adjusted.get(o) for o in board.loc[~distinct, "clone_of"]]
+    board["p_holm"] = pd.to_numeric(board["p_holm"], errors="coerce")
+    return board
+
+
+def _ranked(board: pd.DataFrame, clones: dict[str, str]) -> pd.DataFrame:
+    """Distinct policies best first by mean Δ daily Sharpe, each clone right under its
+    original, the benchmark's clones last."""
+    distinct = board.loc[board["clone_of"].isna()].sort_values(
+        "d_sharpe", ascending=False, na_position="last"
+    )
+    order: list[str] = []
+    for policy in distinct["policy"]:
+        order += [policy, *(c for c in board["policy"] if clones.get(c) == policy)]
+    order += [p for p in board["policy"] if p not in order]
+    return board.set_index("policy").loc[order].reset_index()
+
+
 def _median(values: pd.Series) -> float | None:
     clean = pd.to_numeric(values, errors="coerce").dropna()
     return float(clean.median()) if len(clean) else None
 
 
 def headline(evidence: Evidence, alpha: float = ALPHA) -> str:
-    """The report's first sentence: does anything beat buy-and-hold on held-out data?"""
+    """The report's first sentence: does anything beat buy-and-hold on held-out data? The best
+    is picked among distinct policies; clones are named at the end."""
     best = evidence.best
+    clones = _clones_clause(evidence.clones)
+    if best is None and evidence.clones:
+        return f"No: every policy compared is identical to another on every window{clones}."
     if best is None:
         return "No answer yet: no policy was compared with buy-and-hold on the test split."
     spa = f"; SPA p = {evidence.spa.p_consistent:.2g}" if evidence.spa else ""
@@ -237,17 +294,24 @@ def headline(evidence: Evidence, alpha: float = ALPHA) -> str:
     if won:
         return (
             f"Yes: {best['label']} beats buy-and-hold on held-out data by {ci} daily Sharpe "
-            f"(Holm-adjusted p = {p_holm}{spa}), {size}."
+            f"(Holm-adjusted p = {p_holm}{spa}), {size}{clones}."
         )
     mdd = (
         f"; differences under {evidence.mdd_sharpe:.3f} daily Sharpe cannot be told apart at this size"
         if evidence.mdd_sharpe
         else ""
     )
+    among = f" of {len(evidence.distinct)} distinct policies" if evidence.clones else ""
     return (
-        f"No: nothing beats buy-and-hold on held-out data. The best, {best['label']}, differs by "
-        f"{ci} daily Sharpe (Holm-adjusted p = {p_holm}{spa}), {size}{mdd}."
+        f"No: nothing beats buy-and-hold on held-out data. The best{among}, {best['label']}, differs by "
+        f"{ci} daily Sharpe (Holm-adjusted p = {p_holm}{spa}), {size}{mdd}{clones}."
     )
+
+
+def _clones_clause(clones: dict[str, str]) -> str:
+    if not clones:
+        return ""
+    return f". Clones, identical on every window and not counted: {clone_summary(clones)}"
 
 
 def _fmt_ci(mean: float | None, low: float | None, high: float | None) -> str:
@@ -259,24 +323,24 @@ def _fmt_ci(mean: float | None, low: float | None, high: float | None) -> str:
 
 
 def leaderboard_table(evidence: Evidence, confidence: float = 0.95) -> pd.DataFrame:
-    """The leaderboard formatted for the report."""
+    """The leaderboard formatted for the report; a clone's row reads "= <original>" in every
+    cell after the window count (its numbers are its original's, or exactly 0 against the
+    benchmark: nothing of its own to show)."""
     pct = int(round(confidence * 100))
     out = []
     for r in evidence.leaderboard.itertuples(index=False):
-        out.append(
-            {
-                "policy": r.label,
-                "independent windows": r.n,
-                f"Δ daily Sharpe vs buy_and_hold [{pct}% CI]": _fmt_ci(
-                    r.d_sharpe, r.d_sharpe_low, r.d_sharpe_high
-                ),
-                f"Δ total return [{pct}% CI]": _fmt_ci(r.d_return, r.d_return_low, r.d_return_high),
-                "p (t-test)": "–" if pd.isna(r.p_value) else f"{r.p_value:.2g}",
-                "Holm p": "–" if pd.isna(r.p_holm) else f"{r.p_holm:.2g}",
-                "min. detectable Δ Sharpe": "–" if pd.isna(r.mdd_sharpe) else f"{r.mdd_sharpe:.3f}",
-                "percentile among random": "–"
-                if pd.isna(r.random_percentile)
-                else f"{r.random_percentile:.0f}",
-            }
-        )
+        same = getattr(r, "clone_of", None)
+        cells = {
+            f"Δ daily Sharpe vs buy_and_hold [{pct}% CI]": _fmt_ci(
+                r.d_sharpe, r.d_sharpe_low, r.d_sharpe_high
+            ),
+            f"Δ total return [{pct}% CI]": _fmt_ci(r.d_return, r.d_return_low, r.d_return_high),
+            "p (t-test)": "–" if pd.isna(r.p_value) else f"{r.p_value:.2g}",
+            "Holm p": "–" if pd.isna(r.p_holm) else f"{r.p_holm:.2g}",
+            "min. detectable Δ Sharpe": "–" if pd.isna(r.mdd_sharpe) else f"{r.mdd_sharpe:.3f}",
+            "percentile among random": "–" if pd.isna(r.random_percentile) else f"{r.random_percentile:.0f}",
+        }
+        if isinstance(same, str):
+            cells = dict.fromkeys(cells, f"= {same}")
+        out.append({"policy": r.label, "independent windows": r.n, **cells})
     return pd.DataFrame(out)

@@ -13,7 +13,13 @@ import pandas as pd
 
 from stocker_core.env.policies import FITTED_ON_TRAIN
 from stocker_core.errors import EmptyDataError, InvalidNameError
-from stocker_core.evaluation.clones import clone_lines, identical_to
+from stocker_core.evaluation.clones import (
+    clone_label,
+    clone_lines,
+    clone_summary,
+    identical_to,
+    window_clones,
+)
 from stocker_core.evaluation.looks import look_counts
 from stocker_core.evaluation.metrics import METRIC_HELP, METRIC_NAMES, format_metric
 from stocker_core.evaluation.pooled import (
@@ -167,12 +173,17 @@ def _comparison(comparisons: pd.DataFrame, policy: str, baseline: str) -> str:
 
 
 def rolling_table(
-    summary: pd.DataFrame, comparisons: pd.DataFrame, baselines: tuple[str, ...]
+    summary: pd.DataFrame,
+    comparisons: pd.DataFrame,
+    baselines: tuple[str, ...],
+    clones: dict[str, str] | None = None,
 ) -> pd.DataFrame:
-    """Headline metrics with CIs and the paired comparisons, one row per policy."""
+    """Headline metrics with CIs and the paired comparisons, one row per policy (a clone,
+    ``clones``, named "a2c = buy_and_hold")."""
+    clones = clones or {}
     out = []
     for policy in _policy_order(summary):
-        line = {"policy": policy_label(policy)}
+        line = {"policy": clone_label(policy, clones[policy]) if policy in clones else policy_label(policy)}
         for metric in ROLLING_HEADLINE:
             line[metric] = _ci(summary, policy, metric)
         for baseline in baselines:
@@ -186,10 +197,7 @@ def rolling_table(
 
 def rolling_clones(rolling: pd.DataFrame) -> dict[str, str]:
     """Policies whose final value and reward equal an earlier policy's on every window."""
-    if rolling.empty:
-        return {}
-    by, values = ["ticker", "window_index"], ["final_value", "total_reward"]
-    return identical_to(rolling, by, values, _policy_order(rolling))
+    return window_clones(rolling)
 
 
 def _times(summary: pd.DataFrame, policy: str) -> bool:
@@ -293,8 +301,13 @@ def evidence_lines(evidence: Evidence, confidence: float) -> list[str]:
         f"n = {evidence.windows} independent (non-overlapping) test windows across {evidence.tickers} "
         f"ticker(s); CIs are {pct}% percentile bootstraps over (ticker, window) clusters; p-values are "
         "paired t-tests of Δ daily Sharpe, Holm-adjusted over the family of "
-        f"{len(evidence.leaderboard)} policies compared with buy-and-hold.",
+        f"{len(evidence.distinct)} distinct policies compared with buy-and-hold.",
     ]
+    if evidence.clones:
+        lines.append(
+            "Clones (identical to another policy on every window; listed as '= original', left out "
+            f"of the family, the tests and the choice of the best): {clone_summary(evidence.clones)}."
+        )
     if evidence.tickers > 1:
         lines.append(
             "Caveat: the tickers' test splits cover the same calendar months, so windows of different "
@@ -433,12 +446,13 @@ def report_context(data: ReportData, config: RollingConfig | None = None) -> dic
     windows = data.rolling.groupby(["ticker", "window_index"]).ngroups if len(data.rolling) else 0
     window_days = int(data.rolling["trading_days"].max()) if len(data.rolling) else config.window_days
     policies_seen = pd.concat([episodes.get("policy", pd.Series()), data.rolling.get("policy", pd.Series())])
+    clones = rolling_clones(data.rolling)
     tables = {
         "splits": _splits_table(data.splits),
         "metrics_test": mean_metrics_table(test_episodes),
         "metrics_all": mean_metrics_table(episodes),
         "test_period": test_period_table(data.test_period) if len(data.test_period) else pd.DataFrame(),
-        "rolling": rolling_table(data.summary, data.comparisons, config.baselines)
+        "rolling": rolling_table(data.summary, data.comparisons, config.baselines, clones)
         if len(data.summary)
         else pd.DataFrame(),
         "rolling_full": rolling_full_table(data.summary) if len(data.summary) else pd.DataFrame(),
@@ -505,7 +519,7 @@ def report_context(data: ReportData, config: RollingConfig | None = None) -> dic
         "confidence_pct": int(round(config.confidence * 100)),
         "shuffles": TIMING_SHUFFLES,
         "notes": notes,
-        "clones": clone_lines(rolling_clones(data.rolling), "on every window"),
+        "clones": clone_lines(clones, "on every window"),
     }
     for name, frame in tables.items():
         context[f"{name}_html"] = _html(frame)

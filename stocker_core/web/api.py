@@ -10,7 +10,6 @@ import hmac
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, TypeVar
 
 import pandas as pd
@@ -22,6 +21,7 @@ from stocker_core.config import Settings
 from stocker_core.env.api_models import ErrorAnswer
 from stocker_core.errors import StockerError
 from stocker_core.web import names
+from stocker_core.web.charts import charts_on_demand, day_chart
 from stocker_core.web.compare import (
     backtest_keys,
     episode_comparison,
@@ -202,7 +202,10 @@ def build_api(context: WebContext) -> APIRouter:
                 "heatmap": heatmap(book, list(ep.dates)) if book else None,
                 "decisions": replay.decisions if replay else [],
                 "replay_stopped_at": replay.stopped_at if replay else None,
-                "chart_days": [plain(d) for d in charts.get("date", [])],
+                # on demand, every day's chart is drawn when first asked for
+                "chart_days": [d.date().isoformat() for d in ep.dates]
+                if charts_on_demand(settings)
+                else [plain(d) for d in charts.get("date", [])],
             }
         )
 
@@ -221,6 +224,7 @@ def build_api(context: WebContext) -> APIRouter:
             [ep.ticker, day.date()],
             needs=["market.charts"],
         )
+        drawn = len(chart) > 0 or charts_on_demand(settings)
         return plain(
             {
                 "episode": ep.key,
@@ -240,23 +244,15 @@ def build_api(context: WebContext) -> APIRouter:
                     if replay and replay.stopped_at
                     else "no moderator decision without the seven votes"
                 ),
-                "chart": f"api/charts/{ep.ticker}/{date}" if len(chart) else None,
-                "chart_hint": None if len(chart) else "no chart stored for this day: materialize charts",
+                "chart": f"api/charts/{ep.ticker}/{date}" if drawn else None,
+                "chart_hint": None if drawn else "no chart stored for this day: materialize charts",
             }
         )
 
     @router.get("/charts/{ticker}/{date}")
     @web_errors
     def chart(ticker: str, date: str) -> FileResponse:
-        symbol, day = names.ticker(ticker), names.day(date)
-        row = reader.frame(
-            "SELECT path FROM market.charts WHERE ticker = ? AND date = ?",
-            [symbol, day],
-            needs=["market.charts"],
-        )
-        if row.empty:
-            raise NotFoundError(f"no chart of {symbol} on {date}: materialize the charts partition first")
-        path = _chart_file(settings, symbol, date, str(row["path"].iloc[0]))
+        path = day_chart(settings, reader, names.ticker(ticker), names.day(date))
         return FileResponse(path, media_type="image/png")
 
     @router.get("/compare/episodes")
@@ -306,15 +302,3 @@ def build_api(context: WebContext) -> APIRouter:
         return corpus_overview(reader, context.dagster)
 
     return router
-
-
-def _chart_file(settings: Settings, ticker: str, date: str, stored: str) -> Path:
-    """The chart PNG of a day: in this home's charts folder (a moved home keeps working), else
-    the path ``market.charts`` recorded; only ever a ``.png`` file."""
-    local = settings.charts_dir / ticker / f"{date}.png"
-    if local.is_file():
-        return local
-    path = Path(stored) if Path(stored).is_absolute() else settings.home / stored
-    if path.suffix != ".png" or not path.is_file():
-        raise NotFoundError(f"the chart file of {ticker} on {date} is missing: re-materialize charts")
-    return path

@@ -8,6 +8,7 @@ from typing import Any
 
 import pandas as pd
 
+from stocker_core.evaluation.clones import clone_label, clone_lines, identical_to, window_clones
 from stocker_core.evaluation.metrics import METRIC_HELP, METRIC_NAMES
 from stocker_core.evaluation.report import ROLLING_HEADLINE, rolling_table
 from stocker_core.evaluation.rolling import RollingConfig
@@ -42,10 +43,14 @@ def episode_comparison(reader: WarehouseReader, key: str) -> dict[str, Any]:
     )
     order = ordered_policies(list(rows["policy"]))
     rows = rows.set_index("policy").loc[order].reset_index()
+    clones = identical_to(curves, ["step"], ["value"], order) if len(curves) else {}
     metrics = [
         {
             "policy": r["policy"],
-            "label": policy_label(r["policy"]),
+            "label": clone_label(r["policy"], clones[r["policy"]])
+            if r["policy"] in clones
+            else policy_label(r["policy"]),
+            "clone_of": clones.get(r["policy"]),
             "upper_bound": bool(r["upper_bound"]),
             **{m: r[m] for m in METRIC_NAMES},
             "invalid_steps": r["invalid_steps"],
@@ -76,6 +81,7 @@ def episode_comparison(reader: WarehouseReader, key: str) -> dict[str, Any]:
             "metric_names": list(METRIC_NAMES),
             "metric_help": METRIC_HELP,
             "metrics": metrics,
+            "clones": clone_lines(clones, "on every day of this episode"),
             "curves": {p: series[p] for p in order if p in series},
         }
     )
@@ -83,12 +89,20 @@ def episode_comparison(reader: WarehouseReader, key: str) -> dict[str, Any]:
 
 def rolling_overview(reader: WarehouseReader, config: RollingConfig | None = None) -> dict[str, Any]:
     """The rolling windows' summary (mean and CI per policy and metric), the paired comparisons
-    and the report's headline table (same formatting as the HTML report)."""
+    and the report's headline table (same formatting as the HTML report, clones named
+    "a2c = buy_and_hold" there and listed under ``clones``)."""
     config = config or RollingConfig()
     summary = reader.frame("SELECT * FROM eval.rolling_summary", needs=["eval.rolling_summary"])
     comparisons = reader.frame("SELECT * FROM eval.rolling_comparisons", needs=["eval.rolling_comparisons"])
     if summary.empty:
-        return {"empty": NO_ROLLING, "table": [], "summary": [], "comparisons": [], "windows": []}
+        return {
+            "empty": NO_ROLLING,
+            "table": [],
+            "summary": [],
+            "comparisons": [],
+            "windows": [],
+            "clones": [],
+        }
     if comparisons.empty:
         comparisons = pd.DataFrame(columns=["policy", "baseline", "metric", "wins", "n", "p_value"])
     windows = reader.frame(
@@ -96,7 +110,12 @@ def rolling_overview(reader: WarehouseReader, config: RollingConfig | None = Non
                   max(end_date) AS last_end FROM eval.rolling GROUP BY ticker ORDER BY ticker""",
         needs=["eval.rolling"],
     )
-    table = rolling_table(summary, comparisons, config.baselines)
+    values = reader.frame(
+        "SELECT ticker, window_index, policy, final_value, total_reward FROM eval.rolling",
+        needs=["eval.rolling"],
+    )
+    clones = window_clones(values)
+    table = rolling_table(summary, comparisons, config.baselines, clones)
     return {
         "empty": None,
         "headline_metrics": list(ROLLING_HEADLINE),
@@ -105,6 +124,7 @@ def rolling_overview(reader: WarehouseReader, config: RollingConfig | None = Non
         "summary": records(summary),
         "comparisons": records(comparisons),
         "windows": records(windows),
+        "clones": clone_lines(clones, "on every window"),
     }
 
 

@@ -110,10 +110,12 @@ in the list or click a column; <kbd>←</kbd> <kbd>→</kbd> move one day.</p>
 <figure><figcaption>Equity curves (value after each day's close; step 0 is the starting cash)</figcaption>
 <div id="equity-chart" class="chart wide"></div></figure>
 <div class="scroll"><table id="metrics-table"></table></div>
+<ul id="episode-clones" class="hint"></ul>
 </section>
 <section aria-labelledby="rolling-title"><h2 id="rolling-title">Rolling windows of the test split</h2>
 <p id="rolling-note" class="hint"></p>
 <div class="scroll"><table id="rolling-table"></table></div>
+<ul id="rolling-clones" class="hint"></ul>
 </section>
 <section aria-labelledby="reports-title"><h2 id="reports-title">Reports</h2>
 <ul id="reports"></ul></section>""",

@@ -130,3 +130,70 @@ def test_period_paths_exposure_and_trades_by_hand():
 def test_no_benchmark_no_answer():
     evidence = pooled_evidence(pd.DataFrame({"policy": ["macd"], "ticker": ["A"]}), pd.DataFrame())
     assert evidence.best is None and headline(evidence).startswith("No answer yet")
+
+
+def _with_clones(rows: pd.DataFrame, clones: dict[str, str]) -> pd.DataFrame:
+    """``rows`` with each clone playing its original's numbers on every window."""
+    rows = rows.assign(
+        final_value=10_000 * (1 + rows["total_return"]), total_reward=rows["sharpe"].fillna(0.0)
+    )
+    copies = [rows.loc[rows["policy"] == original].assign(policy=clone) for clone, original in clones.items()]
+    return pd.concat([rows, *copies], ignore_index=True)
+
+
+def test_clones_are_named_never_the_best_and_left_out_of_the_family():
+    diffs = {"macd": [-0.01, -0.02, 0.0, -0.01]}
+    rows = _with_clones(
+        _rows(diffs, [0.05, 0.1, 0.02, 0.08]),
+        {"a2c": "buy_and_hold", "ppo": "hold", "oracle": "hold", "moderator_grpo": "hold"},
+    )
+    evidence = pooled_evidence(rows, pd.DataFrame(), FAST)
+    assert evidence.clones == {
+        "a2c": "buy_and_hold",
+        "ppo": "hold",
+        "oracle": "hold",
+        "moderator_grpo": "hold",
+    }
+    board = evidence.leaderboard
+    # distinct best first, each clone under its original, the benchmark's clone last
+    assert board["policy"].tolist() == ["macd", "hold", "ppo", "moderator_grpo", "oracle", "a2c"]
+    assert evidence.best["policy"] == "macd"  # a2c's +0.000 is buy-and-hold itself, not the best
+    assert evidence.distinct["policy"].tolist() == ["macd", "hold"]
+    # Holm over the two distinct policies only; a clone shows its original's adjusted p
+    alone = pooled_evidence(_with_clones(_rows(diffs, [0.05, 0.1, 0.02, 0.08]), {}), pd.DataFrame(), FAST)
+    by_policy = board.set_index("policy")
+    assert by_policy.loc["macd", "p_holm"] == pytest.approx(
+        alone.leaderboard.set_index("policy").loc["macd", "p_holm"]
+    )
+    assert by_policy.loc["ppo", "p_holm"] == by_policy.loc["hold", "p_holm"]
+    assert evidence.mdd_sharpe == pytest.approx(alone.mdd_sharpe)  # the median over distinct ones
+    table = leaderboard_table(evidence).set_index("policy")
+    assert list(table.index) == [
+        "macd",
+        "hold",
+        "ppo = hold",
+        "moderator_grpo = hold",
+        "oracle = hold",
+        "a2c = buy_and_hold",
+    ]
+    assert table.loc["a2c = buy_and_hold", "min. detectable Δ Sharpe"] == "= buy_and_hold"  # not 0.000
+    assert table.loc["ppo = hold", "Holm p"] == "= hold"
+    assert table.loc["macd", "min. detectable Δ Sharpe"] != "= buy_and_hold"
+    text = headline(evidence)
+    assert text.startswith(
+        "No: nothing beats buy-and-hold on held-out data. The best of 2 distinct policies, macd,"
+    )
+    assert text.endswith(
+        "Clones, identical on every window and not counted: "
+        "a2c = buy_and_hold; ppo, moderator_grpo, oracle = hold."
+    )
+
+
+def test_every_policy_a_clone_has_no_best():
+    rows = _with_clones(_rows({}, [0.05, 0.1, 0.02, 0.08]), {"a2c": "buy_and_hold"})
+    evidence = pooled_evidence(rows.loc[rows["policy"] != "hold"], pd.DataFrame(), FAST)
+    assert evidence.best is None and evidence.clones == {"a2c": "buy_and_hold"}
+    assert headline(evidence) == (
+        "No: every policy compared is identical to another on every window. "
+        "Clones, identical on every window and not counted: a2c = buy_and_hold."
+    )

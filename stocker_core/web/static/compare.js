@@ -52,6 +52,12 @@ function renderMetrics() {
       help: "share of shuffles of the policy's own daily exposures it beats (0.5 = no timing skill); – for a policy that buys once and holds" },
     { key: "method", label: "method", format: (v) => v || "–" }]);
   fillTable($("metrics-table"), columns, d.metrics, `${d.key} (${d.scope}) · ${d.start_date} … ${d.end_date}`);
+  showClones($("episode-clones"), d.clones);
+}
+
+/* "a2c: identical to buy_and_hold on every window": one policy's numbers, not two results */
+function showClones(list, lines) {
+  list.replaceChildren(...(lines || []).map((line) => el("li", { class: "clone" }, `${line}: one policy's numbers, not two results.`)));
 }
 
 async function loadRolling() {
@@ -62,6 +68,7 @@ async function loadRolling() {
     $("rolling-note").textContent = `Mean [95% block-bootstrap CI] over windows; wins and two-sided sign-test p-values on total return. ${windows}`;
     const columns = Object.keys(data.table[0] || {}).map((k) => ({ key: k, label: k.replace(/_/g, " "), format: (v) => v }));
     fillTable($("rolling-table"), columns, data.table);
+    showClones($("rolling-clones"), data.clones);
   } catch (error) { showError(error); }
 }
 
