@@ -6,16 +6,17 @@ from collections.abc import Mapping
 
 import dagster as dg
 
-from stocker_assets.assets import agent, council, drl, env, evaluation, market, training
+from stocker_assets.assets import agent, council, drl, env, evaluation, ledger, market, training
+from stocker_assets.assets.ledger import LEDGER_JOBS
 from stocker_assets.automation import automation_sensor
 from stocker_assets.checks import charts_are_complete, indicators_are_sane, prices_are_fresh, prices_are_valid
 from stocker_assets.jobs import ALL_JOBS
 from stocker_assets.model_checks import UPKEEP_CHECKS
 from stocker_assets.resources import default_resources
-from stocker_assets.schedules import corpus_refresh
+from stocker_assets.schedules import corpus_refresh, ledger_after_refresh
 from stocker_assets.sensors import universe_sync
 
-ASSETS = dg.load_assets_from_modules([market, env, council, evaluation, drl, training, agent])
+ASSETS = dg.load_assets_from_modules([market, env, council, evaluation, drl, training, agent, ledger])
 CHECKS = [prices_are_valid, prices_are_fresh, indicators_are_sane, charts_are_complete, *UPKEEP_CHECKS]
 
 
@@ -30,8 +31,8 @@ def build_definitions(
     return dg.Definitions(
         assets=ASSETS,
         asset_checks=CHECKS,
-        jobs=ALL_JOBS,
-        schedules=[corpus_refresh],
+        jobs=[*ALL_JOBS, *LEDGER_JOBS],
+        schedules=[corpus_refresh, ledger_after_refresh],
         sensors=[universe_sync, automation_sensor],
         resources=dict(resources) if resources is not None else default_resources(),
         executor=executor,

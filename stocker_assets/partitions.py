@@ -49,3 +49,9 @@ def months_by_ticker(keys: list[str]) -> dict[str, list]:
         ticker, month = parse_partition_key(key)
         grouped.setdefault(ticker, []).append(month)
     return {t: sorted(ms) for t, ms in grouped.items()}
+
+
+ledger_session_partitions = dg.DynamicPartitionsDefinition(name="ledger_session")
+"""XNYS sessions (``YYYY-MM-DD``) at whose close the ``ledger`` records the next session's
+decisions: added by the ``ledger_after_refresh`` schedule on sessions only (nothing on holidays),
+or by hand from the launch dialog."""

@@ -34,3 +34,31 @@ def corpus_refresh(context: dg.ScheduleEvaluationContext):
         )
         for ticker in sorted(tickers)
     ]
+
+
+LEDGER_CRON = "0 19 * * 1-5"  # 19:00 New York: half an hour after the corpus refresh
+LEDGER_PARTITIONS = "ledger_session"
+
+
+@dg.schedule(
+    job_name="ledger_job",
+    cron_schedule=LEDGER_CRON,
+    execution_timezone=REFRESH_TZ,
+    description="After the refresh, on sessions: record the next session's decisions, score the landed ones.",
+)
+def ledger_after_refresh(context: dg.ScheduleEvaluationContext):
+    """The session of the scheduled day (New York) as a ``ledger`` partition and its run, plus a
+    ``ledger_scores`` run; nothing on a holiday. A missed evening is never back-filled: a later
+    recording for that session is refused (its bar exists)."""
+    from stocker_core.market.clock import is_session
+
+    day = context.scheduled_execution_time.date()
+    if not is_session(day):
+        return dg.SkipReason(f"{day} is not an XNYS session: nothing to record")
+    key = day.isoformat()
+    context.instance.add_dynamic_partitions(LEDGER_PARTITIONS, [key])
+    tags = {"stocker/trigger": "ledger_after_refresh"}
+    return [
+        dg.RunRequest(run_key=f"ledger|{key}", partition_key=key, tags=tags),
+        dg.RunRequest(run_key=f"ledger_scores|{key}", job_name="ledger_scores_job", tags=tags),
+    ]
