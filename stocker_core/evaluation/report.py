@@ -20,6 +20,7 @@ from stocker_core.evaluation.clones import (
     identical_to,
     window_clones,
 )
+from stocker_core.evaluation.forward_report import forward_table, read_forward_record
 from stocker_core.evaluation.looks import look_counts
 from stocker_core.evaluation.metrics import METRIC_HELP, METRIC_NAMES, format_metric
 from stocker_core.evaluation.pooled import (
@@ -52,6 +53,8 @@ class ReportData:
     comparisons: pd.DataFrame
     warehouse: str = ""
     looks: pd.DataFrame = field(default_factory=pd.DataFrame)
+    forward: pd.DataFrame = field(default_factory=pd.DataFrame)
+    """The forward ledger's record per mode and policy (``ledger.record``; empty before any scoring)."""
 
 
 @dataclass
@@ -103,6 +106,7 @@ def load_report_data(warehouse: Warehouse) -> ReportData:
         comparisons=read_eval(warehouse, "eval.rolling_comparisons"),
         warehouse=str(warehouse.path),
         looks=read_eval(warehouse, "eval.test_looks"),
+        forward=read_forward_record(warehouse),
     )
 
 
@@ -459,6 +463,8 @@ def report_context(data: ReportData, config: RollingConfig | None = None) -> dic
         "timing": timing_table(data.test_period, data.rolling, data.summary),
         "leaderboard": leaderboard_table(evidence, config.confidence),
         "looks": looks_table(data.looks),
+        "forward_live": forward_table(data.forward, "live"),
+        "forward_replayed": forward_table(data.forward, "replayed"),
     }
     notes = [f"{name}: {text}" for name, text in METRIC_HELP.items()]
     notes.insert(

@@ -8,6 +8,7 @@ from disk with no network request.
 SECTIONS = (
     ("answer", "Does anything beat buy-and-hold?"),
     ("looks", "Looks at the test split"),
+    ("forward", "Forward record"),
     ("summary", "Summary"),
     ("verdicts", "Verdicts at a glance"),
     ("metrics", "Metrics per policy"),
@@ -53,6 +54,18 @@ img { max-width: 100%; } nav a { margin-right: 0.8em; }
 is one look). A model looked at more than once may have been tuned on the test split.
 {% if flagged_looks %}<span class="bad">{{ flagged_looks }} model version(s) looked at more than once.</span>{% endif %}</p>
 {{ looks_html }}
+
+<h2 id="forward">Forward record</h2>
+<p>Decisions recorded in the hash-chained ledger before their session's bar existed (stocker ledger), scored
+when the bar landed: the next-session return at the recorded exposure after costs, compounded over the days,
+equal-weight across tickers; excess is over buy-and-hold on the same tickers and days; the interval is a 95%
+t-interval of the daily excess over that many days (none under 2); the minimum detectable edge is the daily
+excess a two-sided 5% test detects with 80% power at that many days. Live and replayed (STOCKER_CLOCK) entries
+are never mixed.</p>
+<h3>Live</h3>
+{{ forward_live_html }}
+<h3>Replayed (simulated clock)</h3>
+{{ forward_replayed_html }}
 
 <h2 id="summary">Summary</h2>
 <ul>
@@ -127,6 +140,18 @@ Leaderboard: Δ daily Sharpe against buy-and-hold over the independent test wind
 Every evaluation that played policies on a test split is counted (table eval.test_looks; one Dagster run is one look). A model looked at more than once may have been tuned on the test split.{% if flagged_looks %} **{{ flagged_looks }} model version(s) looked at more than once.**{% endif %}
 
 {{ looks_md }}
+
+## Forward record
+
+Decisions recorded in the hash-chained ledger before their session's bar existed (stocker ledger), scored when the bar landed: the next-session return at the recorded exposure after costs, compounded over the days, equal-weight across tickers; excess is over buy-and-hold on the same tickers and days; the interval is a 95% t-interval of the daily excess over that many days (none under 2); the minimum detectable edge is the daily excess a two-sided 5% test detects with 80% power at that many days. Live and replayed (STOCKER_CLOCK) entries are never mixed.
+
+Live:
+
+{{ forward_live_md }}
+
+Replayed (simulated clock):
+
+{{ forward_replayed_md }}
 
 ## Summary
 
