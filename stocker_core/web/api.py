@@ -275,6 +275,13 @@ def build_api(context: WebContext) -> APIRouter:
     def compare_rolling() -> dict[str, Any]:
         return rolling_overview(reader)
 
+    @router.get("/forward")
+    @web_errors
+    def forward() -> dict[str, Any]:
+        from stocker_core.web.forward import forward_overview
+
+        return forward_overview(reader)
+
     @router.get("/reports")
     @web_errors
     def reports() -> dict[str, Any]:

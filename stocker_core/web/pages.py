@@ -11,6 +11,7 @@ PAGES: dict[str, str] = {
     "episode": "episode",
     "council": "council",
     "compare": "compare",
+    "forward": "forward",
     "training": "training",
     "corpus": "corpus",
 }
@@ -21,6 +22,7 @@ TITLES = {
     "episode": "Episodes",
     "council": "Council",
     "compare": "Compare",
+    "forward": "Forward",
     "training": "Training",
     "corpus": "Corpus",
 }
@@ -119,6 +121,13 @@ in the list or click a column; <kbd>←</kbd> <kbd>→</kbd> move one day.</p>
 </section>
 <section aria-labelledby="reports-title"><h2 id="reports-title">Reports</h2>
 <ul id="reports"></ul></section>""",
+    "forward": """
+<h1>Forward record</h1>
+<p class="hint">Each policy's decisions from the hash-chained ledger, recorded before the session they
+decide for had a bar, then scored: equity from 1.0 over the scored sessions (equal weight across tickers,
+after costs), buy-and-hold dashed. Live and replayed (simulated clock) entries are never mixed.</p>
+<p id="forward-empty" class="empty" hidden></p>
+<div id="forward-modes"></div>""",
     "training": """
 <h1>Training</h1>
 <p id="training-empty" class="empty" hidden></p>
