@@ -10,7 +10,8 @@ moderator, and the rolling evaluation runs beside the tickers' backtests.
 Each lane is a worker process (spawned: torch and Dagster do not survive a fork) that
 executes its unit's Dagster runs in process, against the same instance and warehouse as
 the CLI; the CLI follows them through the runs' ``LAUNCH_TAG``. With one lane the units
-run in this process, in plan order, as before.
+run in this process, in plan order, as before. Lanes die with the CLI and a rerun waits for
+the lanes of a killed one (``lane_lifetime``).
 """
 
 from __future__ import annotations
@@ -28,6 +29,14 @@ from datetime import date
 
 import dagster as dg
 
+from stocker_assets.lane_lifetime import (
+    kill_children,
+    lane_start,
+    parent_alive,
+    run_lock_file,
+    sigterm_as_exit,
+    wait_for_leftover_lanes,
+)
 from stocker_assets.runner import (
     LAUNCH_TAG,
     StepCallback,
@@ -181,9 +190,14 @@ def run_units(
     options: LaneOptions,
     on_start: UnitStarted,
     on_done: UnitDone,
+    say: Callable[[str], None] = print,
 ) -> list[RunUnit]:
     """Execute ``units`` as their dependencies allow, on ``options.workers`` lanes; returns
-    the units not run because a unit failed (none starts after a failure)."""
+    the units not run because a unit failed (none starts after a failure). First waits (telling
+    ``say``) for the lanes of an earlier run of this home whose CLI was killed."""
+    from stocker_core.config import get_settings
+
+    wait_for_leftover_lanes(get_settings().home, say)
     if options.workers <= 1 or len(units) <= 1:
         return _run_here(instance, defs, units, options, on_start, on_done)
     return _run_on_lanes(instance, units, options, on_start, on_done)
@@ -243,11 +257,15 @@ def warm_worker() -> None:
     _worker_definitions()
 
 
-def unit_in_worker(unit: RunUnit, options: LaneOptions, token: str) -> TickerRun:
+def unit_in_worker(unit: RunUnit, options: LaneOptions, token: str, parent: int | None = None) -> TickerRun:
     """``execute_unit`` in a lane process: its own instance handle on the same home, runs
-    tagged ``LAUNCH_TAG=token`` so the CLI can follow them."""
+    tagged ``LAUNCH_TAG=token`` so the CLI can follow them; nothing starts once the CLI
+    (``parent``) is gone."""
     from stocker_assets.instance import dagster_instance
     from stocker_core.config import get_settings
+
+    if parent is not None and not parent_alive(parent):
+        os._exit(1)
 
     instance = dagster_instance(get_settings(fresh=True))
     return execute_unit(instance, _worker_definitions(), unit, options, tags={LAUNCH_TAG: token})
@@ -267,7 +285,19 @@ def _run_on_lanes(instance, units, options, on_start, on_done) -> list[RunUnit]:
     failed = False
     running: dict[Future, _Launched] = {}
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(options.workers, mp_context=context, initializer=warm_worker) as pool:
+    from stocker_core.config import get_settings
+
+    cli = os.getpid()
+    with (
+        run_lock_file(get_settings().home) as lock,
+        sigterm_as_exit(),
+        ProcessPoolExecutor(
+            options.workers,
+            mp_context=context,
+            initializer=lane_start,
+            initargs=(cli, str(lock), warm_worker),
+        ) as pool,
+    ):
         try:
             while pending or running:
                 ready = [u for u in pending if u.deps <= finished] if not failed else []
@@ -279,7 +309,7 @@ def _run_on_lanes(instance, units, options, on_start, on_done) -> list[RunUnit]:
                         target=watch_tagged_runs, args=(instance, token, on_start(unit), stop), daemon=True
                     )
                     watch.start()
-                    future = pool.submit(unit_in_worker, unit, options, token)
+                    future = pool.submit(unit_in_worker, unit, options, token, cli)
                     running[future] = _Launched(unit, stop, watch, time.perf_counter())
                 if not running:
                     break  # a failure left nothing to wait for (or deps that can never be met)
@@ -294,8 +324,9 @@ def _run_on_lanes(instance, units, options, on_start, on_done) -> list[RunUnit]:
                         finished.add(launched.unit.name)
                     else:
                         failed = True
-        except BaseException:
+        except BaseException:  # Ctrl-C, SIGTERM, an error: no lane outlives the CLI
             pool.shutdown(wait=False, cancel_futures=True)
+            kill_children()
             for launched in running.values():
                 launched.stop.set()
             raise

@@ -239,7 +239,7 @@ def materialize(
             results.append(replace(run, ticker=", ".join(unit.assets)) if unit.ticker is None else run)
             progress.finish(tasks[unit.name], unit.label, run.success, run.seconds)
 
-        for unit in run_units(instance, defs, units, options, on_start, on_done):
+        for unit in run_units(instance, defs, units, options, on_start, on_done, console.print):
             console.print(f"[yellow]{unit.label} not run: an earlier run failed[/yellow]")
         _mark_empty_months(instance, source, plan, partitioned, progress)
     table = Table(title="Materialized")

@@ -47,6 +47,7 @@ from stocker_core.env.server_service import ApiError, EnvService, check_session_
 from stocker_core.env.server_sessions import (
     DEFAULT_IDLE_S,
     DEFAULT_MAX_EPISODES,
+    DEFAULT_MAX_PER_CLIENT,
     DEFAULT_MAX_SESSIONS,
     SESSION_HEADER,
 )
@@ -135,6 +136,11 @@ async def _json_body(request: Request, required: bool = True) -> Any:
         raise ApiError(400, f"malformed JSON: {exc}") from None
 
 
+def client_of(request: Request) -> str | None:
+    """The client's address: the key of its session quota."""
+    return request.client.host if request.client else None
+
+
 def _session_id(request: Request, body: Any = None) -> str | None:
     sid = request.headers.get(SESSION_HEADER) or request.query_params.get("session_id")
     if sid is None and isinstance(body, dict) and isinstance(body.get("session_id"), str):
@@ -151,7 +157,7 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
         409: "the episode is over",
         413: "the body is over the size limit",
         422: "a well-formed body that is not a valid request",
-        429: "the server holds its maximum of sessions",
+        429: "the server, or this client, holds its maximum of sessions",
         503: "the data source is unreachable",
     }.items()
 }
@@ -189,6 +195,7 @@ def create_app(
     max_body_bytes: int = MAX_BODY_BYTES,
     preload: Sequence[str] = (),
     max_episodes: int = DEFAULT_MAX_EPISODES,
+    max_per_client: int = DEFAULT_MAX_PER_CLIENT,
 ) -> FastAPI:
     """The ASGI app; each app keeps its own sessions and episode cache.
 
@@ -197,7 +204,7 @@ def create_app(
     """
     settings = settings or get_settings()
     api_key = checked_api_key(os.environ.get(API_KEY_ENV) if api_key is None else api_key)
-    service = EnvService(settings, max_sessions, idle_s, max_episodes)
+    service = EnvService(settings, max_sessions, idle_s, max_episodes, max_per_client)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -236,6 +243,7 @@ def create_app(
             "reward_params": RewardParams.from_settings(settings).__dict__,
             "session_header": SESSION_HEADER,
             "max_sessions": service.sessions.max_sessions,
+            "max_sessions_per_client": service.sessions.max_per_client,
             "session_idle_s": service.sessions.idle_s,
             "max_body_bytes": max_body_bytes,
             "max_cached_episodes": service.episodes.max_episodes,
@@ -257,9 +265,10 @@ def create_app(
         sid = check_session_id(request.headers.get(SESSION_HEADER)) or reset_request.session_id
         name = service.episode_name(reset_request)
         loaded = service.episodes.cached(name) or await run_in_threadpool(service.load, name)
+        client = client_of(request)
         if reset_request.include_chart:
-            return _json(await run_in_threadpool(service.start, loaded, reset_request, sid))
-        return _json(service.start(loaded, reset_request, sid))
+            return _json(await run_in_threadpool(service.start, loaded, reset_request, sid, client))
+        return _json(service.start(loaded, reset_request, sid, client))
 
     @app.post(
         "/step",
@@ -304,7 +313,7 @@ def create_app(
         loaded = service.episodes.cached(body["episode_key"]) or await run_in_threadpool(
             service.load, body["episode_key"]
         )
-        return _json(await run_in_threadpool(service.restore, loaded, body, sid))
+        return _json(await run_in_threadpool(service.restore, loaded, body, sid, client_of(request)))
 
     @app.post(
         "/mcp",
@@ -314,7 +323,7 @@ def create_app(
     async def mcp(request: Request) -> Response:
         """MCP over JSON-RPC 2.0: initialize, ping, tools/list, tools/call (reset, step, state, close)."""
         header = request.headers.get(SESSION_HEADER)
-        reply = await handle_mcp(service, await request.body(), header)
+        reply = await handle_mcp(service, await request.body(), header, client_of(request))
         return Response(status_code=202) if reply is None else _json(reply)
 
     mount_ws(app, service, api_key, max_body_bytes)

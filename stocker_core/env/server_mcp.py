@@ -108,7 +108,7 @@ def _tool_error(message: str) -> dict[str, Any]:
 
 
 async def _call_tool(
-    service: EnvService, params: dict[str, Any], header_session: str | None
+    service: EnvService, params: dict[str, Any], header_session: str | None, client: str | None = None
 ) -> dict[str, Any]:
     name = params.get("name")
     arguments = params.get("arguments") or {}
@@ -122,7 +122,8 @@ async def _call_tool(
         if name == "reset":
             request = service.parse_reset(arguments)
             loaded = await run_in_threadpool(service.load, service.episode_name(request))
-            return _tool_result(await run_in_threadpool(service.start, loaded, request, request.session_id))
+            started = await run_in_threadpool(service.start, loaded, request, request.session_id, client)
+            return _tool_result(started)
         session_id = arguments.pop("session_id", None) or header_session
         if name == "step":
             return _tool_result(await run_in_threadpool(service.step, session_id, arguments))
@@ -133,7 +134,9 @@ async def _call_tool(
         return _tool_error(f"{exc.message} (HTTP {exc.status})")
 
 
-async def _answer(service: EnvService, message: Any, header_session: str | None) -> dict[str, Any] | None:
+async def _answer(
+    service: EnvService, message: Any, header_session: str | None, client: str | None = None
+) -> dict[str, Any] | None:
     if not isinstance(message, dict):
         return error_reply(None, INVALID_REQUEST, "a JSON-RPC request must be an object")
     request_id = message.get("id")
@@ -160,7 +163,7 @@ async def _answer(service: EnvService, message: Any, header_session: str | None)
         elif method == "tools/list":
             result = {"tools": TOOLS}
         elif method == "tools/call":
-            result = await _call_tool(service, params, header_session)
+            result = await _call_tool(service, params, header_session, client)
         else:
             raise RpcError(METHOD_NOT_FOUND, f"unknown method {method!r}")
     except RpcError as exc:
@@ -170,9 +173,11 @@ async def _answer(service: EnvService, message: Any, header_session: str | None)
     return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
 
-async def handle_mcp(service: EnvService, raw: bytes, header_session: str | None) -> Any:
+async def handle_mcp(
+    service: EnvService, raw: bytes, header_session: str | None, client: str | None = None
+) -> Any:
     """The JSON-RPC answer to body ``raw`` (a dict, a list for a batch, or None when
-    only notifications were sent)."""
+    only notifications were sent). Each ``reset`` of a batch counts against ``client``'s quota."""
     try:
         message = json.loads(raw)
     except (ValueError, RecursionError):
@@ -180,7 +185,7 @@ async def handle_mcp(service: EnvService, raw: bytes, header_session: str | None
     if isinstance(message, list):
         if not message:
             return error_reply(None, INVALID_REQUEST, "an empty batch")
-        replies = [await _answer(service, m, header_session) for m in message]
+        replies = [await _answer(service, m, header_session, client) for m in message]
         replies = [r for r in replies if r is not None]
         return replies or None
-    return await _answer(service, message, header_session)
+    return await _answer(service, message, header_session, client)

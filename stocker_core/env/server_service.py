@@ -19,6 +19,7 @@ from stocker_core.env.environment import EpisodeDoneError, SnapshotError
 from stocker_core.env.server_sessions import (
     DEFAULT_IDLE_S,
     DEFAULT_MAX_EPISODES,
+    DEFAULT_MAX_PER_CLIENT,
     DEFAULT_MAX_SESSIONS,
     EpisodeCache,
     LoadedEpisode,
@@ -95,10 +96,11 @@ class EnvService:
         max_sessions: int = DEFAULT_MAX_SESSIONS,
         idle_s: float = DEFAULT_IDLE_S,
         max_episodes: int = DEFAULT_MAX_EPISODES,
+        max_per_client: int = DEFAULT_MAX_PER_CLIENT,
     ) -> None:
         self.settings = settings
         self.episodes = EpisodeCache(settings, max_episodes=max_episodes)
-        self.sessions = SessionStore(max_sessions, idle_s)
+        self.sessions = SessionStore(max_sessions, idle_s, max_per_client=max_per_client)
 
     # -- loading (slow on a cache miss: call from a worker thread) --------------------
     def parse_reset(self, body: Any) -> ResetRequest:
@@ -139,10 +141,12 @@ class EnvService:
         except SessionError as exc:
             raise ApiError(exc.status, str(exc)) from None
 
-    def start(self, loaded: LoadedEpisode, request: ResetRequest, session_id: str | None) -> dict[str, Any]:
-        """Start (or restart) the session on ``loaded``: the ``/reset`` answer."""
+    def start(
+        self, loaded: LoadedEpisode, request: ResetRequest, session_id: str | None, client: str | None = None
+    ) -> dict[str, Any]:
+        """Start (or restart) the session of ``client`` (its address) on ``loaded``: the ``/reset`` answer."""
         try:
-            session = self.sessions.put(loaded, session_id, request.include_chart)
+            session = self.sessions.put(loaded, session_id, request.include_chart, client)
         except SessionError as exc:
             raise ApiError(exc.status, str(exc)) from None
         with session.lock:
@@ -209,10 +213,16 @@ class EnvService:
         return {"session_id": session.session_id, "closed": True}
 
     def restore(
-        self, loaded: LoadedEpisode, snapshot: dict[str, Any], session_id: str | None
+        self,
+        loaded: LoadedEpisode,
+        snapshot: dict[str, Any],
+        session_id: str | None,
+        client: str | None = None,
     ) -> dict[str, Any]:
         """Resume ``snapshot`` in session ``session_id`` (created when new): the ``/restore`` answer."""
         session = self.sessions.find(session_id) if session_id else None
+        if session is not None and session.client != client:
+            raise ApiError(409, f"session {session_id!r} belongs to another client: restore into your own")
         if session is None or session.env.episode.key != loaded.episode.key:
             fresh = Session(
                 session_id or uuid.uuid4().hex,
@@ -225,7 +235,7 @@ class EnvService:
             except SnapshotError as exc:
                 raise ApiError(422, str(exc)) from None
             try:
-                self.sessions.adopt(fresh)
+                self.sessions.adopt(fresh, client)
             except SessionError as exc:
                 raise ApiError(exc.status, str(exc)) from None
             session = fresh

@@ -29,6 +29,8 @@ from stocker_core.errors import StockerError
 
 SESSION_HEADER = "X-Session-Id"
 DEFAULT_MAX_SESSIONS = 256
+DEFAULT_MAX_PER_CLIENT = 32
+"""Live sessions one client (one address) may hold: one client cannot fill the server."""
 DEFAULT_IDLE_S = 900.0
 DEFAULT_MAX_EPISODES = 64
 """Loaded episodes the server keeps (~1.2 MB each with their council view: ~80 MB at most)."""
@@ -67,6 +69,8 @@ class Session:
     include_chart: bool = False
     last_used: float = 0.0
     lock: threading.Lock = field(default_factory=threading.Lock)
+    client: str | None = None
+    """Who started it (the client's address): its quota counts the session."""
 
 
 class EpisodeCache:
@@ -135,19 +139,66 @@ class EpisodeCache:
 
 
 class SessionStore:
-    """Live sessions by id, at most ``max_sessions``, expiring after ``idle_s`` unused."""
+    """Live sessions by id, at most ``max_sessions`` in all and ``max_per_client`` per client,
+    expiring after ``idle_s`` unused. A full store or a client at its quota gets SessionError
+    429: no live session is ever dropped to make room, and a client cannot restart another
+    client's session (409). Every transport (HTTP routes, MCP calls one by one, WebSocket)
+    passes its client's address as ``client``."""
 
     def __init__(
         self,
         max_sessions: int = DEFAULT_MAX_SESSIONS,
         idle_s: float = DEFAULT_IDLE_S,
         clock: Callable[[], float] = time.monotonic,
+        max_per_client: int = DEFAULT_MAX_PER_CLIENT,
     ) -> None:
         self.max_sessions = max_sessions
+        self.max_per_client = max_per_client
         self.idle_s = idle_s
         self.clock = clock
         self._sessions: OrderedDict[str, Session] = OrderedDict()  # least recently used first
+        self._per_client: dict[str | None, int] = {}
         self._lock = threading.Lock()
+
+    def held_by(self, client: str | None) -> int:
+        """Live sessions of ``client``."""
+        with self._lock:
+            return self._per_client.get(client, 0)
+
+    def _drop(self, session_id: str) -> None:
+        session = self._sessions.pop(session_id, None)
+        if session is not None:
+            left = self._per_client.get(session.client, 0) - 1
+            if left > 0:
+                self._per_client[session.client] = left
+            else:
+                self._per_client.pop(session.client, None)
+
+    def _admit(self, session_id: str, client: str | None) -> None:
+        """SessionError unless a session ``session_id`` of ``client`` may be stored now."""
+        existing = self._sessions.get(session_id)
+        if existing is not None:
+            if existing.client != client:
+                raise SessionError(f"session {session_id!r} belongs to another client: start your own", 409)
+            return
+        if len(self._sessions) >= self.max_sessions:
+            raise SessionError(
+                f"the server holds its maximum of {self.max_sessions} sessions; close one "
+                f"(DELETE /session) or wait until one is idle for {self.idle_s:g} s",
+                429,
+            )
+        if self._per_client.get(client, 0) >= self.max_per_client:
+            raise SessionError(
+                f"this client holds its maximum of {self.max_per_client} sessions; close one "
+                f"(DELETE /session) or wait until one is idle for {self.idle_s:g} s",
+                429,
+            )
+
+    def _store(self, session: Session) -> None:
+        if session.session_id in self._sessions:
+            self._drop(session.session_id)
+        self._sessions[session.session_id] = session
+        self._per_client[session.client] = self._per_client.get(session.client, 0) + 1
 
     def __len__(self) -> int:
         return len(self._sessions)
@@ -158,7 +209,7 @@ class SessionStore:
             oldest = next(iter(self._sessions.values()))
             if now - oldest.last_used < self.idle_s:
                 break
-            self._sessions.popitem(last=False)
+            self._drop(oldest.session_id)
             expired += 1
         return expired
 
@@ -167,33 +218,30 @@ class SessionStore:
         with self._lock:
             return self._expire(self.clock())
 
-    def put(self, loaded: LoadedEpisode, session_id: str | None, include_chart: bool) -> Session:
-        """Start (or restart) a session on ``loaded``; a new random id when none is given."""
+    def put(
+        self, loaded: LoadedEpisode, session_id: str | None, include_chart: bool, client: str | None = None
+    ) -> Session:
+        """Start (or restart) a session of ``client`` on ``loaded``; a new random id when none is
+        given. SessionError 429 when the store or the client's quota is full, 409 for another
+        client's session id."""
         sid = session_id or uuid.uuid4().hex
         with self._lock:
             now = self.clock()
             self._expire(now)
-            if sid not in self._sessions and len(self._sessions) >= self.max_sessions:
-                raise SessionError(
-                    f"the server holds its maximum of {self.max_sessions} sessions; close one "
-                    f"(DELETE /session) or wait until one is idle for {self.idle_s:g} s",
-                    429,
-                )
-            session = Session(sid, loaded.new_env(), loaded.view, include_chart, now)
-            self._sessions[sid] = session
-            self._sessions.move_to_end(sid)
+            self._admit(sid, client)
+            session = Session(sid, loaded.new_env(), loaded.view, include_chart, now, client=client)
+            self._store(session)
         return session
 
-    def adopt(self, session: Session) -> None:
-        """Store a session built elsewhere (a restore into a new id), same cap."""
+    def adopt(self, session: Session, client: str | None = None) -> None:
+        """Store a session built elsewhere (a restore into a new id) as ``client``'s, same caps."""
         with self._lock:
             now = self.clock()
             self._expire(now)
-            if session.session_id not in self._sessions and len(self._sessions) >= self.max_sessions:
-                raise SessionError(f"the server holds its maximum of {self.max_sessions} sessions", 429)
+            self._admit(session.session_id, client)
             session.last_used = now
-            self._sessions[session.session_id] = session
-            self._sessions.move_to_end(session.session_id)
+            session.client = client
+            self._store(session)
 
     def get(self, session_id: str | None) -> Session:
         """The live session ``session_id``; SessionError (400 missing, 404 unknown/expired)."""
@@ -228,4 +276,5 @@ class SessionStore:
         """End session ``session_id`` (SessionError when there is none)."""
         self.get(session_id)
         with self._lock:
-            self._sessions.pop(session_id, None)
+            if session_id is not None:
+                self._drop(session_id)

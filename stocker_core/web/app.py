@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -96,6 +97,22 @@ async def _routing_error(request: Request, exc: Exception) -> Response:
     return JSONResponse({"error": str(exc.detail)}, status_code=exc.status_code, headers=exc.headers)
 
 
+async def _validation_error(request: Request, exc: Exception) -> Response:
+    """FastAPI's 422 without the offending input echoed: a NaN or an infinity in a body (which
+    Python's JSON parser accepts) cannot be encoded back, so FastAPI's own handler answered 500."""
+    assert isinstance(exc, RequestValidationError)
+    detail = [
+        {
+            "loc": [str(p) for p in e.get("loc", ())],
+            "msg": str(e.get("msg", "")),
+            "type": str(e.get("type", "")),
+        }
+        for e in exc.errors()
+    ]
+    problems = "; ".join(f"{'.'.join(d['loc'][1:] or d['loc']) or 'body'}: {d['msg']}" for d in detail)
+    return JSONResponse({"error": problems or "invalid request", "detail": detail}, status_code=422)
+
+
 def _page_endpoint(view: str):
     def page() -> HTMLResponse:
         return HTMLResponse(render_page(view))
@@ -112,6 +129,7 @@ def web_app(
     """The page alone, at its own root (pages at ``/``, the API at ``/api``): mount it anywhere."""
     app = FastAPI(title="Stocker web page", docs_url=None, redoc_url=None, openapi_url=None)
     app.add_exception_handler(StarletteHTTPException, _routing_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
     mount_web(app, settings, "", dagster_url, api_key)
     return app
 

@@ -17,11 +17,14 @@ from stocker_core.env.episode import Episode, load_episode
 from stocker_core.env.policies import Policy, is_upper_bound, make_policy
 from stocker_core.env.rewards import RewardBreakdown, RewardParams
 from stocker_core.web import names
-from stocker_core.web.errors import BadInputError, ConflictError, NotFoundError
+from stocker_core.web.errors import BadInputError, ConflictError, NotFoundError, WebError
 from stocker_core.web.reader import WarehouseReader, plain
 from stocker_core.web.votes import stored_vote_book
 
 MAX_SESSIONS = 64
+MAX_PER_CLIENT = 16
+"""Play sessions one client (one address) may hold: a full page answers 429, it never drops a
+live session to make room."""
 IDLE_SECONDS = 3600.0
 MAX_EPISODES = 32
 
@@ -38,6 +41,7 @@ class PlaySession:
     steps: list[dict[str, Any]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     touched: float = field(default_factory=time.monotonic)
+    client: str | None = None
 
 
 def step_record(
@@ -140,8 +144,8 @@ def session_state(session: PlaySession) -> dict[str, Any]:
 
 
 class PlaySessions:
-    """Sessions by id (least recently used dropped past ``MAX_SESSIONS`` or after an idle hour)
-    and the episodes they play (loaded once per key)."""
+    """Sessions by id (at most ``MAX_SESSIONS``, ``MAX_PER_CLIENT`` per client, each dropped
+    after an idle hour; a full page answers 429) and the episodes they play (loaded once per key)."""
 
     def __init__(self, settings: Settings, reader: WarehouseReader) -> None:
         self.settings = settings
@@ -181,19 +185,36 @@ class PlaySessions:
             return cached_council(book, self.settings)
         return make_policy(name, env, seed)
 
-    def start(self, episode: str, policy: str | None = None, seed: int | None = None) -> PlaySession:
-        """A new session on ``episode`` with ``policy`` (None: by hand only)."""
+    def start(
+        self, episode: str, policy: str | None = None, seed: int | None = None, client: str | None = None
+    ) -> PlaySession:
+        """A new session of ``client`` (its address) on ``episode`` with ``policy`` (None: by hand
+        only); WebError 429 when the page or the client holds its maximum of sessions."""
         if policy is not None:
             names.policy(policy)
+        with self.lock:  # refuse before loading anything
+            self._admit(client)
         env = TradingEnv(self.episode(episode), self.params)
         chosen = self._policy(policy, env, seed) if policy else None
-        session = PlaySession(uuid.uuid4().hex, env, policy, seed, chosen)
+        session = PlaySession(uuid.uuid4().hex, env, policy, seed, chosen, client=client)
         with self.lock:
-            self._expire()
+            self._admit(client)
             self.sessions[session.session_id] = session
-            while len(self.sessions) > MAX_SESSIONS:
-                self.sessions.popitem(last=False)
         return session
+
+    def _admit(self, client: str | None) -> None:
+        """WebError 429 unless ``client`` may start a session now (the caller holds the lock)."""
+        self._expire()
+        if len(self.sessions) >= MAX_SESSIONS:
+            raise WebError(
+                429, f"the page holds its maximum of {MAX_SESSIONS} play sessions: try again later"
+            )
+        if sum(1 for s in self.sessions.values() if s.client == client) >= MAX_PER_CLIENT:
+            raise WebError(
+                429,
+                f"this client holds its maximum of {MAX_PER_CLIENT} play sessions; one is freed "
+                f"after {IDLE_SECONDS / 60:g} idle minutes",
+            )
 
     def _expire(self) -> None:
         cutoff = time.monotonic() - IDLE_SECONDS

@@ -67,3 +67,24 @@ def test_a_seed_out_of_range_in_play_is_a_422(strict, seed):
 def test_an_unknown_path_answers_in_the_api_error_shape(strict):
     answer = strict.post("/web/api/play/%0Ax/step", json={"side": "hold"})
     assert answer.status_code in (400, 404) and "error" in answer.json()  # never FastAPI's {"detail"}
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        '{"episode": "SYN|2015-03-01", "policy": "random", "seed": NaN}',
+        '{"episode": "SYN|2015-03-01", "policy": "random", "seed": Infinity}',
+        '{"episode": "SYN|2015-03-01", "policy": "random", "seed": -Infinity}',
+        '{"episode": "SYN|2015-03-01", "policy": "random", "seed": 1e400}',
+        '{"episode": NaN}',
+        '{"episode": "SYN|2015-03-01", "policy": NaN}',
+    ],
+)
+def test_nan_and_infinity_in_a_play_body_are_a_422_not_a_500(strict, body):
+    """Issue 34, defect 2: the 422 handler echoed the NaN it could not encode (a 500)."""
+    answer = strict.post("/web/api/play", content=body, headers={"content-type": "application/json"})
+    assert answer.status_code == 422, answer.text
+    assert answer.json()["error"] and answer.json()["detail"][0]["loc"][0] == "body"
+    for route in ("/reset", "/step"):  # the environment routes refuse the same bodies as malformed JSON
+        answer = strict.post(route, content=body, headers={"content-type": "application/json"})
+        assert answer.status_code in (400, 422), answer.text

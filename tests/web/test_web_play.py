@@ -83,9 +83,9 @@ def test_the_council_plays_from_its_cached_votes(client, tiny):
     assert all(r["side"] == "hold" for r in records[1:])
 
 
-def test_the_oldest_session_is_dropped_past_the_cap(client):
+def test_past_the_cap_a_new_player_gets_429_and_no_session_is_dropped(client):
+    """Issue 34: the cap is answered by 429, never by dropping another player's live session."""
     first = client.post("/web/api/play", json={"episode": KEY}).json()["state"]["session_id"]
-    for _ in range(MAX_SESSIONS):
-        client.post("/web/api/play", json={"episode": KEY})
-    gone = client.get(f"/web/api/play/{first}")
-    assert gone.status_code == 404 and "start again" in gone.json()["error"]
+    codes = [client.post("/web/api/play", json={"episode": KEY}).status_code for _ in range(MAX_SESSIONS)]
+    assert codes[-1] == 429 and set(codes) == {200, 429}
+    assert client.get(f"/web/api/play/{first}").status_code == 200

@@ -1,0 +1,116 @@
+"""Lane workers die with the CLI (issue 34, defect 3): after ``kill -9`` of a 2-lane
+``stocker materialize`` no process of that run is alive 5 s later, and a rerun started at once
+succeeds; a rerun waits, saying so, for the lanes of a killed run that still hold the home."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from stocker_assets.lane_lifetime import LANES_DIR, wait_for_leftover_lanes
+
+HOLD = """
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDONLY)
+fcntl.flock(fd, fcntl.LOCK_SH)
+print("held", flush=True)
+time.sleep(60)
+"""
+
+
+def _dead_pid() -> int:
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    return gone.pid
+
+
+def test_a_rerun_waits_for_the_lanes_of_a_killed_run_and_says_so(tmp_path: Path) -> None:
+    lock = tmp_path / LANES_DIR / f"{_dead_pid()}.lock"
+    lock.parent.mkdir()
+    lock.write_text("0\n")
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(lock)], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    said: list[str] = []
+    threading.Timer(1.0, holder.kill).start()
+    started = time.monotonic()
+    assert wait_for_leftover_lanes(tmp_path, said.append) == 1
+    assert 0.8 < time.monotonic() - started < 10
+    assert said and "waiting for the lane workers of an earlier stocker materialize" in said[0]
+    assert not lock.exists()
+    holder.wait()
+
+
+def test_a_live_run_is_left_alone(tmp_path: Path) -> None:
+    lock = tmp_path / LANES_DIR / f"{os.getppid()}.lock"  # a live process: another run in progress
+    lock.parent.mkdir()
+    lock.write_text("0\n")
+    assert wait_for_leftover_lanes(tmp_path, print) == 0 and lock.exists()
+
+
+def _run_of(proc: subprocess.Popen) -> list[psutil.Process]:
+    try:
+        return psutil.Process(proc.pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        return []
+
+
+def _alive(processes: list[psutil.Process]) -> list[psutil.Process]:
+    found = []
+    for p in processes:
+        try:
+            if p.is_running() and p.status() != psutil.STATUS_ZOMBIE:
+                found.append(p)
+        except psutil.NoSuchProcess:
+            pass
+    return found
+
+
+@pytest.mark.slow
+def test_kill_9_of_a_two_lane_materialize_leaves_no_process(tmp_path: Path, seed_dir: Path) -> None:
+    (tmp_path / "dagster").mkdir()
+    env = {
+        **os.environ,
+        "STOCKER_HOME": str(tmp_path / "home"),
+        "DAGSTER_HOME": str(tmp_path / "dagster"),
+        "STOCKER_SOURCE": "files",
+        "STOCKER_FILES_DIR": str(seed_dir),
+        "STOCKER_MAIN_WORKERS": "2",
+    }
+    command = [sys.executable, "-m", "stocker_assets.cli", "materialize", "-t", "AAPL", "-t", "INTC"]
+    command += [
+        "--from",
+        "2023-07",
+        "--to",
+        "2023-08",
+        "--skip",
+        "charts",
+        "--groups",
+        "market,env,text,council",
+    ]
+    cli = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 240
+    lanes: list[psutil.Process] = []
+    while time.monotonic() < deadline and cli.poll() is None:
+        lanes = [p for p in _run_of(cli) if "multiprocessing" in " ".join(p.cmdline())]
+        if len(lanes) >= 2:
+            break
+        time.sleep(0.2)
+    assert len(lanes) >= 2, "the run never started its two lanes"
+    time.sleep(8)  # the lanes are at work
+    run = _run_of(cli)
+    assert len(_alive(run)) >= 2
+    os.kill(cli.pid, signal.SIGKILL)
+    cli.wait()
+    time.sleep(5)
+    assert _alive(run) == [], f"alive 5 s after kill -9: {[(p.pid, p.cmdline()[-2:]) for p in _alive(run)]}"
+    rerun = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+    assert rerun.returncode == 0, rerun.stdout[-2000:] + rerun.stderr[-2000:]
+    assert not list((tmp_path / "home" / LANES_DIR).glob("*.lock"))
