@@ -57,6 +57,7 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
         404: "nothing stored under that name",
         409: "the request does not fit the current state",
         413: "the body is over the size limit",
+        429: "the page, or this client, holds its maximum of play sessions",
     }.items()
 }
 """Documented on every API route (the schemathesis test holds the API to it)."""
@@ -140,8 +141,9 @@ def build_api(context: WebContext) -> APIRouter:
 
     @router.post("/play")
     @web_errors
-    def play_start(request: PlayRequest) -> dict[str, Any]:
-        session = sessions.start(request.episode, request.policy, request.seed)
+    def play_start(request: PlayRequest, http: Request) -> dict[str, Any]:
+        client = http.client.host if http.client else None
+        session = sessions.start(request.episode, request.policy, request.seed, client)
         return {"episode": episode_payload(session.env), "state": session_state(session)}
 
     @router.get("/play/{session_id}")
