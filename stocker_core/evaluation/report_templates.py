@@ -61,7 +61,7 @@ when the bar landed: the next-session return at the recorded exposure after cost
 equal-weight across tickers; excess is over buy-and-hold on the same tickers and days; the interval is a 95%
 t-interval of the daily excess over that many days (none under 2); the minimum detectable edge is the daily
 excess a two-sided 5% test detects with 80% power at that many days. Live and replayed (STOCKER_CLOCK) entries
-are never mixed.</p>
+are never mixed; “–”: none of that kind scored yet.</p>
 <h3>Live</h3>
 {{ forward_live_html }}
 <h3>Replayed (simulated clock)</h3>
@@ -143,7 +143,7 @@ Every evaluation that played policies on a test split is counted (table eval.tes
 
 ## Forward record
 
-Decisions recorded in the hash-chained ledger before their session's bar existed (stocker ledger), scored when the bar landed: the next-session return at the recorded exposure after costs, compounded over the days, equal-weight across tickers; excess is over buy-and-hold on the same tickers and days; the interval is a 95% t-interval of the daily excess over that many days (none under 2); the minimum detectable edge is the daily excess a two-sided 5% test detects with 80% power at that many days. Live and replayed (STOCKER_CLOCK) entries are never mixed.
+Decisions recorded in the hash-chained ledger before their session's bar existed (stocker ledger), scored when the bar landed: the next-session return at the recorded exposure after costs, compounded over the days, equal-weight across tickers; excess is over buy-and-hold on the same tickers and days; the interval is a 95% t-interval of the daily excess over that many days (none under 2); the minimum detectable edge is the daily excess a two-sided 5% test detects with 80% power at that many days. Live and replayed (STOCKER_CLOCK) entries are never mixed; “–”: none of that kind scored yet.
 
 Live:
 

@@ -7,6 +7,7 @@ from datetime import date, timedelta
 
 import numpy as np
 import pandas as pd
+import pytest
 from ledger_testing import FIRST_DECISION, after_close, set_clock
 
 from stocker_core.env.episode import Episode
@@ -44,6 +45,7 @@ def _backtest_episode(settings, days: list[date]) -> Episode:
     )
 
 
+@pytest.mark.slow  # ~25 s of CPU: twenty refreshes, recordings and a scoring
 def test_twenty_sessions_forward_equal_a_backtest(aapl_home, monkeypatch):
     days = [d.date() for d in sessions(FIRST_DECISION, FIRST_DECISION + timedelta(days=40))][: DAYS + 1]
     for today, tomorrow in zip(days, days[1:], strict=False):

@@ -17,9 +17,10 @@ function modeSection(mode, data, rows) {
     el("figure", {}, el("figcaption", {}, `Equity from 1.0 over ${data.sessions.length} scored sessions`), chart),
     el("div", { class: "scroll" }, table));
   $("forward-modes").append(section);
-  const names = Object.keys(data.equity);
+  // buy_and_hold is the benchmark: drawn once, dashed, behind the policies
+  const names = Object.keys(data.equity).filter((p) => p !== "buy_and_hold");
   const series = names.map((p, k) => ({ name: p, values: data.equity[p], style: STYLES[k % 2], cls: `c${k % 8}` }));
-  series.push({ name: "buy-and-hold", values: data.benchmark, style: "dashed", cls: "c7" });
+  series.push({ name: "buy_and_hold", values: data.benchmark, style: "dashed", cls: "c7" });
   lineChart(chart, series, data.sessions.map((d) => d.slice(2)),
     { width: 900, height: 300, rightPad: 120, label: `${mode} forward equity of each policy` });
   fillTable(table, [
