@@ -186,6 +186,33 @@ class ServerBackend:
             self.client = None
 
 
+def decision_prompt(ticker: str, day: pd.Timestamp, mask: Any, horizon: int, max_calls: int) -> str:
+    """The decision's task text (masked when ``mask`` is on), the same in training and in the
+    ``agent_trl`` policy: it names no portfolio, so a decision depends on the stock and day only."""
+    if mask is not None and mask.enabled:
+        name = mask.name(ticker)
+        where = (
+            f"{name} at the close of session 0 (dates are sessions before it; prices are rebased to "
+            "100 at the month's first session)"
+        )
+    else:
+        name, where = ticker, f"{ticker} at the close of {day.date().isoformat()}"
+    return (
+        f"Decide BUY, SELL or HOLD for {where}. BUY invests the whole portfolio in {name}, SELL sells "
+        f"the whole position, HOLD keeps it; the decision is scored over the next {horizon} sessions. "
+        f"Call the tools you need one at a time (at most {max_calls}), then call trade with your decision."
+    )
+
+
+def masked_tool_answer(tools: AgentTools, mask: Any, name: str, arguments: Any) -> tuple[str, bool]:
+    """(the tool's answer as JSON text seen through ``mask``, whether the call was valid)."""
+    from stocker_core.text.masking import mask_json
+
+    outcome = tools.call(name, arguments)
+    result = mask_json(outcome.result, mask) if mask is not None else outcome.result
+    return result_text(result), outcome.valid  # type: ignore[arg-type]
+
+
 def _agent_tool(name: str) -> Any:
     """A method that runs the agent's tool ``name`` (its signature and docstring, so TRL
     derives the same JSON schema) and answers with its result as JSON text."""
@@ -281,7 +308,7 @@ class StockerToolEnv:
         self._mask = agent_mask(data, when) if self.settings.llm_mask else None
         self._point, self._closes, self._key = point, closes, episode_key
         self.decision, self.tool_calls, self.invalid_tool_calls, self.rewards = None, 0, 0, {}
-        return self._prompt(ticker, when, point)
+        return decision_prompt(ticker, when, self._mask, self.horizon, self.config.max_tool_calls)
 
     def trade(self, decision: str) -> str:
         """Place the decision at the decision day's close; call it once, after the tools you need.
@@ -312,8 +339,6 @@ class StockerToolEnv:
 
     # -- internals -------------------------------------------------------------------
     def _run_tool(self, name: str, arguments: dict[str, Any]) -> str:
-        from stocker_core.text.masking import mask_json
-
         if self._tools is None:
             return json.dumps({"error": "no episode: reset first"})
         if self.decision is not None:
@@ -324,28 +349,9 @@ class StockerToolEnv:
             return json.dumps(
                 {"error": f"tool call cap ({self.config.max_tool_calls}) reached: call trade now"}
             )
-        outcome = self._tools.call(name, arguments)
-        self.invalid_tool_calls += 0 if outcome.valid else 1
-        result = mask_json(outcome.result, self._mask) if self._mask is not None else outcome.result
-        return result_text(result)  # type: ignore[arg-type]
-
-    def _prompt(self, ticker: str, when: pd.Timestamp, point: Point) -> str:
-        value = point.cash + point.position * point.close
-        invested = round(100 * point.position * point.close / value) if value > 0 else 0
-        if self._mask is not None and self._mask.enabled:
-            name = self._mask.name(ticker)
-            where = (
-                f"{name} at the close of session 0 (dates are sessions before it; prices are rebased to "
-                "100 at the month's first session)"
-            )
-        else:
-            name, where = ticker, f"{ticker} at the close of {when.date().isoformat()}"
-        return (
-            f"Decide BUY, SELL or HOLD for {where}. {invested}% of the portfolio is in {name}: BUY "
-            "invests all of it, SELL sells the whole position, HOLD keeps it. The decision is scored "
-            f"over the next {self.horizon} sessions. Call the tools you need one at a time (at most "
-            f"{self.config.max_tool_calls}), then call trade with your decision."
-        )
+        text, valid = masked_tool_answer(self._tools, self._mask, name, arguments)
+        self.invalid_tool_calls += 0 if valid else 1
+        return text
 
     def _score(self, decision: str) -> dict[str, float]:
         from stocker_core.agent.policy import decision_action

@@ -129,17 +129,23 @@ PLUGIN_MODULES = {
     "agent_rl": "stocker_core.agent.policy",
 }
 
+OPT_IN_MODULES = {"agent_trl": "stocker_core.agent.trl_policy"}
+"""Policies played only when named (``--policies agent_trl``), never among "every policy":
+their model is trained outside the pipeline (``examples/train_trl_grpo.py``)."""
+
 UPPER_BOUNDS = {"ideal"}
 """Policies that see the future (hindsight upper bounds, not strategies): labelled in every table."""
 
-FITTED_ON_TRAIN = {"moderator_sft", "moderator_grpo", "agent_base", "agent_rl", "a2c", "ppo"}
+FITTED_ON_TRAIN = {"moderator_sft", "moderator_grpo", "agent_base", "agent_rl", "agent_trl", "a2c", "ppo"}
 """Policies whose models were fitted on the train split: backtests of train-split episodes
 leave them out (their numbers there are in-sample, and the most expensive to compute)."""
 
 
-def policy_names() -> list[str]:
-    """Every policy name: the registered ones and those of plugin modules not imported yet."""
-    return sorted({*POLICIES, *PLUGIN_MODULES})
+def policy_names(opt_in: bool = False) -> list[str]:
+    """Every policy name: the registered ones and those of plugin modules not imported yet;
+    the ``OPT_IN_MODULES`` ones only with ``opt_in``."""
+    names = {*POLICIES, *PLUGIN_MODULES}
+    return sorted(names | set(OPT_IN_MODULES) if opt_in else names - set(OPT_IN_MODULES))
 
 
 def is_fitted_on_train(name: str) -> bool:
@@ -153,10 +159,11 @@ def is_upper_bound(name: str) -> bool:
 
 
 def _import_plugin(name: str) -> None:
-    if name not in POLICIES and name in PLUGIN_MODULES:
+    module = PLUGIN_MODULES.get(name) or OPT_IN_MODULES.get(name)
+    if name not in POLICIES and module:
         import importlib
 
-        importlib.import_module(PLUGIN_MODULES[name])
+        importlib.import_module(module)
 
 
 def make_batch_decider(
@@ -175,7 +182,7 @@ def make_policy(name: str, env: TradingEnv, seed: int | None = None) -> Policy:
     try:
         factory = POLICIES[name]
     except KeyError:
-        known = ", ".join(policy_names())
+        known = ", ".join(policy_names(opt_in=True))
         raise InvalidNameError(f"unknown policy {name!r}: use one of {known}") from None
     return factory(env, seed)
 

@@ -58,7 +58,7 @@ def policy_label(name: str) -> str:
 
 def check_policy_names(names: Sequence[str]) -> list[str]:
     """The names, in table order; InvalidNameError listing the valid ones for any unknown."""
-    known = set(policy_names())
+    known = set(policy_names(opt_in=True))
     unknown = [n for n in names if n not in known]
     if unknown:
         raise InvalidNameError(

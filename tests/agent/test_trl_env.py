@@ -132,7 +132,7 @@ def test_reset_masks_the_prompt_and_the_tool_answers(sample_settings, rows):
     row = rows[1]
     prompt = env.reset(**row)
     assert "session 0" in prompt and "GOOGL" not in prompt and row["day"] not in prompt
-    assert "% of the portfolio is in STOCK" in prompt and "call trade" in prompt
+    assert "BUY invests the whole portfolio in STOCK" in prompt and "call trade" in prompt
     answer = json.loads(env.get_price_history(lookback_days=5))
     assert answer["last_date"] == "session 0" and answer["days"] == 5
     assert "GOOGL" not in json.dumps(answer) and row["day"] not in json.dumps(answer)
@@ -254,6 +254,28 @@ def test_grpo_trainer_drives_a_live_server_for_two_steps(sample_settings, rows, 
         for env in envs:
             env.__exit__(None, None, None)
     saved = os.listdir(tmp_path / "adapter")
+    # the adapter as the agent_trl policy finds it, scored like any policy (by name only)
+    from stocker_core.agent.trl_policy import run_dir, write_run
+    from stocker_core.env.policies import policy_names
+    from stocker_core.evaluation.runner import backtest, check_policy_names
+
+    trainer.save_model(str(run_dir(sample_settings) / "adapter"))
+    write_run(sample_settings, model="tiny", seed=0, horizon=5, max_new_tokens=16)
+    monkeypatch.setenv("STOCKER_SOURCE", "sample")
+    monkeypatch.setenv("STOCKER_HOME", str(sample_settings.home))
+    get_settings(fresh=True)
+    try:
+        assert "agent_trl" not in policy_names() and check_policy_names(["agent_trl"]) == ["agent_trl"]
+        valid = trl_rows(sample_settings, tickers=["GOOGL"], split="valid", most=1)[0]
+        episode = load_episode(valid["episode_key"], sample_settings)
+        played = {
+            r["policy"]: r for r in backtest(episode, ["agent_trl", "hold"], settings=sample_settings).rows()
+        }
+    finally:
+        monkeypatch.undo()
+        get_settings(fresh=True)
+    # a random tiny model places no decision: it holds every day, as the hold baseline does
+    assert played["agent_trl"]["total_reward"] == pytest.approx(played["hold"]["total_reward"])
     assert {"adapter_config.json", "adapter_model.safetensors"} <= set(saved)
     steps = [h for h in trainer.state.log_history if "reward" in h]
     assert [h["step"] for h in steps] == [1, 2]
