@@ -176,6 +176,7 @@ def materialize(
     _check_range(start, end)  # before anything slow: an inverted range is bad usage
     from stocker_assets.definitions import build_definitions
     from stocker_assets.instance import register_tickers
+    from stocker_assets.lane_lifetime import wait_for_leftover_lanes
     from stocker_assets.lanes import LaneOptions, RunUnit, plan_units, run_units, worker_count
     from stocker_assets.materialize_progress import MaterializeProgress
     from stocker_assets.resources import StockerResource
@@ -225,6 +226,10 @@ def materialize(
             console.print(f"[yellow]{name}: no months with data in range; skipped[/yellow]")
     units = plan_units(plan_stages([*unpartitioned, *partitioned]), plan, checks)
     options = LaneOptions(worker_count(settings), allow_failed_checks=allow_failed_checks)
+    try:  # before anything runs: the lanes of a killed earlier run must be gone
+        wait_for_leftover_lanes(settings.home, console.print)
+    except StockerError as exc:
+        fail(exc, EXIT_FAILED)
     if options.workers > 1 and len(units) > 1:
         console.print(f"{len(units)} runs on {options.workers} lanes (STOCKER_MAIN_WORKERS)")
     with MaterializeProgress(console, check_names) as progress:

@@ -47,9 +47,21 @@ def build_app(areas: Sequence[Registrar] = CORE_AREAS) -> typer.Typer:
         no_args_is_help=True,
         pretty_exceptions_show_locals=False,
     )
+    app.callback()(_settings_first)
     for register in areas:
         register(app)
     return app
+
+
+def _settings_first() -> None:
+    # every command reads the STOCKER_* settings first: a bad one is one line and exit 2
+    from stocker_core.cli_support import fail
+    from stocker_core.config import SettingsError, get_settings
+
+    try:
+        get_settings(fresh=True)
+    except SettingsError as exc:
+        fail(exc)
 
 
 app = build_app()

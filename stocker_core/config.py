@@ -14,6 +14,8 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from stocker_core.errors import StockerError
+
 SourceName = Literal["sample", "files", "yfinance", "synthetic"]
 BackendName = Literal["rule", "openai", "transformers"]
 ModeratorName = Literal["rule", "llm"]
@@ -186,6 +188,19 @@ class Settings(BaseSettings):
             raise ValueError(f"STOCKER_CLOCK={value.isoformat()} has no zone: add one, e.g. +00:00 or Z")
         return value
 
+    @field_validator("start_month", mode="after")
+    @classmethod
+    def _first_of_month(cls, value: str) -> str:
+        for spelling in ("%Y-%m-%d", "%Y-%m"):
+            try:
+                month = datetime.strptime(value.strip(), spelling).date().replace(day=1)
+            except ValueError:
+                continue
+            if month > date.today():
+                raise ValueError(f"expected a month no later than this one ({date.today():%Y-%m})")
+            return month.isoformat()
+        raise ValueError("expected a month, YYYY-MM (or a day, YYYY-MM-DD)")
+
     @field_validator("synth_tickers", mode="after")
     @classmethod
     def _synthetic_names(cls, value: str) -> str:
@@ -263,9 +278,53 @@ class Settings(BaseSettings):
         return self.home / "dagster"
 
 
+class SettingsError(StockerError, ValueError):
+    """A ``STOCKER_*`` variable whose value the settings refuse (one line: the variable, the
+    value and what is expected)."""
+
+
+def _expected(error: dict) -> str:
+    ctx = error.get("ctx") or {}
+    if error.get("type") == "literal_error" and "expected" in ctx:
+        choices = [c.strip().strip("'") for c in re.split(r",| or ", str(ctx["expected"])) if c.strip()]
+        return "expected one of: " + ", ".join(choices)
+    bounds = {"gt": "above", "ge": "at least", "lt": "below", "le": "at most"}
+    found = [f"{word} {ctx[key]:g}" for key, word in bounds.items() if isinstance(ctx.get(key), int | float)]
+    if found:
+        return "expected a number " + " and ".join(found)
+    message = str(error.get("msg", "invalid")).removeprefix("Value error, ")
+    return message.replace("Input should be", "expected").strip()
+
+
+def settings_error_line(exc: Exception) -> str:
+    """A pydantic(-settings) error about ``STOCKER_*`` values as one line per variable, e.g.
+    ``STOCKER_SOURCE='nope' (expected one of: sample, files, yfinance, synthetic)``."""
+    from pydantic import ValidationError
+
+    if isinstance(exc, ValidationError):
+        parts = []
+        for error in exc.errors():
+            field = str(error["loc"][0]) if error.get("loc") else ""
+            name = f"STOCKER_{field.upper()}" if field else "a STOCKER_* variable"
+            value = os.environ.get(name, error.get("input"))
+            parts.append(f"{name}={value!r} ({_expected(error)})")
+        return "; ".join(parts)
+    found = re.search(r'field "(\w+)"', str(exc))
+    if found:
+        name = f"STOCKER_{found.group(1).upper()}"
+        return f"{name}={os.environ.get(name)!r} (expected JSON: {str(exc).splitlines()[0]})"
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
 @lru_cache(maxsize=1)
 def _cached_settings() -> Settings:
-    return Settings()
+    from pydantic import ValidationError
+    from pydantic_settings import SettingsError as SourceError
+
+    try:
+        return Settings()
+    except (ValidationError, SourceError) as exc:
+        raise SettingsError(settings_error_line(exc)) from None
 
 
 _active: list[Settings] = []
