@@ -140,7 +140,7 @@ class Settings(BaseSettings):
         lt=1.0,
         description="AR(1) coefficient of the planted factor (0: independent days)",
     )
-    # The forward ledger (docs/forward-ledger.md): a simulated clock for offline replays, the policies recorded
+    # The forward ledger (docs/forward-ledger.md): a simulated clock for replays; the policies recorded
     clock: datetime | None = Field(
         default=None,
         description="ISO timestamp with zone: sources reveal only bars closed and text published before it",
