@@ -21,6 +21,7 @@ from stocker_core.council.backends import get_backend
 from stocker_core.council.partition import role_summary, split_by_month, ticker_votes, vote_stats
 from stocker_core.market.bars import load_bars
 from stocker_core.market.calendar import month_end
+from stocker_core.market.clock import text_before
 from stocker_core.market.indicators import LOOKBACK_MONTHS
 from stocker_core.market.pipeline import MonthBuild
 from stocker_core.market.validation import parse_partition_key, partition_key
@@ -51,7 +52,8 @@ def _text_asset(kind: EventKind, name: str, what: str) -> dg.AssetsDefinition:
         folder = settings.text_folder
         frame = configured_events(settings, kind)
         if kind == "news" and settings.news_online:
-            online = [fetch_yfinance_news(t) for t in context.instance.get_dynamic_partitions("ticker")]
+            tickers = context.instance.get_dynamic_partitions("ticker")
+            online = [text_before(fetch_yfinance_news(t), settings.clock) for t in tickers]  # STOCKER_CLOCK
             frame = pd.concat([f for f in [frame, *online] if f is not None and len(f)], ignore_index=True)
         if frame is None or frame.empty:
             where = f"in {folder}" if folder is not None else "(no STOCKER_TEXT_DIR / STOCKER_FILES_DIR set)"
