@@ -15,10 +15,11 @@ The HTTP routes' rules hold here too:
 * **API key**: when the server has one, the upgrade request must carry
   ``Authorization: Bearer <key>``; without it the handshake is refused with HTTP 401 and
   the JSON error (before any session exists).
-* **Connections**: at most ``max_sessions`` open at once (they count against the same cap
-  as the sessions they hold); one more gets a ``CAPACITY_REACHED`` error and a close
-  (code 1013, "try again later"). A ``reset`` that would pass the session cap gets the
-  same error and the connection stays open to try again.
+* **Connections**: at most ``max_sessions`` open at once, and ``max_per_client`` from one
+  client address (the caps of the sessions they hold); one more gets a ``CAPACITY_REACHED``
+  error and a close (code 1013, "try again later"). A ``reset`` that would pass either
+  session cap (HTTP sessions count too) gets the same error and the connection stays open
+  to try again.
 * **Message size**: a message over ``max_message_bytes`` (the body limit, 1 MB) gets a
   ``MESSAGE_TOO_LARGE`` error and is ignored; uvicorn's own frame limit (16 MB) cuts
   anything larger before it is buffered.
@@ -70,18 +71,32 @@ def error_message(status: int, message: str, code: str | None = None) -> str:
 
 
 class WsConnections:
-    """How many ``/ws`` connections are open (the cap check and ``/health``)."""
+    """How many ``/ws`` connections are open, in all and per client address (the caps)."""
 
     def __init__(self) -> None:
         self.open = 0
         self.refused = 0
+        self.per_client: dict[str | None, int] = {}
+
+    def enter(self, client: str | None) -> None:
+        self.open += 1
+        self.per_client[client] = self.per_client.get(client, 0) + 1
+
+    def leave(self, client: str | None) -> None:
+        self.open -= 1
+        left = self.per_client.get(client, 0) - 1
+        if left > 0:
+            self.per_client[client] = left
+        else:
+            self.per_client.pop(client, None)
 
 
 class _Connection:
     """One ``/ws`` connection: its session id (created on the first reset) and its messages."""
 
-    def __init__(self, service: EnvService) -> None:
+    def __init__(self, service: EnvService, client: str | None) -> None:
         self.service = service
+        self.client = client
         self.session_id: str | None = None
 
     async def reset(self, data: Any) -> dict[str, Any]:
@@ -99,9 +114,9 @@ class _Connection:
         sid = self.session_id or uuid.uuid4().hex
         start = self.service.start
         answer = (
-            await run_in_threadpool(start, loaded, request, sid)
+            await run_in_threadpool(start, loaded, request, sid, self.client)
             if request.include_chart
-            else start(loaded, request, sid)
+            else start(loaded, request, sid, self.client)
         )
         self.session_id = answer.pop("session_id")
         return {**answer, "session_id": self.session_id}
@@ -178,6 +193,19 @@ async def _refuse_handshake(websocket: WebSocket, status: int, message: str) -> 
         await websocket.close(code=CLOSE_POLICY, reason=message[:120])
 
 
+def _over_cap(connections: WsConnections, service: EnvService, client: str | None) -> str | None:
+    """Why one more connection from ``client`` is refused (None: it is not): connections count
+    against the same caps as sessions, in all and per client."""
+    store = service.sessions
+    if connections.open >= store.max_sessions:
+        return f"the server holds its maximum of {store.max_sessions} sessions; try again later"
+    if connections.per_client.get(client, 0) >= store.max_per_client:
+        return (
+            f"this client holds its maximum of {store.max_per_client} sessions; close one or try again later"
+        )
+    return None
+
+
 def mount_ws(
     app: FastAPI, service: EnvService, api_key: str, max_message_bytes: int, idle_s: float | None = None
 ) -> WsConnections:
@@ -192,16 +220,15 @@ def mount_ws(
             await _refuse_handshake(websocket, 401, MISSING_KEY)
             return
         await websocket.accept()
-        if connections.open >= service.sessions.max_sessions:
+        client = websocket.client.host if websocket.client else None
+        refusal = _over_cap(connections, service, client)
+        if refusal:
             connections.refused += 1
-            limit = service.sessions.max_sessions
-            await websocket.send_text(
-                error_message(429, f"the server holds its maximum of {limit} sessions; try again later")
-            )
+            await websocket.send_text(error_message(429, refusal))
             await websocket.close(code=CLOSE_TRY_LATER, reason="session cap reached")
             return
-        connections.open += 1
-        connection = _Connection(service)
+        connections.enter(client)
+        connection = _Connection(service, client)
         try:
             while True:
                 try:
@@ -231,7 +258,7 @@ def mount_ws(
         except WebSocketDisconnect:
             return
         finally:
-            connections.open -= 1
+            connections.leave(client)
             connection.close()
 
     app.state.ws = connections

@@ -163,6 +163,18 @@ def test_session_cap_refuses_clearly_and_frees_on_close(seed_settings):
         assert app.state.ws.refused == 1
 
 
+def test_one_client_past_its_quota_is_refused_and_others_are_not(seed_settings):
+    app = create_app(seed_settings, api_key="", max_per_client=1)
+    with live_server(app) as url, connect(_ws(url)) as first:
+        assert _ask(first, {"type": "reset", "data": {"task_id": "task_easy"}})["type"] == "observation"
+        with connect(_ws(url)) as second:
+            refusal = json.loads(second.recv(timeout=10))
+            assert refusal["data"]["code"] == "CAPACITY_REACHED"
+            assert "this client holds its maximum of 1 sessions" in refusal["data"]["message"]
+        assert _ask(first, {"type": "step", "data": {"side": "hold", "quantity": 0}})["type"] == "observation"
+        assert app.state.ws.per_client == {"127.0.0.1": 1}
+
+
 def test_a_reset_past_the_session_cap_is_refused_and_the_connection_stays(seed_settings):
     app = create_app(seed_settings, api_key="", max_sessions=1)
     with live_server(app) as url:
