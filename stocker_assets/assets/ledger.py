@@ -11,12 +11,16 @@ from datetime import date
 
 import dagster as dg
 
+from stocker_assets.assets.council import specialist_votes
+from stocker_assets.assets.market import prices
 from stocker_assets.partitions import ledger_session_partitions
 from stocker_assets.resources import StockerResource
 
 LEDGER = "ledger"
 CHAIN_INTACT = "chain_intact"
 NO_ENTRY_AFTER_OUTCOME = "no_entry_after_outcome"
+EVERY_PARTITION = dg.AllPartitionMapping()
+"""A session's recording reads every ticker's bars (and votes) up to its close: lineage to all of them."""
 LATE = "not before its outcome"
 """How ``verify_chain`` words an entry recorded at or after its outcome bar's close."""
 
@@ -78,6 +82,12 @@ def _record_markdown(record) -> str:
     partitions_def=ledger_session_partitions,
     group_name=LEDGER,
     code_version="1",
+    deps=[
+        dg.AssetDep(prices, partition_mapping=EVERY_PARTITION),
+        dg.AssetDep(specialist_votes, partition_mapping=EVERY_PARTITION),
+        dg.AssetKey("moderator_grpo"),
+        dg.AssetKey("agent_policy"),
+    ],
     check_specs=_checks(LEDGER),
     kinds={"parquet", "duckdb"},
     description=(
@@ -157,7 +167,6 @@ def ledger_scores(context: dg.AssetExecutionContext, stocker: StockerResource) -
 ledger_job = dg.define_asset_job(
     "ledger_job",
     selection=dg.AssetSelection.assets(ledger),
-    partitions_def=ledger_session_partitions,
     description="the forward ledger's recording for one session (with its blocking checks).",
 )
 ledger_scores_job = dg.define_asset_job(
