@@ -16,7 +16,7 @@ from rich.table import Table
 
 from stocker_core.cli_support import EXIT_FAILED, fail
 from stocker_core.config import get_settings
-from stocker_core.errors import StockerError
+from stocker_core.errors import StockerError, UnknownTickerError
 from stocker_core.universe import add_tickers, read_universe, remove_tickers
 from stocker_core.warehouse import sql_cli
 
@@ -36,6 +36,16 @@ def _instance():
         fail(exc, EXIT_FAILED)
 
 
+def file_problems(source) -> dict[str, str]:
+    """The files source's unusable files and skipped rows (file name -> why), through the
+    wrappers around it (quality gate, clock); empty for other sources."""
+    while source is not None:
+        if hasattr(source, "file_problems"):
+            return source.file_problems()
+        source = getattr(source, "inner", None)
+    return {}
+
+
 def _known_to_source(settings, tickers: list[str]) -> list[str]:
     """Valid names the configured source has (UnknownTickerError, with a suggestion, if not)."""
     from stocker_core.market.sources import check_symbols, get_source
@@ -43,7 +53,14 @@ def _known_to_source(settings, tickers: list[str]) -> list[str]:
 
     names = [validate_ticker(t) for t in tickers]
     source = get_source(settings)
-    checked = check_symbols(source, names)
+    try:
+        checked = check_symbols(source, names)
+    except UnknownTickerError as exc:
+        problems = file_problems(source)
+        if not problems:
+            raise
+        unread = "; ".join(f"{name}: {why}" for name, why in sorted(problems.items()))
+        raise UnknownTickerError(f"{exc}; unreadable file(s) in {settings.files_dir}: {unread}") from None
     if not source.symbols():
         console.print(
             f"[yellow]the {source.name} source cannot list its symbols: "
@@ -212,6 +229,8 @@ def materialize(
         fail(exc)
     for name, why in unusable.items():
         console.print(f"[red]{name}: skipped: {why}[/red] (remove it with: stocker tickers remove {name})")
+    for name, why in sorted(file_problems(source).items()):
+        console.print(f"[yellow]{settings.files_dir}/{name}: {why}[/yellow]")
     instance = _instance()
     register_tickers(instance, [t for t in tickers if t not in unusable])
     console.print(

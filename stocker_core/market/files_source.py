@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from stocker_core.errors import DataSourceError, UnknownTickerError
@@ -72,8 +73,17 @@ class BarFolder:
     issues: dict[str, list[BarIssue]] = field(default_factory=dict)
     problems: dict[str, str] = field(default_factory=dict)
 
+    def note(self, path: Path, problem: str) -> None:
+        """Record why (part of) ``path`` was not used."""
+        known = self.problems.get(path.name)
+        self.problems[path.name] = f"{known}; {problem}" if known else problem
+
     def add(self, ticker: str, path: Path, table: pd.DataFrame) -> None:
         checked = normalize_bars_checked(table)
+        if checked.frame.empty:  # every row refused (e.g. all dates day/month-ambiguous): named
+            why = checked.issues[0].problem if checked.issues else "no row with a date and a close"
+            self.note(path, f"{ticker}: no usable rows ({why})")
+            return
         self.parts.setdefault(ticker, []).append(checked.frame)
         self.issues.setdefault(ticker, []).extend(
             BarIssue(
@@ -85,10 +95,22 @@ class BarFolder:
         )
 
 
+def _header_rows(table: pd.DataFrame) -> list[int]:
+    """Positions of data rows that repeat the header (files pasted together)."""
+    text = table.astype("string").apply(lambda c: c.str.strip().str.lower())
+    names = [str(c).strip().lower() for c in table.columns]
+    same = pd.concat([text.iloc[:, i] == names[i] for i in range(len(names))], axis=1).fillna(False)
+    return [int(i) for i in np.flatnonzero(same.all(axis=1).to_numpy())]
+
+
 def _add_file(folder: BarFolder, path: Path) -> None:
     table = _read_table(path)
     if not _check_bar_table(path, table):
         return
+    repeated = _header_rows(table)
+    if repeated:
+        rows = ", ".join(str(r + 1) for r in repeated[:5])
+        raise BadBarFile(f"row {rows} repeats the header (files pasted together?): remove it")
     table.columns = _bar_columns(table)
     table = table.loc[:, ~pd.Index(table.columns).duplicated()]
     if "ticker" not in table.columns:
@@ -96,9 +118,12 @@ def _add_file(folder: BarFolder, path: Path) -> None:
         return
     symbols = table["ticker"].astype(str).str.strip()
     bad = sorted({s for s in symbols.unique() if not TICKER_PATTERN.fullmatch(s)})
-    if bad:
-        shown = ", ".join(repr(s) for s in bad[:5])
-        folder.problems[path.name] = f"rows with invalid ticker(s) {shown} skipped"
+    for name in bad[:5]:
+        rows = np.flatnonzero((symbols == name).to_numpy())
+        shown = ", ".join(str(r + 1) for r in rows[:3]) + (" …" if len(rows) > 3 else "")
+        folder.note(path, f"{len(rows)} row(s) with the invalid ticker {name!r} skipped (row {shown})")
+    if len(bad) > 5:
+        folder.note(path, f"and {len(bad) - 5} more invalid tickers skipped")
     for ticker, group in table.groupby(symbols, sort=True):
         if ticker not in bad:
             folder.add(str(ticker), path, group.drop(columns="ticker"))

@@ -88,6 +88,7 @@ _YEAR_FIRST = r"^\s*\d{4}[/.]\d{1,2}[/.]\d{1,2}\s*$"
 _COMPACT = r"^\s*\d{8}\s*$"
 _MONTH_NAME = r"[A-Za-z]{3,}"
 _DAY_MONTH_ORDER = r"^\s*\d{1,2}[/.\-]\d{1,2}[/.\-]\d{2,4}(?:[T ].*)?\s*$"
+_FOUR_DIGITS = r"(?<!\d)\d{4}(?!\d)"
 
 
 def _row_label(frame: pd.DataFrame, position: int) -> int:
@@ -105,7 +106,9 @@ def _parse_text_dates(text: pd.Series) -> tuple[pd.Series, pd.Series]:
     iso = text.str.match(_ISO_DATE) | text.str.match(_YEAR_FIRST)
     compact = text.str.match(_COMPACT)
     named = ~iso & ~compact & text.str.contains(_MONTH_NAME) & ~text.str.match(_DAY_MONTH_ORDER)
-    refused = text.str.match(_DAY_MONTH_ORDER)
+    short_year = named & ~text.str.contains(_FOUR_DIGITS)  # "01-Jun-23", "Jun 01 23", "23-Jun-01"
+    named &= ~short_year
+    refused = text.str.match(_DAY_MONTH_ORDER) | short_year
     parts = [
         (
             iso,
@@ -171,6 +174,9 @@ def _dates(frame: pd.DataFrame, issues: list[BarIssue]) -> pd.Series:
         problem = (
             f"row {_row_label(frame, position)}: date {shown!r} does not say which number is the day "
             "and which the month (never guessed): write dates as YYYY-MM-DD"
+            if re.match(_DAY_MONTH_ORDER, shown) and re.search(_FOUR_DIGITS, shown)
+            else f"row {_row_label(frame, position)}: date {shown!r} has a two-digit year (never guessed): "
+            "write dates as YYYY-MM-DD"
         )
         # the row belongs to one of the days it can be read as: each of those months fails
         candidates = _day_month_readings(shown)
