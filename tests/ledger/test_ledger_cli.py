@@ -146,6 +146,8 @@ def test_a_rerun_never_rewrites_an_entry(aapl_home, monkeypatch):
     [
         (["--policies", "buy_and_hold,nope"], after_close(FIRST_DECISION), "unknown policy 'nope'"),
         (["--policies", "ideal"], after_close(FIRST_DECISION), "sees the future"),
+        ([], after_close(FIRST_DECISION), "no trained moderator_grpo"),  # the default set, untrained home
+        (["--policies", "agent_rl"], after_close(FIRST_DECISION), "no trained agent"),
         (["--policies", POLICIES], "2099-01-05T22:00:00+00:00", "past the exchange calendar"),
         (["--policies", POLICIES], "2022-06-01T22:00:00+00:00", "no bar before the clock"),
         (["--policies", POLICIES, "--for", "2023-06-03"], after_close(FIRST_DECISION), "not an XNYS session"),
@@ -155,6 +157,8 @@ def test_a_rerun_never_rewrites_an_entry(aapl_home, monkeypatch):
     ids=[
         "unknown-policy",
         "hindsight",
+        "untrained-moderator",
+        "untrained-agent",
         "clock-past-calendar",
         "clock-before-first-bar",
         "holiday",
