@@ -229,3 +229,22 @@ def test_sixteen_concurrent_generic_clients_play_without_errors(seed_settings):
     assert len(ids) == 16
     first = results[0][0]
     assert all(rewards == first for rewards, _ in results)  # same script, same rewards
+
+
+@pytest.mark.slow
+def test_openenv_validate_cli_passes_against_a_live_server(seed_settings):
+    """`openenv validate --url` (openenv-core's own command) on a server that also serves /ws."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    command = Path(sys.executable).with_name("openenv")
+    if not command.exists():
+        pytest.skip("the openenv command is not installed")
+    with live_server(create_app(seed_settings, api_key="")) as url:
+        run = subprocess.run(
+            [str(command), "validate", "--url", url], capture_output=True, text=True, timeout=120
+        )
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    report = json.loads(run.stdout)
+    assert report["passed"] and report["summary"]["passed_count"] == report["summary"]["total_count"] == 6
