@@ -48,9 +48,7 @@ def register(app: typer.Typer) -> None:
         if not -1.0 <= ic <= 1.0:
             fail(f"--ic {ic} is outside [-1, 1]")
         if home is not None and home.exists() and not home.is_dir():
-            fail(
-                f"--home {home} is a file, not a folder: give a new folder (the check builds its own warehouse)"
-            )
+            fail(f"--home {home} is a file, not a folder: give a new folder (the check builds its warehouse)")
         if home is not None and home.exists() and any(home.iterdir()):
             fail(f"--home {home} is not empty: give a new folder (the check builds its own warehouse)")
         config = LearningCheckConfig(ic=ic, seed=seed, tickers=tickers, years=years)
