@@ -16,8 +16,6 @@ from collections.abc import Sequence
 
 import dagster as dg
 
-from stocker_assets.partitions import ticker_month_partitions
-
 JOB_GROUPS: dict[str, tuple[str, ...]] = {
     "market_job": ("market",),
     "env_job": ("env",),
@@ -36,12 +34,11 @@ JOB_DESCRIPTIONS = {
 }
 
 
-def _job(name: str, partitioned: bool = True) -> dg.UnresolvedAssetJobDefinition:
+def _job(name: str) -> dg.UnresolvedAssetJobDefinition:
+    """The job of ``name``'s groups; Dagster infers its partitioning from the selected assets
+    (ticker × month, none for training: checked in tests/assets/test_definitions.py)."""
     return dg.define_asset_job(
-        name,
-        selection=dg.AssetSelection.groups(*JOB_GROUPS[name]),
-        partitions_def=ticker_month_partitions if partitioned else None,
-        description=JOB_DESCRIPTIONS[name],
+        name, selection=dg.AssetSelection.groups(*JOB_GROUPS[name]), description=JOB_DESCRIPTIONS[name]
     )
 
 
@@ -49,7 +46,7 @@ market_job = _job("market_job")
 env_job = _job("env_job")
 council_job = _job("council_job")
 evaluation_job = _job("evaluation_job")
-training_job = _job("training_job", partitioned=False)
+training_job = _job("training_job")
 
 ALL_JOBS = [market_job, env_job, council_job, evaluation_job, training_job]
 

@@ -3,7 +3,7 @@
 import dagster as dg
 
 from stocker_assets.jobs import market_job
-from stocker_assets.partitions import MONTH_DIM, TICKER_DIM, ticker_partitions
+from stocker_assets.partitions import ticker_partitions
 
 REFRESH_CRON = "30 18 * * 1-5"  # 18:30 New York time, after the 16:00 close
 REFRESH_TZ = "America/New_York"
@@ -26,11 +26,7 @@ def corpus_refresh(context: dg.ScheduleEvaluationContext):
         dg.RunRequest(
             run_key=f"{ticker}|{when.strftime('%Y-%m-%d')}",
             partition_key=f"{ticker}|{month}",
-            tags={
-                "dagster/partition/" + TICKER_DIM: ticker,
-                "dagster/partition/" + MONTH_DIM: month,
-                "stocker/trigger": "corpus_refresh",
-            },
+            tags={"stocker/trigger": "corpus_refresh"},  # Dagster adds the partition's own tags
         )
         for ticker in sorted(tickers)
     ]

@@ -1,13 +1,15 @@
-"""Shared fixtures: the seed-task data folder and an isolated STOCKER_HOME."""
+"""Shared fixtures (the seed-task data folder, an isolated STOCKER_HOME) and the serial xdist group."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
 from stocker_testing import SEED_DIR
+from xdist_groups import SERIAL_GROUP, serial_reason
 
 from stocker_core.config import Settings, get_settings
 
@@ -16,6 +18,26 @@ from stocker_core.config import Settings, get_settings
 settings.register_profile("ci", derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("random", derandomize=False, deadline=None, max_examples=1000)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+if importlib.util.find_spec("xdist") is not None:
+
+    def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+        """With ``--dist loadgroup`` (pyproject's addopts), the tests of ``SERIAL_TESTS`` form
+        one work unit: one worker runs them one after another while the others run the rest.
+
+        xdist 3.8's own ``@pytest.mark.xdist_group`` does nothing on pytest 9.2: it renames
+        ``item._nodeid``, which pytest 9.2 no longer reads, so the group is read off the test's
+        id here, on the controller."""
+        if config.getoption("dist") != "loadgroup":
+            return None
+        from xdist.scheduler import LoadGroupScheduling
+
+        class SerialGroupScheduling(LoadGroupScheduling):
+            def _split_scope(self, nodeid: str) -> str:
+                return SERIAL_GROUP if serial_reason(nodeid) else super()._split_scope(nodeid)
+
+        return SerialGroupScheduling(config, log)
 
 
 @pytest.fixture(autouse=True)

@@ -15,8 +15,9 @@ from stocker_core.universe import write_universe
 def test_definitions_resolve():
     keys = {k.to_user_string() for k in defs.resolve_asset_graph().get_all_asset_keys()}
     assert {"prices", "indicators"} <= keys
-    job = defs.resolve_job_def("market_job")
-    assert job.partitions_def == ticker_month_partitions
+    for name in ("market_job", "env_job", "council_job", "evaluation_job"):  # inferred from the assets
+        assert defs.resolve_job_def(name).partitions_def == ticker_month_partitions, name
+    assert defs.resolve_job_def("training_job").partitions_def is None
     assert {s.name for c in defs.asset_checks for s in c.check_specs} >= {
         "prices_are_valid",
         "indicators_are_sane",
@@ -50,8 +51,17 @@ def test_corpus_refresh_requests_current_month_of_every_ticker():
         when = datetime(2024, 3, 15, 18, 30, tzinfo=ZoneInfo("America/New_York"))
         with dg.build_schedule_context(instance=instance, scheduled_execution_time=when) as context:
             requests = corpus_refresh(context)
+        # the per-dimension tags come from the job's partitioning when Dagster launches the run
+        resolved = requests[0].with_resolved_tags_and_config(
+            target_definition=defs.resolve_job_def("market_job"),
+            dynamic_partitions_requests=[],
+            dynamic_partitions_store=instance,
+        )
     assert [r.partition_key for r in requests] == ["AAPL|2024-03-01", "MSFT|2024-03-01"]
     assert [r.run_key for r in requests] == ["AAPL|2024-03-15", "MSFT|2024-03-15"]
+    assert resolved.tags["dagster/partition/ticker"] == "AAPL"
+    assert resolved.tags["dagster/partition/trading_month"] == "2024-03-01"
+    assert resolved.tags["stocker/trigger"] == "corpus_refresh"
     assert corpus_refresh.cron_schedule == "30 18 * * 1-5"
 
 
