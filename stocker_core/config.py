@@ -185,7 +185,7 @@ class Settings(BaseSettings):
     @classmethod
     def _clock_has_zone(cls, value: datetime | None) -> datetime | None:
         if value is not None and value.tzinfo is None:
-            raise ValueError(f"STOCKER_CLOCK={value.isoformat()} has no zone: add one, e.g. +00:00 or Z")
+            raise ValueError("expected an ISO timestamp with a zone, e.g. 2016-03-01T22:00:00+00:00")
         return value
 
     @field_validator("start_month", mode="after")

@@ -19,15 +19,13 @@ if TYPE_CHECKING:
 
 
 def _settings() -> Settings:
-    from pydantic import ValidationError
-
-    from stocker_core.config import get_settings
+    """The settings in force; a bad ``STOCKER_*`` value (e.g. a clock without a zone) is exit 2."""
+    from stocker_core.config import SettingsError, get_settings
 
     try:
         return get_settings()
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        fail(f"{'.'.join(map(str, first['loc'])) or 'settings'}: {first['msg']}")
+    except SettingsError as exc:
+        fail(exc)
 
 
 def _session(text: str | None) -> date | None:

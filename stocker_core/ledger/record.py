@@ -24,7 +24,7 @@ from stocker_core.env.episode import Episode
 from stocker_core.env.policies import is_upper_bound, make_batch_decider, make_policy
 from stocker_core.env.rewards import RewardParams
 from stocker_core.errors import InvalidNameError, StockerError, UnknownTickerError
-from stocker_core.evaluation.runner import PolicyRun, check_policy_names, play, play_lockstep
+from stocker_core.evaluation.runner import check_policy_names
 from stocker_core.ledger.entries import LedgerEntry, Mode, chain
 from stocker_core.ledger.store import LedgerInputError, LedgerStore, genesis_head
 from stocker_core.market.bars import configured_source, load_bars
@@ -145,12 +145,46 @@ def _episode(ticker: str, bars: pd.DataFrame, inception: date, source: str, sett
     )
 
 
-def _play(name: str, envs: list[TradingEnv]) -> list[PolicyRun]:
-    """Every environment played from its start by policy ``name`` (batched when it offers it)."""
+@dataclass(frozen=True)
+class Account:
+    """A paper account after the trade at the decision day's close."""
+
+    ticker: str
+    policy: str
+    shares: int
+    cash: float
+    traded: int
+    """Shares bought (+) or sold (−) at that close."""
+    close: float
+
+
+def _play(name: str, envs: list[TradingEnv]) -> list[Account]:
+    """Every environment played from its start by policy ``name`` (every environment's step t in
+    one call when the policy offers a batch decider), and each account after its last trade."""
     decide = make_batch_decider(name, envs, [SEED] * len(envs))
-    if decide is not None:
-        return play_lockstep(envs, decide, name, SEED, "ledger")
-    return [play(env, make_policy(name, env, SEED), name, SEED, "ledger") for env in envs]
+    policies = None if decide is not None else [make_policy(name, env, SEED) for env in envs]
+    observations = [env.reset() for env in envs]
+    held_before = [0] * len(envs)
+    while live := [i for i, env in enumerate(envs) if not env.done]:
+        seen = [observations[i] for i in live]
+        if decide is not None:
+            actions = decide(live, seen)
+        else:
+            actions = [policies[i].act(o) for i, o in zip(live, seen, strict=True)]
+        for i, action in zip(live, actions, strict=True):
+            held_before[i] = envs[i].portfolio.position
+            observations[i] = envs[i].step(action).observation
+    return [
+        Account(
+            env.episode.ticker,
+            name,
+            env.portfolio.position,
+            env.portfolio.cash,
+            env.portfolio.position - before,
+            float(env.closes[-1]),
+        )
+        for env, before in zip(envs, held_before, strict=True)
+    ]
 
 
 def _versions(settings: Settings, policies: Sequence[str]) -> dict[str, str]:
@@ -166,22 +200,20 @@ def _inputs_hash(bars: pd.DataFrame, inception: date, params: RewardParams) -> s
     return hashlib.sha256(json.dumps(seen, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def _draft(run: PolicyRun, plan: SessionPlan, version: str, inputs: str, source: str, cost: float) -> dict:
-    """The entry fields of a run's last day: where the trade at the decision close leaves it."""
-    close = float(run.closes[-1])
-    after = float(run.values[-1])
-    traded = abs(int(run.traded[-1]))
-    before = after + cost * traded * close
-    shares = int(run.positions[-1])
+def _draft(account: Account, plan: SessionPlan, version: str, inputs: str, source: str, cost: float) -> dict:
+    """The entry fields of an account after the trade at the decision close."""
+    after = account.cash + account.shares * account.close
+    paid = cost * abs(account.traded) * account.close
+    before = after + paid
     return {
-        "ticker": run.ticker,
-        "policy": run.policy,
+        "ticker": account.ticker,
+        "policy": account.policy,
         "decided_on": plan.decided_on.isoformat(),
         "for_session": plan.for_session.isoformat(),
-        "target_exposure": shares * close / after if after > 0 else 0.0,
-        "shares": shares,
-        "decision_close": close,
-        "cost_fraction": cost * traded * close / before if before > 0 else 0.0,
+        "target_exposure": account.shares * account.close / after if after > 0 else 0.0,
+        "shares": account.shares,
+        "decision_close": account.close,
+        "cost_fraction": paid / before if before > 0 else 0.0,
         "model_version": version,
         "inputs_hash": inputs,
         "recorded_at": plan.instant.isoformat(),
@@ -251,10 +283,10 @@ def record(
                 TradingEnv(_episode(t, data[t][0], starts[t], data[t][1], settings), params)
                 for t in tickers_here
             ]
-            for ticker, run in zip(tickers_here, _play(name, envs), strict=True):
+            for ticker, account in zip(tickers_here, _play(name, envs), strict=True):
                 inputs = _inputs_hash(data[ticker][0], starts[ticker], params)
                 drafts.append(
-                    _draft(run, plan, versions[name], inputs, data[ticker][1], params.transaction_cost)
+                    _draft(account, plan, versions[name], inputs, data[ticker][1], params.transaction_cost)
                 )
         drafts.sort(key=lambda d: (d["ticker"], names.index(d["policy"])))
         head = stored[-1] if stored else None

@@ -175,7 +175,7 @@ def test_bad_input_is_one_line_and_exit_2(aapl_home, monkeypatch, args, clock, s
 def test_a_clock_without_zone_is_exit_2(aapl_home, monkeypatch):
     monkeypatch.setenv("STOCKER_CLOCK", "2023-06-01T22:00:00")
     _cached_settings.cache_clear()  # the command reads the environment afresh, as a new process does
-    assert "no zone" in _one_line_error(invoke("record", "--policies", POLICIES), 2)
+    assert "with a zone" in _one_line_error(invoke("record", "--policies", POLICIES), 2)
 
 
 def test_an_unwritable_ledger_folder_is_exit_2_and_writes_nothing(aapl_home, monkeypatch):
