@@ -25,8 +25,8 @@ from stocker_core.env.policies import is_upper_bound, make_batch_decider, make_p
 from stocker_core.env.rewards import RewardParams
 from stocker_core.errors import InvalidNameError, StockerError, UnknownTickerError
 from stocker_core.evaluation.runner import check_policy_names
-from stocker_core.ledger.entries import LedgerEntry, Mode, chain
-from stocker_core.ledger.store import LedgerInputError, LedgerStore, genesis_head
+from stocker_core.ledger.entries import GENESIS, LedgerEntry, Mode, chain
+from stocker_core.ledger.store import LedgerInputError, LedgerStore
 from stocker_core.market.bars import configured_source, load_bars
 from stocker_core.market.clock import (
     ClockError,
@@ -222,6 +222,36 @@ def _draft(account: Account, plan: SessionPlan, version: str, inputs: str, sourc
     }
 
 
+def _decision_bars(
+    settings: Settings, plan: SessionPlan, tickers: Sequence[str], result: RecordResult
+) -> dict[str, tuple[pd.DataFrame, str]]:
+    """Each ticker's bars up to the decision day and their source; LedgerRefusedError as soon as
+    one has the outcome session's bar; tickers without the decision day's bar go to ``skipped``."""
+    data: dict[str, tuple[pd.DataFrame, str]] = {}
+    for ticker in tickers:
+        where = outcome_exists(settings, ticker, plan.for_session)
+        if where is not None:
+            raise LedgerRefusedError(
+                f"refused: {ticker}'s bar of {plan.for_session} exists already (in the {where}): "
+                f"a decision is never recorded once its outcome is knowable; nothing written"
+            )
+        bars, source = _bars_until(settings, ticker, plan.decided_on)
+        last = pd.Timestamp(bars["date"].iloc[-1]).date() if len(bars) else None
+        if last != plan.decided_on:
+            result.skipped[ticker] = (
+                f"no bar of {plan.decided_on} (last: {last})" if last else "no bar before the clock"
+            )
+            continue
+        data[ticker] = (bars, source)
+    if not data:
+        reasons = "; ".join(f"{t}: {why}" for t, why in result.skipped.items())
+        raise LedgerInputError(
+            f"no ticker of the universe has a bar of {plan.decided_on}, the decision day at clock "
+            f"{plan.instant.isoformat()} ({reasons})"
+        )
+    return data
+
+
 def record(
     settings: Settings, policies: Sequence[str] | None = None, for_session: date | None = None
 ) -> RecordResult:
@@ -236,49 +266,29 @@ def record(
     result = RecordResult(plan)
     with store.locked():
         stored = store.read()
-        have = {(e.ticker, e.policy, e.for_session): e for e in stored}
-        inception: dict[tuple[str, str, str], date] = {}  # each mode keeps its own paper accounts
-        for e in stored:
-            inception.setdefault((e.ticker, e.policy, e.mode), date.fromisoformat(e.decided_on))
-        latest = max((e.decided_on for e in stored if e.mode == plan.mode), default=None)
+        mine = [e for e in stored if e.mode == plan.mode]  # each mode keeps its own paper accounts
+        latest = max((e.decided_on for e in mine), default=None)
         if latest is not None and plan.decided_on.isoformat() < latest:
             raise LedgerInputError(
                 f"the {plan.mode} entries reach decisions of {latest}: recording at {plan.decided_on} "
                 "would back-fill the ledger (move the clock forward)"
             )
+        inception: dict[tuple[str, str], date] = {}
+        for e in mine:
+            inception.setdefault((e.ticker, e.policy), date.fromisoformat(e.decided_on))
+        have = {(e.ticker, e.policy): e for e in mine if e.for_session == plan.for_session.isoformat()}
         wanted = [(t, p) for t in tickers for p in names]
-        result.already = [have[k] for t, p in wanted if (k := (t, p, plan.for_session.isoformat())) in have]
-        todo = [(t, p) for t, p in wanted if (t, p, plan.for_session.isoformat()) not in have]
+        result.already = [have[k] for k in wanted if k in have]
+        todo = [k for k in wanted if k not in have]
         if not todo:
             return result
+        data = _decision_bars(settings, plan, list(dict.fromkeys(t for t, _ in todo)), result)
         params = RewardParams.from_settings(settings)
-        data: dict[str, tuple[pd.DataFrame, str]] = {}
-        for ticker in dict.fromkeys(t for t, _ in todo):
-            where = outcome_exists(settings, ticker, plan.for_session)
-            if where is not None:
-                raise LedgerRefusedError(
-                    f"refused: {ticker}'s bar of {plan.for_session} exists already (in the {where}): "
-                    f"a decision is never recorded once its outcome is knowable; nothing written"
-                )
-            bars, source = _bars_until(settings, ticker, plan.decided_on)
-            last = pd.Timestamp(bars["date"].iloc[-1]).date() if len(bars) else None
-            if last != plan.decided_on:
-                result.skipped[ticker] = (
-                    f"no bar of {plan.decided_on} (last: {last})" if last else "no bar before the clock"
-                )
-                continue
-            data[ticker] = (bars, source)
-        if not data:
-            reasons = "; ".join(f"{t}: {why}" for t, why in result.skipped.items())
-            raise LedgerInputError(
-                f"no ticker of the universe has a bar of {plan.decided_on}, the decision day at clock "
-                f"{plan.instant.isoformat()} ({reasons})"
-            )
         versions = _versions(settings, names)
         drafts = []
         for name in names:
             tickers_here = [t for t, p in todo if p == name and t in data]
-            starts = {t: inception.get((t, name, plan.mode), plan.decided_on) for t in tickers_here}
+            starts = {t: inception.get((t, name), plan.decided_on) for t in tickers_here}
             envs = [
                 TradingEnv(_episode(t, data[t][0], starts[t], data[t][1], settings), params)
                 for t in tickers_here
@@ -289,9 +299,8 @@ def record(
                     _draft(account, plan, versions[name], inputs, data[ticker][1], params.transaction_cost)
                 )
         drafts.sort(key=lambda d: (d["ticker"], names.index(d["policy"])))
-        head = stored[-1] if stored else None
-        start = genesis_head() if head is None else None
-        entries = chain(drafts, (head.seq if head else start.entries) + 1, head.hash if head else start.hash)
+        last = stored[-1] if stored else None
+        entries = chain(drafts, last.seq + 1 if last else 1, last.hash if last else GENESIS)
         store.append(entries)
         result.written = entries
     return result

@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 from stocker_core.atomic_files import write_json_atomic
 from stocker_core.config import Settings
 from stocker_core.errors import StockerError
-from stocker_core.ledger.entries import GENESIS, LedgerEntry, entries_frame, entries_from_frame
+from stocker_core.ledger.entries import LedgerEntry, entries_frame, entries_from_frame
 from stocker_core.warehouse.db import Warehouse
 
 VIEWS = ("entries", "scores", "record")
@@ -172,8 +172,3 @@ class LedgerStore:
 def _read_many(files: Sequence[Path]) -> pd.DataFrame:
     """Many part files in one read (a file per recorded session adds up)."""
     return ds.dataset([str(f) for f in files], format="parquet").to_table().to_pandas()
-
-
-def genesis_head() -> Head:
-    """The head before the first entry."""
-    return Head(0, GENESIS)

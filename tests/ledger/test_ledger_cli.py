@@ -39,13 +39,12 @@ def _three_sessions(monkeypatch) -> list[date]:
 
 
 def _rewrite(store: LedgerStore, seq: int, change) -> None:
-    """Edit the stored row of entry ``seq`` in place with ``change(frame, row_index)``."""
+    """Rewrite the stored file holding entry ``seq`` as ``change(frame, row_index)`` returns it."""
     for path in store.entry_files():
         frame = pd.read_parquet(path)
         hit = frame.index[frame["seq"] == seq]
         if len(hit):
-            change(frame, hit[0])
-            frame.to_parquet(path, index=False)
+            change(frame, hit[0]).to_parquet(path, index=False)
             return
     raise AssertionError(f"no entry #{seq}")
 
@@ -64,19 +63,15 @@ def test_a_clean_ledger_verifies_and_shows(aapl_home, monkeypatch):
 @pytest.mark.parametrize(
     ("seq", "change", "named"),
     [
-        (
-            3,
-            lambda f, i: f.__setitem__("target_exposure", f["target_exposure"].where(f.index != i, 0.5)),
-            "#3 ",
-        ),
+        (3, lambda f, i: f.assign(target_exposure=f["target_exposure"].where(f.index != i, 0.5)), "#3 "),
         (
             4,
-            lambda f, i: f.__setitem__(
-                "recorded_at", f["recorded_at"].where(f.index != i, "2023-06-01T12:00:00+00:00")
+            lambda f, i: f.assign(
+                recorded_at=f["recorded_at"].where(f.index != i, "2023-06-01T12:00:00+00:00")
             ),
             "#4 ",
         ),
-        (3, lambda f, i: f.drop(index=i, inplace=True), "#3 is missing"),
+        (3, lambda f, i: f.drop(index=i), "#3 is missing"),
     ],
     ids=["exposure", "timestamp", "deleted"],
 )
