@@ -24,6 +24,7 @@ import pandas as pd
 from stocker_core.agent.config import AgentConfig, agent_config
 from stocker_core.agent.errors import AgentNotTrainedError
 from stocker_core.agent.parsing import DECISIONS
+from stocker_core.agent.tool_catalog import TOOL_NAMES
 from stocker_core.config import Settings, get_settings
 from stocker_core.env.actions import Action
 from stocker_core.env.environment import Observation, TradingEnv
@@ -96,7 +97,7 @@ def decide_days(
     from stocker_core.agent.trl_env import StockerToolEnv, decision_prompt, masked_tool_answer
 
     schema_source = StockerToolEnv(settings, config=config)
-    tools = [getattr(schema_source, name) for name in (*_tool_names(), "trade")]
+    tools = [getattr(schema_source, name) for name in (*TOOL_NAMES, "trade")]
     states = []
     for ticker, day in items:
         data = agent_data(ticker, settings)
@@ -157,12 +158,6 @@ def decide_days(
                 still.append(i)
         active = still
     return decisions
-
-
-def _tool_names() -> tuple[str, ...]:
-    from stocker_core.agent.tool_catalog import TOOL_NAMES
-
-    return TOOL_NAMES
 
 
 class TrlAgentBatch:

@@ -284,3 +284,27 @@ def test_grpo_trainer_drives_a_live_server_for_two_steps(sample_settings, rows, 
     assert len(envs) == 2 and steps[-1]["rewards/StockerToolEnv/mean"] == pytest.approx(
         sum(last) / 2, rel=1e-5
     )
+
+
+def test_the_chat_template_renders_the_tools_and_trl_parses_their_calls(sample_settings):
+    """The template given to SmolLM2 and the tiny model: the tools are in the prompt and TRL's
+    parser turns a <tool_call> completion into a typed call (what GRPOTrainer runs)."""
+    from trl.chat_template_utils import add_response_schema, parse_response
+
+    from stocker_core.agent.trl_model import tiny_chat_tokenizer
+
+    tokenizer = add_response_schema(tiny_chat_tokenizer())
+    env = StockerToolEnv(sample_settings)
+    tools = [getattr(env, name) for name in (*TOOL_NAMES, "trade")]
+    messages = [{"role": "user", "content": "Decide BUY, SELL or HOLD for STOCK."}]
+    prompt = tokenizer.apply_chat_template(messages, tools=tools, add_generation_prompt=True, tokenize=False)
+    assert '"name": "get_macro_events"' in prompt and '"name": "trade"' in prompt
+    prefix = tokenizer(prompt, add_special_tokens=False)["input_ids"]
+    call = '{"name": "get_price_history", "arguments": {"lookback_days": "5"}}'
+    text = f"<tool_call>\n{call}\n</tool_call><|im_end|>"
+    ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+    message = parse_response(tokenizer, ids, prefix=prefix, tools=tools)
+    call = message["tool_calls"][0]["function"]
+    assert call == {"name": "get_price_history", "arguments": {"lookback_days": 5}}  # typed by the schema
+    plain = parse_response(tokenizer, tokenizer("HOLD<|im_end|>")["input_ids"], prefix=prefix, tools=tools)
+    assert not plain.get("tool_calls") and "HOLD" in plain["content"]
