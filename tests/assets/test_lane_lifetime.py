@@ -1,9 +1,11 @@
-"""Lane workers die with the CLI (issue 34, defect 3): after ``kill -9`` of a 2-lane
-``stocker materialize`` no process of that run is alive 5 s later, and a rerun started at once
-succeeds; a rerun waits, saying so, for the lanes of a killed run that still hold the home."""
+"""Lane workers die with the CLI (issue 34, defect 3): after ``SIGTERM`` or ``kill -9`` of a
+2-lane ``stocker materialize`` no process of that run is alive 5 s later, and a rerun started at
+once gives the same warehouse as a clean run; a rerun waits, saying so, for the lanes of a killed
+run that still hold the home."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -12,10 +14,12 @@ import threading
 import time
 from pathlib import Path
 
+import pandas as pd
 import psutil
 import pytest
 
 from stocker_assets.lane_lifetime import LANES_DIR, wait_for_leftover_lanes
+from stocker_core.warehouse import Warehouse
 
 HOLD = """
 import fcntl, os, sys, time
@@ -73,29 +77,26 @@ def _alive(processes: list[psutil.Process]) -> list[psutil.Process]:
     return found
 
 
-@pytest.mark.slow
-def test_kill_9_of_a_two_lane_materialize_leaves_no_process(tmp_path: Path, seed_dir: Path) -> None:
-    (tmp_path / "dagster").mkdir()
-    env = {
+def _env(tmp_path: Path, seed_dir: Path, name: str) -> dict[str, str]:
+    (tmp_path / f"dagster-{name}").mkdir()
+    return {
         **os.environ,
-        "STOCKER_HOME": str(tmp_path / "home"),
-        "DAGSTER_HOME": str(tmp_path / "dagster"),
+        "STOCKER_HOME": str(tmp_path / name),
+        "DAGSTER_HOME": str(tmp_path / f"dagster-{name}"),
         "STOCKER_SOURCE": "files",
         "STOCKER_FILES_DIR": str(seed_dir),
         "STOCKER_MAIN_WORKERS": "2",
     }
-    command = [sys.executable, "-m", "stocker_assets.cli", "materialize", "-t", "AAPL", "-t", "INTC"]
-    command += [
-        "--from",
-        "2023-07",
-        "--to",
-        "2023-08",
-        "--skip",
-        "charts",
-        "--groups",
-        "market,env,text,council",
-    ]
-    cli = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+COMMAND = [sys.executable, "-m", "stocker_assets.cli", "materialize", "-t", "AAPL", "-t", "INTC"]
+COMMAND += ["--from", "2023-07", "--to", "2023-08", "--skip", "charts", "--groups", "market,env,text,council"]
+
+
+def _start_and_stop(env: dict[str, str], signum: int) -> list[psutil.Process]:
+    """Start the 2-lane run, let its lanes work, send ``signum`` to the CLI; every process of the
+    run that is still alive 5 s later."""
+    cli = subprocess.Popen(COMMAND, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 240
     lanes: list[psutil.Process] = []
     while time.monotonic() < deadline and cli.poll() is None:
@@ -107,10 +108,44 @@ def test_kill_9_of_a_two_lane_materialize_leaves_no_process(tmp_path: Path, seed
     time.sleep(8)  # the lanes are at work
     run = _run_of(cli)
     assert len(_alive(run)) >= 2
-    os.kill(cli.pid, signal.SIGKILL)
-    cli.wait()
-    time.sleep(5)
-    assert _alive(run) == [], f"alive 5 s after kill -9: {[(p.pid, p.cmdline()[-2:]) for p in _alive(run)]}"
-    rerun = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+    os.kill(cli.pid, signum)
+    stopped = time.monotonic()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        cli.wait(timeout=5)
+    time.sleep(max(0.0, 5 - (time.monotonic() - stopped)))
+    alive = _alive([*run, psutil.Process(cli.pid)] if cli.poll() is None else run)
+    if cli.poll() is None:
+        cli.kill()
+        cli.wait()
+    return alive
+
+
+def _stored(home: Path) -> dict[str, pd.DataFrame]:
+    warehouse = Warehouse(home / "stocker.duckdb")
+    votes = warehouse.query("SELECT * FROM council.votes")
+    votes = votes.drop(columns=[c for c in votes.columns if c in ("created_at", "run_id")])
+    prices = warehouse.query("SELECT * FROM market.prices")
+    episodes = warehouse.query("SELECT key, ticker, month FROM env.episodes")
+    return {
+        "votes": votes.sort_values(["ticker", "date", "role"], ignore_index=True),
+        "prices": prices.sort_values(["ticker", "date"], ignore_index=True),
+        "episodes": episodes.sort_values("key", ignore_index=True),
+    }
+
+
+@pytest.mark.slow
+def test_killed_lanes_die_and_a_rerun_matches_a_clean_run(tmp_path: Path, seed_dir: Path) -> None:
+    env = _env(tmp_path, seed_dir, "home")
+    for signum in (signal.SIGTERM, signal.SIGKILL):
+        alive = _start_and_stop(env, signum)
+        assert alive == [], f"alive 5 s after {signum.name}: {[(p.pid, p.cmdline()[-2:]) for p in alive]}"
+    rerun = subprocess.run(COMMAND, env=env, capture_output=True, text=True, timeout=600)
     assert rerun.returncode == 0, rerun.stdout[-2000:] + rerun.stderr[-2000:]
     assert not list((tmp_path / "home" / LANES_DIR).glob("*.lock"))
+    clean_env = _env(tmp_path, seed_dir, "clean")
+    clean = subprocess.run(COMMAND, env=clean_env, capture_output=True, text=True, timeout=600)
+    assert clean.returncode == 0, clean.stdout[-2000:] + clean.stderr[-2000:]
+    rerun_rows, clean_rows = _stored(tmp_path / "home"), _stored(tmp_path / "clean")
+    assert len(clean_rows["votes"]) > 0 and len(clean_rows["prices"]) > 0
+    for table in clean_rows:
+        pd.testing.assert_frame_equal(rerun_rows[table], clean_rows[table])

@@ -66,3 +66,32 @@ def test_a_failed_read_leaves_the_process_well(tiny) -> None:
     assert slots().mode(tiny.settings.warehouse_path) is None
     tiny.warehouse.ensure_schema()  # a write connection after the reads: no configuration conflict
     assert reader.has("market.prices")
+
+
+def test_writes_and_hardened_reads_in_one_process_take_turns(tmp_path) -> None:
+    """A race of the two configurations in one process: threads writing the catalog while
+    others read through the locked read configuration all succeed (each waits its turn)."""
+    from datetime import date
+
+    from stocker_core.market.sources import SymbolInfo
+    from stocker_core.warehouse import Warehouse
+    from stocker_core.web.reader import WarehouseReader
+
+    warehouse = Warehouse(tmp_path / "stocker.duckdb")
+    warehouse.ensure_schema()
+    reader = WarehouseReader(warehouse.path)
+
+    def write(i: int) -> int:
+        for j in range(10):
+            warehouse.upsert_symbol("test", SymbolInfo(f"T{i}X{j}", date(2020, 1, 1), date(2020, 2, 1), True))
+        return 10
+
+    def read(_: int) -> int:
+        return sum(reader.row_counts(["market.symbols"])["market.symbols"] >= 0 for _ in range(10))
+
+    with ThreadPoolExecutor(4) as pool:
+        writes = [pool.submit(write, i) for i in range(2)]
+        reads = [pool.submit(read, i) for i in range(2)]
+        assert [f.result() for f in writes + reads] == [10, 10, 10, 10]
+    assert reader.row_counts(["market.symbols"])["market.symbols"] == 20
+    assert slots().mode(warehouse.path) is None
