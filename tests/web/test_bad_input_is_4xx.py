@@ -88,3 +88,40 @@ def test_nan_and_infinity_in_a_play_body_are_a_422_not_a_500(strict, body):
     for route in ("/reset", "/step"):  # the environment routes refuse the same bodies as malformed JSON
         answer = strict.post(route, content=body, headers={"content-type": "application/json"})
         assert answer.status_code in (400, 422), answer.text
+
+
+def _post_routes(client: TestClient, settings) -> list[tuple[str, list[str]]]:
+    """Every POST route of both OpenAPI documents with the top-level fields of its JSON body."""
+    from fastapi import FastAPI
+
+    from stocker_core.web.app import mount_web
+
+    page = FastAPI()
+    mount_web(page, settings, "/web", api_key="")
+    routes = []
+    for document in (client.get("/openapi.json").json(), page.openapi()):
+        schemas = document.get("components", {}).get("schemas", {})
+        for path, item in document["paths"].items():
+            post = item.get("post")
+            if post is None:
+                continue
+            schema = (
+                post.get("requestBody", {}).get("content", {}).get("application/json", {}).get("schema", {})
+            )
+            if "$ref" in schema:
+                schema = schemas.get(schema["$ref"].rsplit("/", 1)[-1], {})
+            concrete = path.replace("{session_id}", "0" * 32)
+            routes.append((concrete, sorted(schema.get("properties", {}))))
+    return routes
+
+
+def test_nan_and_infinity_in_every_post_body_are_never_a_500(strict, tiny):
+    """Issue 34: the class "NaN/Infinity in any body" over every POST route of both APIs."""
+    routes = _post_routes(strict, tiny.settings)
+    assert len(routes) >= 8
+    for path, fields in routes:
+        bodies = ["NaN", "[Infinity]", '{"x": -Infinity}', '{"x": 1e400}']
+        bodies += [f'{{"{field}": {token}}}' for field in fields for token in ("NaN", "Infinity", "1e400")]
+        for body in bodies:
+            answer = strict.post(path, content=body, headers={"content-type": "application/json"})
+            assert answer.status_code < 500, f"{path} {body}: {answer.status_code} {answer.text[:200]}"
