@@ -59,7 +59,7 @@ def test_generic_client_plays_an_episode_with_the_http_routes_rewards(seed_setti
                 result = http.step(_script(result.observation.step))
                 http_rewards.append(result.reward)
         # the connection's session ended with it
-        assert httpx.get(f"{url}/health").json()["sessions"] == 0
+        assert httpx.get(f"{url}/health", timeout=60).json()["sessions"] == 0
     assert len(ws_rewards) == state["observation"]["total_steps"] == 43
     assert ws_rewards == pytest.approx(http_rewards, abs=0)
     assert state["total_reward"] == pytest.approx(sum(ws_rewards))
@@ -96,7 +96,7 @@ def test_typed_client_parses_models_and_sends_the_api_key(seed_settings):
 
 def _ask(ws, message) -> dict:
     ws.send(message if isinstance(message, str) else json.dumps(message))
-    return json.loads(ws.recv(timeout=30))
+    return json.loads(ws.recv(timeout=120))
 
 
 def test_bad_messages_get_clear_errors_and_the_connection_keeps_serving(seed_settings):
@@ -150,7 +150,7 @@ def test_session_cap_refuses_clearly_and_frees_on_close(seed_settings):
             third.recv(timeout=10)
         assert closed.value.rcvd.code == 1013
         # the HTTP route shares the cap
-        assert httpx.post(f"{url}/reset", json={"task_id": "task_easy"}).status_code == 429
+        assert httpx.post(f"{url}/reset", json={"task_id": "task_easy"}, timeout=60).status_code == 429
         # the others still play; closing one frees its slot
         assert _ask(first, {"type": "step", "data": {"side": "hold", "quantity": 0}})["type"] == "observation"
         second.close()
@@ -178,11 +178,11 @@ def test_one_client_past_its_quota_is_refused_and_others_are_not(seed_settings):
 def test_a_reset_past_the_session_cap_is_refused_and_the_connection_stays(seed_settings):
     app = create_app(seed_settings, api_key="", max_sessions=1)
     with live_server(app) as url:
-        held = httpx.post(f"{url}/reset", json={"task_id": "task_easy"}).json()["session_id"]
+        held = httpx.post(f"{url}/reset", json={"task_id": "task_easy"}, timeout=60).json()["session_id"]
         with connect(_ws(url)) as ws:
             refused = _ask(ws, {"type": "reset", "data": {"task_id": "task_easy"}})
             assert refused["data"]["code"] == "CAPACITY_REACHED" and refused["data"]["status"] == 429
-            httpx.request("DELETE", f"{url}/session", headers={"X-Session-Id": held})
+            httpx.request("DELETE", f"{url}/session", headers={"X-Session-Id": held}, timeout=60)
             assert _ask(ws, {"type": "reset", "data": {"task_id": "task_easy"}})["type"] == "observation"
 
 
@@ -193,7 +193,7 @@ def test_an_idle_connection_is_told_and_closed(seed_settings):
         assert notice["data"]["code"] == "SESSION_ERROR" and "idle for 0.5 s" in notice["data"]["message"]
         with pytest.raises(ConnectionClosed):
             ws.recv(timeout=10)
-        assert httpx.get(f"{url}/health").json()["sessions"] == 0
+        assert httpx.get(f"{url}/health", timeout=60).json()["sessions"] == 0
 
 
 def test_sixteen_concurrent_generic_clients_play_without_errors(seed_settings):
