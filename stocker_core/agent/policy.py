@@ -18,6 +18,7 @@ import pandas as pd
 
 from stocker_core.agent.config import AgentConfig, agent_config
 from stocker_core.agent.data import AgentData, load_agent_data
+from stocker_core.agent.decision_store import DecisionStore, store_key
 from stocker_core.agent.errors import AgentError, AgentNotTrainedError
 from stocker_core.agent.loop import TurnWriter, run_decisions
 from stocker_core.agent.scripted import ScriptedWriter
@@ -114,7 +115,10 @@ def _identity(obj: object) -> int:
 
 class AgentBatch:
     """The agent's daily decisions for many environments (see the module docstring): every
-    (ticker, day) not decided yet in this process is decided in one batched loop when built."""
+    (ticker, day) not decided yet in this process, nor in ``stores`` (decisions kept on disk
+    by earlier evaluation stages, per ticker), is decided in one batched loop when built, and
+    the new decisions are added to the stores. A decision read from a store is a trace that
+    holds only its decision."""
 
     def __init__(
         self,
@@ -123,23 +127,39 @@ class AgentBatch:
         data: Mapping[str, AgentData],
         config: AgentConfig,
         name: str,
+        stores: Mapping[str, DecisionStore] | None = None,
     ) -> None:
         self.costs = [env.params.transaction_cost for env in envs]
         model = getattr(writer, "loaded", None)  # the cached model behind a ModelWriter
         masked = getattr(writer, "mask_for", None) is not None
         settings_key = (name, _identity(model), config.model_dump_json(), masked)
+        stores = stores or {}
+        stored = {ticker: store.load(ticker) for ticker, store in stores.items()}
         keys, missing = [], {}  # missing: key -> the tools of that (ticker, day), each once
+        kept: dict[tuple, Trace] = {}  # decisions read from a store (not full traces: not in _TRACES)
         for env in envs:
-            ticker_data = data[env.episode.ticker]
+            ticker = env.episode.ticker
+            ticker_data, on_disk = data[ticker], stored.get(ticker, {})
             env_keys = [(*settings_key, _identity(ticker_data), pd.Timestamp(d)) for d in env.episode.dates]
             for key in env_keys:
-                if key not in _TRACES and key not in missing:
-                    missing[key] = AgentTools(ticker_data, key[-1])
+                day = key[-1]
+                if key in _TRACES or key in missing or key in kept:
+                    continue
+                if day in on_disk:
+                    kept[key] = Trace(ticker, day.date().isoformat(), name, [], on_disk[day])
+                else:
+                    missing[key] = AgentTools(ticker_data, day)
             keys.append(env_keys)
         if missing:
             traces = run_decisions(writer, list(missing.values()), config, name)
             _TRACES.update(zip(missing, traces, strict=True))
-        self.traces: list[list[Trace]] = [[_TRACES[k] for k in env_keys] for env_keys in keys]
+            new: dict[str, dict[pd.Timestamp, str | None]] = {}
+            for tools, trace in zip(missing.values(), traces, strict=True):
+                new.setdefault(tools.data.ticker, {})[tools.day] = trace.decision
+            for ticker, decisions in new.items():
+                if ticker in stores:
+                    stores[ticker].save(ticker, decisions)
+        self.traces: list[list[Trace]] = [[_TRACES.get(k) or kept[k] for k in env_keys] for env_keys in keys]
 
     def __call__(self, live: Sequence[int], observations: Sequence[Observation]) -> list[Action]:
         return [
@@ -161,17 +181,51 @@ class AgentPolicy:
 
 
 def make_agent_batch(
-    name: str, envs: Sequence[TradingEnv], settings: Settings | None = None, config: AgentConfig | None = None
+    name: str,
+    envs: Sequence[TradingEnv],
+    settings: Settings | None = None,
+    config: AgentConfig | None = None,
+    stored: bool = False,
 ) -> AgentBatch:
     """Policy ``name`` for every environment of ``envs`` (settings and config default to
-    the environment's)."""
+    the environment's); ``stored``: read and add to the decisions kept on disk
+    (``decision_store``), as the evaluation stages do."""
     settings = settings or get_settings()
     config = config or agent_config()
     writer = agent_writer(name, settings, config)
     data = {t: agent_data(t, settings) for t in dict.fromkeys(env.episode.ticker for env in envs)}
-    if settings.llm_mask and hasattr(writer, "mask_for"):  # chat models read masked prompts
+    masked = bool(settings.llm_mask and hasattr(writer, "mask_for"))
+    if masked:  # chat models read masked prompts
         writer.mask_for = _mask_reader(data)
-    return AgentBatch(envs, writer, data, config, name)
+    stores = _decision_stores(name, settings, config, masked, data) if stored else None
+    return AgentBatch(envs, writer, data, config, name, stores)
+
+
+def model_identity(name: str, settings: Settings, config: AgentConfig) -> str:
+    """What names the model behind policy ``name``: the trained run's folder (a new training
+    run is a new folder), the untrained pretrained model's id, or ``scripted``."""
+    from stocker_core.agent.store import current_run
+
+    if name == "agent_scripted":
+        return "scripted"
+    try:
+        return f"{name}:{current_run(settings.home)['run_dir']}"
+    except AgentNotTrainedError:
+        return f"{name}:untrained:{config.model}"
+
+
+def _decision_stores(
+    name: str, settings: Settings, config: AgentConfig, masked: bool, data: Mapping[str, AgentData]
+) -> dict[str, DecisionStore]:
+    """One store per ticker whose decisions can be kept (not with online fundamentals: a download
+    is not part of the key)."""
+    model = model_identity(name, settings, config)
+    settings_json = config.model_dump_json()
+    return {
+        ticker: DecisionStore(settings.home, store_key(name, model, settings_json, masked, ticker_data))
+        for ticker, ticker_data in data.items()
+        if not ticker_data.online_fundamentals
+    }
 
 
 def _mask_reader(data: Mapping[str, AgentData]) -> Callable[[Trace], Any]:
@@ -200,5 +254,5 @@ for _name in AGENT_POLICIES:
     register_policy(
         _name,
         lambda env, seed, _name=_name: make_agent_policy(_name, env),
-        lambda envs, seeds, _name=_name: make_agent_batch(_name, envs),
+        lambda envs, seeds, _name=_name: make_agent_batch(_name, envs, stored=True),
     )

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -124,7 +125,15 @@ def timing_test(
     actual = float(np.prod(1.0 + w * market) - 1.0)
     if np.ptp(w) < 1e-12:
         return TimingTest(actual, None, 0)
-    rng = np.random.default_rng(seed)
-    order = np.argsort(rng.random((shuffles, len(w))), axis=1)
-    shuffled = np.prod(1.0 + w[order] * market[None, :], axis=1) - 1.0
+    shuffled = np.prod(1.0 + w[shuffle_orders(seed, shuffles, len(w))] * market[None, :], axis=1) - 1.0
     return TimingTest(actual, float(np.mean(shuffled < actual - 1e-12)), shuffles)
+
+
+@lru_cache(maxsize=64)
+def shuffle_orders(seed: int, shuffles: int, days: int) -> np.ndarray:
+    """The ``shuffles`` seeded permutations of ``days`` days the timing test applies (read-only):
+    the same for every run of that seed and length, so drawn once per process."""
+    rng = np.random.default_rng(seed)
+    order = np.argsort(rng.random((shuffles, days)), axis=1)
+    order.setflags(write=False)
+    return order

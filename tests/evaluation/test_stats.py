@@ -86,3 +86,20 @@ def test_verdict_names_tied_windows_it_leaves_out():
     reliable = verdict("zmr", "random", wins=30, n=33, p_value=0.001, p_holm=0.004)
     assert reliable.endswith("— reliably better (sign test, Holm-adjusted, α = 0.05)")
     assert "tied" not in verdict("council", "random", wins=15, n=30, p_value=1.0)
+
+
+def test_timing_shuffles_are_drawn_once_per_seed_and_length_with_the_same_result():
+    from stocker_core.evaluation.stats import shuffle_orders
+
+    rng = np.random.default_rng(5)
+    exposure, closes = rng.random(40), 100 * np.exp(np.cumsum(rng.normal(0, 0.01, 40)))
+    first = timing_test(exposure, closes, shuffles=300, seed=3)
+    assert shuffle_orders(3, 300, 39) is shuffle_orders(3, 300, 39)  # kept, read-only
+    assert not shuffle_orders(3, 300, 39).flags.writeable
+    # the shuffles as drawn before they were kept: argsort of one seeded uniform draw
+    order = np.argsort(np.random.default_rng(3).random((300, 39)), axis=1)
+    market = closes[1:] / closes[:-1] - 1.0
+    expected = np.mean(
+        np.prod(1.0 + exposure[:-1][order] * market, axis=1) - 1.0 < first.actual_return - 1e-12
+    )
+    assert first.share_beaten == expected and timing_test(exposure, closes, 300, 3) == first
