@@ -14,7 +14,7 @@ SERIAL_TESTS: dict[str, str] = {
     "tests/assets/test_instance_init_race.py": "three processes racing on a barrier",
     "tests/assets/test_lanes.py::test_two_lanes_build_what_one_builds_and_report_a_failure": "lane processes",
     "tests/assets/test_lane_lifetime.py::test_killed_lanes_die_and_a_rerun_matches_a_clean_run": (
-        "lane processes, and it counts the machine's processes"
+        "lane processes, killed; it looks for leftover processes"
     ),
     "tests/scale/test_celery_materialize.py": "Postgres, Redis and a Celery worker (pg_redis)",
     "tests/scale/test_concurrent_cli_postgres.py": "pg_redis: one server for the session",

@@ -107,8 +107,10 @@ def _cache_of(output: Any) -> Any:
 
 
 def _cache_argument(model: Any) -> str:
-    """The forward argument that takes a cache in this transformers version."""
-    forward = getattr(model, "forward", None)
+    """The forward argument that takes a cache in this transformers version, read off the
+    base model's ``forward`` (a PEFT wrapper's takes ``**kwargs`` and passes them on)."""
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    forward = getattr(base, "forward", None)
     try:
         names = inspect.signature(forward).parameters if forward is not None else {}
     except (TypeError, ValueError):

@@ -70,8 +70,11 @@ def _requested(result) -> dict[str, list[str | None]]:
 
 
 def _tick(instance, when: datetime, cursor=None):
+    # every asset and check, as the daemon evaluates them (the project has no source assets;
+    # dagster's default selection adds them through a beta parameter and warns)
+    everything = dg.AssetSelection.all() | dg.AssetSelection.all_asset_checks()
     return dg.evaluate_automation_conditions(
-        defs=defs, instance=instance, evaluation_time=when, cursor=cursor
+        defs=defs, instance=instance, asset_selection=everything, evaluation_time=when, cursor=cursor
     )
 
 

@@ -81,3 +81,22 @@ def test_bad_arguments_are_clear(tiny_lm):
         score_choices(model, tok, [1, 2], [])
     with pytest.raises(ValueError, match="non-empty prompt"):
         score_choices(model, tok, [], [[1]])
+
+
+def test_a_lora_wrapped_model_scores_alike_without_deprecation_warnings(tiny_lm):
+    # a PEFT wrapper's forward takes **kwargs: the cache goes by the base model's keyword (`cache`
+    # in transformers 5.2x, whose `past_key_values` raises a FutureWarning)
+    import copy
+    import warnings
+
+    from peft import LoraConfig, get_peft_model
+
+    model, tok = tiny_lm
+    wrapped = get_peft_model(
+        copy.deepcopy(model), LoraConfig(r=2, target_modules=["q_proj", "v_proj"])
+    ).eval()
+    prompt, answers = [5, 9, 11, 3], [[4], [6, 7], [6, 7, 30]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FutureWarning)
+        got = score_choices(wrapped, tok, prompt, answers)
+    np.testing.assert_allclose(got, _reference(model, prompt, answers), atol=1e-5)  # LoRA B starts at 0
