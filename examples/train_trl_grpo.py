@@ -75,6 +75,7 @@ def main(argv: list[str] | None = None) -> int:
         learning_rate=args.learning_rate,
         beta=0.0,
         temperature=1.0,
+        gradient_checkpointing=False,  # TRL's default True only recomputes activations on a small model
         logging_steps=1,
         save_strategy="no",
         report_to="none",
