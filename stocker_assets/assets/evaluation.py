@@ -102,11 +102,12 @@ def backtests(
         price_versions = warehouse.latest_data_versions("prices", months)
         vote_versions = warehouse.latest_data_versions("specialist_votes", months)
         episode_versions = warehouse.latest_data_versions("episodes", keys)
+        rows_of = ticker_run.content_rows()  # the rows the step wrote, as content
         for key, result in ticker_run.results.items():
-            rows, _ = backtest_frames(result.runs, "episode")
+            rows = rows_of[key]
             frames.append(rows)
             build.rows[key] = len(rows)
-            build.data_versions[key] = frame_version(rows.drop(columns=["created_at"]).astype(str))
+            build.data_versions[key] = frame_version(rows.astype(str))
             sources = {f"episodes@{key}": episode_versions.get(key, "unrecorded")}
             for month in _month_keys(key, settings.episode_months):
                 sources[f"prices@{month}"] = price_versions.get(month, "unrecorded")

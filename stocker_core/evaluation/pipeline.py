@@ -37,7 +37,12 @@ from stocker_core.evaluation.splits import (
     save_splits,
     splits_from_prices,
 )
-from stocker_core.evaluation.store import replace_rows, write_backtests
+from stocker_core.evaluation.store import (
+    backtest_frames,
+    replace_rows,
+    write_backtest_frames,
+    write_backtests,
+)
 from stocker_core.market.bars import load_bars
 from stocker_core.market.validation import parse_partition_key, partition_key
 from stocker_core.warehouse.db import Warehouse
@@ -56,6 +61,17 @@ class TickerBacktests:
     vote_version: str | None = None
     in_sample: list[str] = field(default_factory=list)
     """Keys of train-split episodes, where the policies fitted on train were not played."""
+    rows: pd.DataFrame = field(default_factory=pd.DataFrame)
+    """The ``eval.backtests`` rows written (``store.backtest_frames``), episode by episode."""
+
+    def content_rows(self) -> dict[str, pd.DataFrame]:
+        """The written rows per episode key without what names the write (month, vote set, run
+        id, time), as ``backtest_frames(result.runs, "episode")`` gives them: what the asset's
+        data versions hash."""
+        if self.rows.empty:
+            return {}
+        content = self.rows.assign(month=None, vote_version=None, run_id=None).drop(columns=["created_at"])
+        return {str(key): part for key, part in content.groupby("key", sort=False)}
 
 
 def _vote_book(warehouse: Warehouse, settings: Settings, ticker: str, days: Sequence) -> VoteBook | None:
@@ -127,7 +143,9 @@ def backtest_partitions(
             progress(done_keys, len(keys))
         runs = runs_of(list(done.results.values()))
         month_of = {key: parse_partition_key(key)[1] for key in done.results}
-        write_backtests(warehouse, runs, "episode", month_of, done.vote_version, run_id)
+        if runs:
+            done.rows, equity = backtest_frames(runs, "episode", month_of, done.vote_version, run_id)
+            write_backtest_frames(warehouse, done.rows, equity)
         out.append(done)
     _record_partition_look(warehouse, out, names, seed, settings, who, run_id)
     return out

@@ -182,8 +182,14 @@ def write_backtests(
     """Replace the stored rows and curves of every episode key in ``runs``."""
     if not runs:
         return 0
-    backtests, equity = backtest_frames(runs, scope, month_of, vote_version, run_id)
-    keys = sorted({r.episode_key for r in runs})
+    return write_backtest_frames(warehouse, *backtest_frames(runs, scope, month_of, vote_version, run_id))
+
+
+def write_backtest_frames(warehouse: Warehouse, backtests: pd.DataFrame, equity: pd.DataFrame) -> int:
+    """Replace the stored rows and curves of every episode key in ``backtests`` (``backtest_frames``)."""
+    if backtests.empty:
+        return 0
+    keys = sorted(set(backtests["key"]))
     ensure_eval_tables(warehouse)
     with warehouse.transaction() as con:
         for table, frame in (("eval.backtests", backtests), ("eval.equity_curves", equity)):
