@@ -32,6 +32,7 @@ The HTTP routes' rules hold here too:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hmac
 import json
 import uuid
@@ -42,6 +43,7 @@ from fastapi.concurrency import run_in_threadpool
 from starlette.responses import JSONResponse
 
 from stocker_core.env.server_service import ApiError, EnvService, json_bytes
+from stocker_core.env.server_sessions import SessionError
 
 WS_PATH = "/ws"
 RESET_KEYS = frozenset({"task_id", "episode", "include_chart"})
@@ -138,14 +140,15 @@ class _Connection:
         return self.service.state(self.session_id)
 
     def close(self) -> None:
-        if self.session_id is not None and self.service.sessions.find(self.session_id) is not None:
-            self.service.sessions.close(self.session_id)
+        if self.session_id is not None:
+            with contextlib.suppress(SessionError):  # already expired or closed: nothing to free
+                self.service.sessions.close(self.session_id)
         self.session_id = None
 
     async def answer(self, raw: str | bytes) -> tuple[str | None, bool]:
         """(the answer text, whether to go on) for one message."""
         try:
-            message = json.loads(raw)
+            message = json.loads(raw, parse_constant=_reject_constant)
         except (ValueError, RecursionError) as exc:
             return error_message(400, f"malformed JSON: {exc}", "INVALID_JSON"), True
         if not isinstance(message, dict):
@@ -164,6 +167,10 @@ class _Connection:
             return error_message(exc.status, exc.message), True
         unknown = f"unknown message type {kind!r}: use reset, step, state or close"
         return error_message(400, unknown, "UNKNOWN_TYPE"), True
+
+
+def _reject_constant(token: str) -> float:
+    raise ValueError(f"{token} is not a number")
 
 
 def json_text(kind: str, data: dict[str, Any]) -> str:

@@ -105,6 +105,8 @@ def test_bad_messages_get_clear_errors_and_the_connection_keeps_serving(seed_set
         assert early["type"] == "error" and "reset" in early["data"]["message"]
         assert _ask(ws, "{not json")["data"]["code"] == "INVALID_JSON"
         assert _ask(ws, "[1, 2]")["data"]["code"] == "VALIDATION_ERROR"
+        nan = _ask(ws, '{"type": "step", "data": {"side": "buy", "quantity": NaN}}')
+        assert nan["data"]["code"] == "INVALID_JSON" and "NaN is not a number" in nan["data"]["message"]
         unknown = _ask(ws, {"type": "jump"})
         assert (
             unknown["data"]["code"] == "UNKNOWN_TYPE"
