@@ -54,10 +54,12 @@ def build_app(areas: Sequence[Registrar] = CORE_AREAS) -> typer.Typer:
 
 
 def _settings_first() -> None:
-    # every command reads the STOCKER_* settings first: a bad one is one line and exit 2
-    from stocker_core.cli_support import fail
+    # every command reads the STOCKER_* settings first (a bad one is one line and exit 2) and
+    # keeps library deprecations it cannot fix out of its output
+    from stocker_core.cli_support import fail, ignore_library_warnings
     from stocker_core.config import SettingsError, get_settings
 
+    ignore_library_warnings()
     try:
         get_settings(fresh=True)
     except SettingsError as exc:
