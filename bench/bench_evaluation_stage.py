@@ -70,7 +70,6 @@ def main() -> None:
             slice_episode(bars, s, s + EPISODE_DAYS, ticker, f"{ticker}|valid@{s - lo}", params.starting_cash)
             for s in range(lo, hi - EPISODE_DAYS + 1, EPISODE_STEP)
         ]
-    backtest_many(windows[:1], names, params, 0, settings)  # warm-up: imports, model loads
 
     def stage_pair(keep: bool) -> tuple[float, float, list[Backtest]]:
         original_stores = agent_policy._decision_stores
@@ -93,9 +92,10 @@ def main() -> None:
             agent_policy._decision_stores = original_stores  # type: ignore[assignment]
             stats.shuffle_orders = original_orders  # type: ignore[assignment]
 
-    folder = ("cache", f"bench-agent-decisions-{uuid.uuid4().hex[:8]}")
+    folder = ("cache", f"bench-agent-decisions-{uuid.uuid4().hex[:8]}")  # the home's store untouched
     decision_store.STORE_FOLDER = folder
     try:
+        backtest_many(windows[:1], names, params, 0, settings)  # warm-up: imports, model loads
         before = stage_pair(keep=False)
         stats.shuffle_orders.cache_clear()
         after = stage_pair(keep=True)
