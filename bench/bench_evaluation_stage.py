@@ -96,6 +96,7 @@ def main() -> None:
     decision_store.STORE_FOLDER = folder
     try:
         backtest_many(windows[:1], names, params, 0, settings)  # warm-up: imports, model loads
+        shutil.rmtree(settings.home.joinpath(*folder), ignore_errors=True)  # both start empty
         before = stage_pair(keep=False)
         stats.shuffle_orders.cache_clear()
         after = stage_pair(keep=True)
