@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 from stocker_testing import SEED_DIR
-from xdist_groups import SERIAL_GROUP, serial_reason
+from xdist_groups import SERIAL_GROUP, serial_reason, slow_reason
 
 from stocker_core.config import Settings, get_settings
 
@@ -18,6 +18,14 @@ from stocker_core.config import Settings, get_settings
 settings.register_profile("ci", derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("random", derandomize=False, deadline=None, max_examples=1000)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m "not slow"` deselects
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Marks the tests of ``xdist_groups.SLOW_TESTS`` slow."""
+    for item in items:
+        if slow_reason(item.nodeid) is not None:
+            item.add_marker(pytest.mark.slow)
 
 
 if importlib.util.find_spec("xdist") is not None:

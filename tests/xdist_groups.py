@@ -1,4 +1,5 @@
-"""Which tests run in the ``serial`` xdist group (tests/conftest.py marks them at collection)."""
+"""Which tests run in the ``serial`` xdist group, and which more tests are ``slow`` (the fast lane
+skips them): tests/conftest.py applies both at collection."""
 
 from __future__ import annotations
 
@@ -32,9 +33,54 @@ SERIAL_TESTS: dict[str, str] = {
 }
 
 
-def serial_reason(nodeid: str) -> str | None:
-    """Why the test ``nodeid`` runs in the serial group, or None when it need not."""
-    for key, reason in SERIAL_TESTS.items():
+def _reason(table: dict[str, str], nodeid: str) -> str | None:
+    for key, reason in table.items():
         if nodeid == key or nodeid.startswith((key + "::", key + "[")):
             return reason
     return None
+
+
+def serial_reason(nodeid: str) -> str | None:
+    """Why the test ``nodeid`` runs in the serial group, or None when it need not."""
+    return _reason(SERIAL_TESTS, nodeid)
+
+
+SLOW_TESTS: dict[str, str] = {
+    # also `slow` (the fast lane, `-m "not slow"`, skips them; CI runs them): the heaviest tests not
+    # marked in their files, each 4 s or more on a quiet 2-core machine (12 s or more at load 10)
+    "tests/assets/test_synthetic_materialize.py": "every group but training on a synthetic market",
+    "tests/assets/test_env_assets.py": "Dagster runs of prices, episodes and ideal trajectories",
+    "tests/assets/test_quality_gate.py::test_cli_materialize_exits_1_and_names_the_partition": "a CLI run",
+    "tests/assets/test_quality_gate.py::test_corrections_file_fixes_the_value": "Dagster runs",
+    "tests/assets/test_quality_gate.py::test_override_builds_clean_months_only": "Dagster runs",
+    "tests/assets/test_dg_cli.py": "dg loads the whole project in a subprocess",
+    "tests/assets/test_upkeep_checks.py::test_freshness_on_the_fixture_with_a_planted_gap": "Dagster runs",
+    "tests/assets/test_upkeep_checks.py::test_agent_checks_read_the_current_manifest": "Dagster runs",
+    "tests/assets/test_chart_assets.py::test_charts_asset_writes_every_session_and_is_idempotent": "charts",
+    "tests/assets/test_chart_assets.py::test_chart_check_flags_missing_and_unreadable": "charts",
+    "tests/assets/test_council_assets.py::test_votes_are_cached_and_the_second_run_computes_nothing": "votes",
+    "tests/assets/test_market_assets.py": "Dagster runs of prices and indicators",
+    "tests/assets/test_automation.py": "automation ticks over the whole graph",
+    "tests/assets/test_freshness_sources.py": "Dagster runs on the sample and the synthetic market",
+    "tests/council/test_rule_batch.py::"
+    "test_batch_equals_per_day_on_the_seed_fixture_with_text_peers_and_commodity": "nine months of votes",
+    "tests/council/test_synthetic_point_in_time.py": "a synthetic market's council contexts",
+    "tests/council/test_council_transformers.py::test_transformers_backend_generates_on_cpu": "generation",
+    "tests/evaluation/test_report.py::test_every_test_split_evaluation_is_a_counted_look": "backtests",
+    "tests/evaluation/test_report.py::test_tables_hold_one_row_per_episode_policy_and_window": "backtests",
+    "tests/evaluation/test_report.py::test_report_answers_first_with_pooled_statistics": "backtests",
+    "tests/evaluation/test_evaluation_cli.py::test_splits_and_report": "CLI backtests",
+    "tests/evaluation/test_pooled.py::test_clones_are_named_never_the_best_and_left_out_of_the_family": (
+        "backtests"
+    ),
+    "tests/ledger/test_ledger_report.py::test_the_report_shows_the_forward_record_apart_by_mode": "a ledger",
+    "tests/cli/test_cli_startup.py::test_fast_commands_import_nothing_heavy": "a subprocess per command",
+    "tests/market/test_charts.py::test_process_pool_gives_the_same_bytes": "a process pool",
+    "tests/market/test_chart_pool_orphans.py": "process pools, killed",
+    "tests/env/test_server_live.py::test_typed_client_plays_snapshots_and_restores": "a live server",
+}
+
+
+def slow_reason(nodeid: str) -> str | None:
+    """Why the test ``nodeid`` is ``slow`` by this list, or None."""
+    return _reason(SLOW_TESTS, nodeid)
