@@ -34,6 +34,9 @@ class AgentConfig(BaseSettings):
         default="graded",
         description="graded: excess over buy-and-hold in units of θ; band: SPEC §2's 0/1 θ-band hit",
     )
+    transaction_cost: float = Field(
+        default=0.001, ge=0, lt=0.1, description="cost rate charged by the graded result (the environment's)"
+    )
     w_result: float = Field(default=1.0, ge=0)
     w_format: float = Field(default=0.5, ge=0)
     w_tool: float = Field(default=0.5, ge=0)
@@ -60,8 +63,21 @@ class AgentConfig(BaseSettings):
     temperature: float = Field(default=1.0, gt=0)
     exact_decision: bool = Field(
         default=True,
-        description="add the exact expected gradient over the final BUY/SELL/HOLD of each rollout "
-        "(its tool turns fixed; word-level models)",
+        description="add a loss over the final BUY/SELL/HOLD of each rollout with all three results "
+        "known (its tool turns fixed; word-level models)",
+    )
+    objective: Literal["soft_target", "policy_gradient"] = Field(
+        default="soft_target",
+        description="the decision loss: cross-entropy toward softmax(result/target_temperature) "
+        "(its gradient does not fade on confident mistakes) or the exact expected-result gradient",
+    )
+    target_temperature: float = Field(
+        default=0.5, gt=0, description="soft target temperature, in units of the results' spread"
+    )
+    warm_start_teacher: Literal["format", "scripted"] = Field(
+        default="format",
+        description="format: the tool script with balanced decisions and no verdict before the answer; "
+        "scripted: agent_scripted's trend-following traces (measured to fight the news signal)",
     )
     lora_r: int = Field(default=8, ge=1)
     lora_alpha: int = Field(default=16, ge=1)

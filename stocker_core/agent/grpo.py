@@ -36,6 +36,7 @@ from stocker_core.training.policy_gradient import (
     collate,
     expected_reward_weights,
     group_advantages,
+    soft_target_loss,
     token_logprobs,
     trainable_optimizer,
     zero_spread_share,
@@ -43,12 +44,11 @@ from stocker_core.training.policy_gradient import (
 
 
 def agent_lora_config(config: AgentConfig) -> Any:
-    """LoRA on every linear layer but the output head."""
-    from peft import LoraConfig
+    """LoRA on every linear layer but the output head; the tiny model also trains its
+    embeddings and head in full (``training.models.lora_settings``)."""
+    from stocker_core.training.models import TINY, lora_settings
 
-    return LoraConfig(
-        r=config.lora_r, lora_alpha=config.lora_alpha, target_modules="all-linear", task_type="CAUSAL_LM"
-    )
+    return lora_settings(config.lora_r, config.lora_alpha, train_io=config.model == TINY)
 
 
 def rl_step(
@@ -89,10 +89,11 @@ def rl_step(
 
 
 def decision_loss(loaded: LoadedModel, traces: Sequence[Trace], tools: list, config: AgentConfig) -> Any:
-    """The exact expected gradient over the final decision (BUY / SELL / HOLD) of every
-    rollout that answered, with its tool turns fixed: each decision's result score is known
-    from the forward return, so the three are scored, not sampled
-    (``policy_gradient.expected_reward_weights``). Word-level models only (one token per
+    """A loss over the final decision (BUY / SELL / HOLD) of every rollout that answered, with
+    its tool turns fixed: each decision's result is known from the forward return (HOLD keeps
+    the rollout's held position, costs charged), so the three are scored, not sampled. By
+    ``config.objective``: cross-entropy toward softmax(result / τ) (``soft_target``, the
+    default) or the exact expected-result gradient. Word-level models only (one token per
     decision); None when no rollout answered or the model is a chat model."""
     import torch
 
@@ -109,9 +110,13 @@ def decision_loss(loaded: LoadedModel, traces: Sequence[Trace], tools: list, con
             continue
         rows.append((ids, mask))
         positions.append(spots[-1])
+        held = 0.5 if trace.held is None else trace.held
         rewards.append(
             [
-                config.w_result * result_score(d, trace.forward_return, config.theta, config.result_mode)
+                config.w_result
+                * result_score(
+                    d, trace.forward_return, config.theta, config.result_mode, held, config.transaction_cost
+                )
                 for d in DECISIONS
             ]
         )
@@ -122,7 +127,13 @@ def decision_loss(loaded: LoadedModel, traces: Sequence[Trace], tools: list, con
     index = torch.tensor(positions, device=logits.device) - 1  # the logits that predict the decision
     at = logits[torch.arange(len(rows), device=logits.device), index].float()
     choice = torch.log_softmax(at, dim=-1)[:, decision_ids]
-    loss, _ = expected_reward_weights(choice, torch.tensor(rewards, device=logits.device), scale="batch")
+    results = torch.tensor(rewards, dtype=torch.float32, device=logits.device)
+    if config.objective == "soft_target":
+        centred = results - results.mean(dim=-1, keepdim=True)
+        unit = centred.std().clamp_min(1e-6)
+        loss, _ = soft_target_loss(choice, results / unit, config.target_temperature)
+    else:
+        loss, _ = expected_reward_weights(choice, results, scale="batch")
     return loss
 
 

@@ -51,7 +51,7 @@ REASONING_WORDS = [
     "bearish",
 ]
 LOOKBACKS = (5, 10, 20, 60)
-TEXT_DAYS = (3, 7, 14, 30)
+TEXT_DAYS = (0, 3, 7, 14, 30)
 MACRO_DAYS = (7, 30, 90)
 
 

@@ -2,11 +2,13 @@
 (format and tool use), each a pure function of a Trace.
 
 - result, ``result_mode="graded"`` (the default): the decision's excess return over
-  buy-and-hold across the ``horizon``, in units of θ and clipped to [−1, 1]:
-  ``clip((pos − 1) · r / θ)`` with pos 1 for BUY, 0 for SELL, ½ for HOLD (keep: half way,
-  not knowing the position) and ½ for no answer. BUY scores 0 (it is buy-and-hold); a SELL
-  before a fall scores up to +1, before a rise down to −1. It varies with every decision, so
-  a group of rollouts has spread whenever their decisions differ.
+  buy-and-hold across the ``horizon``, after costs, in units of θ and clipped to [−1, 1]:
+  ``clip(((pos − 1) · r − c · |pos − held|) / θ)`` with pos 1 for BUY, 0 for SELL and, as in
+  the backtest, ``held`` for HOLD or no answer: HOLD keeps the position. The agent does not
+  see its position, so each (ticker, day) carries one drawn as the backtest would leave a
+  balanced agent, long or flat with even odds (``held_position``, seeded by the pair); ``c``
+  is the environment's cost rate. BUY from a long position scores 0 (it is buy-and-hold); a
+  SELL before a fall scores up to +1, before a rise down to −1.
   ``result_mode="band"`` (SPEC §2): 1 when the decision matches the label of the forward
   return — BUY when r > θ, SELL when r < −θ, HOLD otherwise — else 0 (no answer: 0).
 - format, the mean of five checks: a valid label was answered; the first turn has a
@@ -34,15 +36,34 @@ def label_for(forward_return: float, theta: float) -> str:
     return "HOLD"
 
 
-EXPOSURE = {"BUY": 1.0, "SELL": 0.0, "HOLD": 0.5}
+EXPOSURE = {"BUY": 1.0, "SELL": 0.0}
+"""Exposure after each decision; HOLD (or no answer) keeps the position held before it."""
 
 
-def result_score(decision: str | None, forward_return: float, theta: float, mode: str = "band") -> float:
+def held_position(ticker: str, day: str, seed: int = 0) -> float:
+    """The position (1 long, 0 flat) a HOLD keeps on this (ticker, day) in training: even
+    odds, fixed by the pair and the seed (a hash, not the process's random state)."""
+    import hashlib
+
+    digest = hashlib.sha256(f"{seed}|{ticker}|{day}".encode()).digest()
+    return float(digest[0] & 1)
+
+
+def result_score(
+    decision: str | None,
+    forward_return: float,
+    theta: float,
+    mode: str = "band",
+    held: float = 0.5,
+    cost: float = 0.0,
+) -> float:
     """``band``: 1.0 when ``decision`` is the θ-band label of ``forward_return``, else 0.0.
-    ``graded``: the decision's excess over buy-and-hold in units of θ, clipped to [−1, 1]."""
+    ``graded``: the decision's excess over buy-and-hold after the cost of moving from ``held``
+    (what HOLD keeps), in units of θ, clipped to [−1, 1]."""
     if mode == "graded":
-        exposure = EXPOSURE.get(decision or "", 0.5)
-        return float(min(1.0, max(-1.0, (exposure - 1.0) * forward_return / theta)))
+        exposure = EXPOSURE.get(decision or "", held)
+        excess = (exposure - 1.0) * forward_return - cost * abs(exposure - held)
+        return float(min(1.0, max(-1.0, excess / theta)))
     if mode != "band":
         raise ValueError(f"unknown result mode {mode!r}: use 'graded' or 'band'")
     return 1.0 if decision is not None and decision == label_for(forward_return, theta) else 0.0
@@ -93,12 +114,16 @@ def score_trace(trace: Trace, forward_return: float, config: AgentConfig) -> Sco
     scores on the trace."""
     fmt = format_parts(trace, config)
     tool = tool_parts(trace, config)
-    result = result_score(trace.decision, forward_return, config.theta, config.result_mode)
+    held = held_position(trace.ticker, trace.date, config.seed)
+    result = result_score(
+        trace.decision, forward_return, config.theta, config.result_mode, held, config.transaction_cost
+    )
     format_score = sum(fmt.values()) / len(fmt)
     tool_score = sum(tool.values()) / len(tool)
     total = config.w_result * result + config.w_format * format_score + config.w_tool * tool_score
     scores = Scores(result, format_score, tool_score, total, {**fmt, **tool})
     trace.forward_return = forward_return
+    trace.held = held
     trace.label = label_for(forward_return, config.theta)
     trace.theta = config.theta
     trace.horizon = config.horizon

@@ -111,3 +111,44 @@ class ScriptedWriter:
 
     def write(self, traces: Sequence[Trace]) -> list[str]:
         return [self.next_turn(t) for t in traces]
+
+
+FORMAT_SCRIPT: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("get_price_history", {"lookback_days": 20}),
+    ("get_forum_posts", {"days": 7}),
+    ("get_indicators", {"names": ["rsi14"], "lookback_days": 5}),
+    ("get_news", {"days": 0}),
+)
+"""The format teacher's calls: the decision day's own headlines last, next to the answer."""
+FORMAT_PLAN = "check price trend forum indicators then news and decide"
+
+
+def balanced_decision(ticker: str, day: str, seed: int) -> str:
+    """BUY, SELL or HOLD with equal odds, fixed by the pair and the seed: a verdict that says
+    nothing about the evidence, so a warm start on it learns the format, not a rule."""
+    import hashlib
+
+    digest = hashlib.sha256(f"format|{seed}|{ticker}|{day}".encode()).digest()
+    return ("BUY", "SELL", "HOLD")[digest[0] % 3]
+
+
+class FormatWriter(ScriptedWriter):
+    """Writes the warm start's turns: ``FORMAT_SCRIPT``'s calls, each result read back in
+    ``<think>``, then a balanced decision (``balanced_decision``) with no verdict word before it."""
+
+    def __init__(self, config: AgentConfig) -> None:
+        super().__init__(config)
+        self.script = FORMAT_SCRIPT[-config.max_tool_calls :]
+
+    def next_turn(self, trace: Trace) -> str:
+        done = len(trace.assistant_turns())
+        if done == 0:
+            name, args = self.script[0]
+            return f"<plan> {FORMAT_PLAN} </plan> <tool> {call_text(name, args)} </tool>"
+        last = trace.tool_turns()[-1] if trace.tool_turns() else None
+        seen = _observation(last.tool_call["name"], last.tool_result or {}) if last and last.valid else "none"
+        if done < len(self.script):
+            name, args = self.script[done]
+            return f"<think> {seen} </think> <tool> {call_text(name, args)} </tool>"
+        decision = balanced_decision(trace.ticker, trace.date, self.config.seed)
+        return f"<think> {seen} </think> <answer> {decision} </answer>"

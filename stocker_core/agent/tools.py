@@ -88,10 +88,11 @@ class AgentTools:
         )
 
     def get_news(self, days: int) -> dict:
-        """News headlines about the ticker published before the decision, with sentiment scores.
+        """News headlines about the ticker published before the decision, with sentiment scores,
+        their mean and their recency-weighted mean (a headline's weight halves each day of age).
 
         Args:
-            days: Calendar days to look back, from 1 to 30.
+            days: Calendar days to look back, from 1 to 30; 0 for the decision day's headlines alone.
         """
         return tools_text.news(self.data.text_until("news", self.day), self.cutoff, days)
 

@@ -8,6 +8,7 @@ from typing import Any
 import pandas as pd
 
 from stocker_core.agent.arguments import MAX_LIST_ITEMS, int_in_range, rounded
+from stocker_core.market.calendar import NEW_YORK
 from stocker_core.text.sentiment import score_text, weighted_sentiment
 
 MAX_TEXT_DAYS = 30
@@ -15,13 +16,32 @@ MAX_MACRO_DAYS = 90
 MAX_TEXT_CHARS = 160
 
 
+RECENCY_HALF_LIFE_DAYS = 1.0
+"""Half-life of a headline's weight in the recency-weighted mean."""
+
+
+def _window_start(cutoff: pd.Timestamp, days: int) -> pd.Timestamp:
+    """Where a ``days`` window before ``cutoff`` opens: midnight New York of the cutoff's day
+    for ``days=0`` (that session's headlines alone), else ``days`` calendar days earlier."""
+    if days == 0:
+        return cutoff.tz_convert(NEW_YORK).normalize().tz_convert("UTC")
+    return cutoff - pd.Timedelta(days=days)
+
+
 def _recent(frame: pd.DataFrame, cutoff: pd.Timestamp, days: int) -> pd.DataFrame:
-    """Rows published in the ``days`` calendar days before ``cutoff``, newest first."""
+    """Rows published in the window of ``days`` before ``cutoff`` (``_window_start``), newest first."""
     if frame.empty:
         return frame
     published = pd.to_datetime(frame["published_at"], utc=True)
-    recent = frame.loc[(published >= cutoff - pd.Timedelta(days=days)).to_numpy()]
+    recent = frame.loc[(published >= _window_start(cutoff, days)).to_numpy()]
     return recent.iloc[::-1]
+
+
+def recency_weights(published: pd.Series, cutoff: pd.Timestamp) -> list[float]:
+    """Each row's weight in the recency-weighted mean: halved every ``RECENCY_HALF_LIFE_DAYS``
+    of age at ``cutoff``."""
+    age = (cutoff - pd.to_datetime(published, utc=True)).dt.total_seconds() / 86400.0
+    return [float(0.5 ** (max(0.0, a) / RECENCY_HALF_LIFE_DAYS)) for a in age]
 
 
 def _clip(text: str) -> str:
@@ -47,10 +67,17 @@ def _scored(rows: pd.DataFrame, text_column: str, weights: list[float]) -> dict[
 
 
 def news(visible: pd.DataFrame, cutoff: pd.Timestamp, days: int) -> dict[str, Any]:
-    """The ``news`` tool: headlines of the last ``days`` days with VADER scores."""
-    days = int_in_range("days", days, 1, MAX_TEXT_DAYS)
+    """The ``news`` tool: headlines of the last ``days`` days (0: the decision day's alone)
+    with VADER scores, their mean and their recency-weighted mean."""
+    days = int_in_range("days", days, 0, MAX_TEXT_DAYS)
     rows = _recent(visible, cutoff, days)
-    return {"days": days, **_scored(rows, "headline", [1.0] * len(rows))}
+    answer = {"days": days, **_scored(rows, "headline", [1.0] * len(rows))}
+    recent = None
+    if len(rows):
+        scores = [score_text(str(t)) for t in rows["headline"]]
+        recent = rounded(weighted_sentiment(scores, recency_weights(rows["published_at"], cutoff))[0], 3)
+    answer["recency_weighted_sentiment"] = recent
+    return answer
 
 
 def forum_posts(visible: pd.DataFrame, cutoff: pd.Timestamp, days: int) -> dict[str, Any]:

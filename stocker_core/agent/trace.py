@@ -50,6 +50,8 @@ class Trace:
     decision: str | None = None
     """BUY / SELL / HOLD as answered; None when the agent never answered (acts as HOLD)."""
     forward_return: float | None = None
+    held: float | None = None
+    """The position HOLD keeps in the training reward (``rewards.held_position``)."""
     label: str | None = None
     theta: float | None = None
     horizon: int | None = None

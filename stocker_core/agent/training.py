@@ -2,9 +2,12 @@
 
 1. Data: each ticker's AgentData; train / valid pairs from the splits (``pairs``).
 2. Base: the model named by ``config.model`` (the tiny word-level Llama by default).
-3. Warm start: supervised on the scripted agent's traces of the train pairs.
+3. Warm start: supervised on the format teacher's traces of the train pairs (its tool
+   script, each result read back, a balanced decision with no verdict before it:
+   ``scripted.FormatWriter``), or on agent_scripted's (``warm_start_teacher="scripted"``).
 4. RL: our rollout loop + GRPO-style update on a LoRA adapter (``grpo``), with held-out
-   greedy validation (result / format / tool) at step 0 and every ``eval_every`` steps.
+   greedy validation (result / format / tool) at step 0 and every ``eval_every`` steps;
+   the checkpoint with the best valid result is kept.
 5. Save: ``models/agent_rl/<run>/{base,adapter,agent.json,curves.png}`` and ``current.json``.
 """
 
@@ -48,6 +51,8 @@ class AgentTrainingResult:
     config: dict[str, Any]
     curves: list[dict[str, Any]] = field(default_factory=list)
     """Validation points: step, result, format, tool, total, answered, action shares."""
+    kept_step: int = 0
+    """The RL step whose checkpoint was kept (the best valid result; 0 without RL)."""
     warm_start_losses: list[tuple[int, float]] = field(default_factory=list)
     rl_log: list[dict[str, Any]] = field(default_factory=list)
     valid_keys: list[str] = field(default_factory=list)
@@ -110,10 +115,11 @@ def train_agent(
     from stocker_core.agent.grpo import train_rl
     from stocker_core.agent.model import ModelWriter, create_agent_base
     from stocker_core.agent.plots import curves_png
-    from stocker_core.agent.scripted import ScriptedWriter
+    from stocker_core.agent.scripted import FormatWriter, ScriptedWriter
     from stocker_core.agent.store import agent_model_dir, publish_run
     from stocker_core.agent.tools import tool_schemas
     from stocker_core.agent.warm_start import warm_start
+    from stocker_core.training.answer_fit import restore_trainable, trainable_state
     from stocker_core.training.models import save_base
     from stocker_core.training.runtime import quiet_libraries, seed_everything, weights_sha256
 
@@ -132,7 +138,8 @@ def train_agent(
 
     loaded = create_agent_base(config)
     tools = [] if loaded.prompt_style == "words" else tool_schemas()
-    scripted = run_scored(ScriptedWriter(config), train, data, config, "agent_scripted")
+    teacher = FormatWriter(config) if config.warm_start_teacher == "format" else ScriptedWriter(config)
+    scripted = run_scored(teacher, train, data, config, "agent_scripted")
     warm = warm_start(loaded, scripted, config, tools)
     say(
         f"warm start: {warm.steps} steps in {warm.wall_seconds:.1f}s, "
@@ -144,12 +151,15 @@ def train_agent(
     save_base(loaded, run_dir / "base")
     curves: list[dict[str, Any]] = []
     last: list = []
+    kept: dict[str, Any] = {"step": 0, "result": float("-inf"), "state": None, "traces": []}
 
     def evaluate(step: int) -> None:
         traces = run_scored(ModelWriter(loaded, config), valid, data, config, "agent_rl")
         last[:] = traces
         point = {"step": step, **summarise(traces).as_dict()}
         curves.append(point)
+        if step > 0 and point["result"] > kept["result"]:
+            kept.update(step=step, result=point["result"], state=trainable_state(loaded.model), traces=traces)
         say(
             f"valid @ step {step}: result {point['result']:.3f} "
             f"format {point['format']:.3f} tool {point['tool']:.3f}"
@@ -158,6 +168,10 @@ def train_agent(
     evaluate(0)
     rl_started = time.perf_counter()
     log = train_rl(loaded, train, data, config, on_eval=evaluate, on_step=steps) if config.rl_steps else None
+    if kept["state"] is not None and kept["step"] != curves[-1]["step"]:
+        restore_trainable(loaded.model, kept["state"])
+        last[:] = kept["traces"]
+        say(f"kept the checkpoint of step {kept['step']} (best valid result {kept['result']:.3f})")
     rl_seconds = time.perf_counter() - rl_started
     adapter_dir = run_dir / "adapter"
     if log is None:  # no RL steps: save an untouched adapter so the layout stays the same
@@ -190,6 +204,7 @@ def train_agent(
         tickers=sorted(data),
         config=config.public(),
         curves=curves,
+        kept_step=int(kept["step"]),
         warm_start_losses=warm.losses,
         rl_log=[asdict(s) for s in (log.steps if log else [])],
         valid_keys=[f"{t}|{d.date().isoformat()}" for t, d in valid],

@@ -1,14 +1,16 @@
-"""The moderator's policy-gradient stage ("grpo"), continuing the SFT LoRA adapter.
+"""The moderator's RL stage ("grpo"), continuing the SFT adapter.
 
-The moderator's answer set is nine fixed actions, so there is nothing to sample: each
-update takes ``grpo_prompts`` training states, scores all nine answers of each with the
-model (``choices``) and with the training reward (``rewards``: the excess over
-buy-and-hold by default), and follows the exact gradient of the expected reward under the
-policy restricted to the nine (``policy_gradient.expected_reward_weights``). This is GRPO
-with the whole group enumerated and weighted by its probability: no group is ever wasted
-on identical samples (TRL's GRPOTrainer, which samples, left 84-98% of its groups without
-spread on this task; TRL has no dynamic sampling to drop them). ``frac_reward_zero_std``
-remains the share of states whose nine rewards are all equal.
+The moderator's answer set is nine fixed actions, so there is nothing to sample: every
+training state's nine answers are scored with the training reward (``rewards``: the excess
+over buy-and-hold by default) once, in a ``RewardTable``, and each update scores the nine
+answers of ``grpo_prompts`` states with the model (``choices``). The objective
+(``TrainingConfig.objective``, ``answer_fit``) is by default cross-entropy toward
+``softmax(R/τ)``, whose gradient does not fade on confidently wrong states (the exact
+expected-reward gradient, the former default, does: measured in the docs' learning table);
+the checkpoint is chosen on the valid split. The name stays "grpo": the whole group of
+answers is enumerated instead of sampled, so no group is ever wasted on identical samples
+(TRL's GRPOTrainer, which samples, left 84-98% of its groups without spread on this task).
+``frac_reward_zero_std`` remains the share of states whose nine rewards are all equal.
 
 CPU settings from TRAINING_NOTES: fp32, a learning rate that moves a LoRA (1e-3 for tiny),
 one thread.
@@ -24,19 +26,12 @@ from typing import Any
 
 import numpy as np
 
-from stocker_core.training.choices import ANSWERS, answer_logits
+from stocker_core.training.answer_fit import FitResult, FitSettings, answer_set, fit_answers
+from stocker_core.training.choices import ANSWERS
 from stocker_core.training.config import TrainingConfig
 from stocker_core.training.dataset import EpisodeContext
-from stocker_core.training.generation import render_prompt
 from stocker_core.training.models import LoadedModel
-from stocker_core.training.policy_gradient import (
-    PgLog,
-    PgStep,
-    apply_update,
-    expected_reward_weights,
-    trainable_optimizer,
-    zero_spread_share,
-)
+from stocker_core.training.policy_gradient import PgLog, zero_spread_share
 from stocker_core.training.rewards import ExcessReward, RolloutReward, environment_answer_rewards
 from stocker_core.training.runtime import Progress, quiet_libraries, seed_everything
 from stocker_core.training.sft import StageResult
@@ -78,6 +73,77 @@ def reward_table(
     return RewardTable(list(kept), rewards, len(rows) - len(kept))
 
 
+def fit_settings(config: TrainingConfig, stage: str, rows: int) -> FitSettings:
+    """The fit of a stage: ``sft`` (reward teacher: soft targets at ``sft_temperature`` for
+    ``sft_epochs`` over the rows, or ``sft_max_steps``) or ``grpo`` (``objective`` at
+    ``target_temperature`` for ``grpo_steps``)."""
+    if stage == "sft":
+        per_epoch = max(1, -(-rows // config.sft_batch_size))
+        steps = (
+            config.sft_max_steps if config.sft_max_steps > 0 else max(1, round(config.sft_epochs * per_epoch))
+        )
+        return FitSettings(
+            objective="soft_target",
+            temperature=config.sft_temperature,
+            steps=steps,
+            batch=config.sft_batch_size,
+            learning_rate=config.sft_learning_rate,
+            seed=config.seed,
+            eval_every=config.eval_every,
+        )
+    return FitSettings(
+        objective=config.objective,
+        temperature=config.target_temperature,
+        steps=config.grpo_steps,
+        batch=config.grpo_prompts,
+        learning_rate=config.grpo_learning_rate,
+        seed=config.seed,
+        eval_every=config.eval_every,
+        entropy_coef=config.entropy_coef,
+        scale_rewards=config.scale_rewards,
+    )
+
+
+def run_answer_fit(
+    policy: LoadedModel,
+    rows: Sequence[dict[str, Any]],
+    contexts: dict[str, EpisodeContext],
+    config: TrainingConfig,
+    adapter_dir: Path,
+    stage: str,
+    valid: tuple[Sequence[dict[str, Any]], dict[str, EpisodeContext]] | None = None,
+    progress: Progress | None = None,
+) -> tuple[StageResult, RewardTable, FitResult]:
+    """Fit ``policy`` (a base with a trainable adapter) to the answers' rewards on ``rows``
+    (``answer_fit.fit_answers``), the checkpoint chosen on ``valid`` (rows, contexts); save the
+    adapter to ``adapter_dir``. Returns the stage result, the train reward table and the fit."""
+    quiet_libraries()
+    seed_everything(config.seed, config.threads)
+    started = time.perf_counter()
+    table = reward_table(rows, contexts, config)
+    if not table.rows:
+        raise ValueError("no training state has a next session inside its episode: nothing to learn from")
+    valid_set = None
+    if valid is not None and valid[0]:
+        valid_table = reward_table(valid[0], valid[1], config)
+        valid_set = answer_set(policy, valid_table.rows, valid_table.rewards)
+    settings = fit_settings(config, stage, len(table.rows))
+    log = PgLog(report_to=config.report_to, log_dir=adapter_dir.parent / "tensorboard" / adapter_dir.name)
+    fit = fit_answers(
+        policy,
+        answer_set(policy, table.rows, table.rewards),
+        settings,
+        valid_set,
+        stage=stage,
+        progress=progress,
+        log=log,
+    )
+    adapter_dir.mkdir(parents=True, exist_ok=True)
+    policy.model.save_pretrained(adapter_dir)
+    result = StageResult(adapter_dir, fit.log, time.perf_counter() - started, settings.steps, fit)
+    return result, table, fit
+
+
 def run_grpo(
     policy: LoadedModel,
     rows: Sequence[dict[str, Any]],
@@ -85,46 +151,9 @@ def run_grpo(
     config: TrainingConfig,
     adapter_dir: Path,
     progress: Progress | None = None,
+    valid: tuple[Sequence[dict[str, Any]], dict[str, EpisodeContext]] | None = None,
 ) -> tuple[StageResult, RewardTable]:
-    """Train ``policy`` (a base with a trainable LoRA adapter) on ``rows``; save the adapter
-    to ``adapter_dir``. Returns the stage result (its log is a ``PgLog``) and the reward table."""
-    import torch
-
-    quiet_libraries()
-    seed_everything(config.seed, config.threads)
-    started = time.perf_counter()
-    table = reward_table(rows, contexts, config)
-    if not table.rows:
-        raise ValueError("no training state has a next session inside its episode: nothing to learn from")
-    prompts = [render_prompt(policy, r["prompt_words"], r["prompt_text"]) for r in table.rows]
-    rewards = torch.tensor(table.rewards, dtype=torch.float32, device=policy.device)
-    optimizer = trainable_optimizer(policy.model, config.grpo_learning_rate)
-    rng = np.random.default_rng(config.seed)
-    log = PgLog(report_to=config.report_to, log_dir=adapter_dir.parent / "tensorboard" / adapter_dir.name)
-    size = min(config.grpo_prompts, len(prompts))
-    for step in range(1, config.grpo_steps + 1):
-        pick = rng.choice(len(prompts), size=size, replace=False)
-        logits = answer_logits(policy, [prompts[i] for i in pick])
-        batch_rewards = rewards[torch.as_tensor(pick, device=rewards.device)]
-        loss, pi = expected_reward_weights(logits, batch_rewards, config.scale_rewards)
-        if config.entropy_coef:
-            log_pi = torch.log_softmax(logits, dim=-1)
-            loss = loss + config.entropy_coef * (log_pi.exp() * log_pi).sum(dim=-1).mean()
-        loss_value = apply_update(policy.model, optimizer, loss)
-        mean_pi = pi.mean(dim=0).cpu().numpy()
-        log.add(
-            PgStep(
-                step=step,
-                reward=float((pi * batch_rewards).sum(dim=-1).mean()),
-                frac_reward_zero_std=zero_spread_share(table.rewards[pick]),
-                loss=loss_value,
-                actions={answer: float(p) for answer, p in zip(ANSWERS, mean_pi, strict=True)},
-                extra={"best_answer_reward": float(batch_rewards.max(dim=-1).values.mean())},
-            )
-        )
-        if progress is not None:
-            progress("grpo", step, config.grpo_steps)
-    log.close()
-    adapter_dir.mkdir(parents=True, exist_ok=True)
-    policy.model.save_pretrained(adapter_dir)
-    return StageResult(adapter_dir, log, time.perf_counter() - started, config.grpo_steps), table
+    """The RL stage: continue ``policy``'s adapter on the reward table (``config.objective``),
+    the checkpoint chosen on ``valid``; save the adapter to ``adapter_dir``."""
+    result, table, _ = run_answer_fit(policy, rows, contexts, config, adapter_dir, "grpo", valid, progress)
+    return result, table

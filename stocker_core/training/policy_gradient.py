@@ -115,6 +115,21 @@ def expected_reward_weights(logits: Any, rewards: Any, scale: str = "batch") -> 
     return loss, pi
 
 
+def soft_target_loss(logits: Any, rewards: Any, temperature: float) -> tuple[Any, Any]:
+    """Cross-entropy of the policy over a fixed answer set toward ``softmax(rewards / τ)``.
+
+    ``logits`` [B, A] (with gradient), ``rewards`` [B, A] in the unit ``τ`` is measured in.
+    The gradient on the logits is ``π − target``: it does not fade where the policy is
+    confidently wrong, unlike the expected-reward gradient's ``π(1 − π)``. Returns (loss, the
+    detached probabilities)."""
+    import torch
+
+    log_pi = torch.log_softmax(logits, dim=-1)
+    target = torch.softmax(rewards / temperature, dim=-1).detach()
+    loss = -(target * log_pi).sum(dim=-1).mean()
+    return loss, log_pi.exp().detach()
+
+
 def apply_update(model: Any, optimizer: Any, loss: Any, max_grad_norm: float = 1.0) -> float:
     """One optimizer step on ``loss`` over the trainable weights; returns the loss value."""
     import torch

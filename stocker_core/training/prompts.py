@@ -59,6 +59,20 @@ def vocabulary() -> list[str]:
     ]
 
 
+def ordered_word_groups() -> list[dict[str, float]]:
+    """The prompt's ordered bucket words, each group as ``{word: position in [-1, 1]}`` (signal
+    m10 … p10, confidence, move, exposure, pnl, step): what ``models.order_embeddings`` spreads
+    along one direction so that neighbouring buckets start with neighbouring embeddings."""
+
+    def spread(words: Sequence[str]) -> dict[str, float]:
+        last = len(words) - 1
+        return {word: 2.0 * i / last - 1.0 for i, word in enumerate(words)}
+
+    return [
+        spread(g) for g in (SIGNAL_WORDS, CONFIDENCE_WORDS, MOVE_WORDS, EXPOSURE_WORDS, PNL_WORDS, STEP_WORDS)
+    ]
+
+
 def _bucket(value: float, low: int, high: int) -> int:
     if not math.isfinite(value):
         return 0
