@@ -78,6 +78,10 @@ SLOW_TESTS: dict[str, str] = {
     "tests/market/test_charts.py::test_process_pool_gives_the_same_bytes": "a process pool",
     "tests/market/test_chart_pool_orphans.py": "process pools, killed",
     "tests/env/test_server_live.py::test_typed_client_plays_snapshots_and_restores": "a live server",
+    "tests/test_readme_examples.py::test_readme_examples_run_as_written": "17 `stocker` commands",
+    "tests/test_cli.py::test_materialize_backfills_a_ticker": "a CLI run over months",
+    "tests/scale/test_celery_queues.py::test_queue_tags_follow_the_settings": "Dagster definitions per queue",
+    "tests/web/test_web_browser.py": "Chromium",
 }
 
 

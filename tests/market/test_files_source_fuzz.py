@@ -56,7 +56,7 @@ FILE_EDITS = ["drop_column", "truncate", "garbage", "empty", "header_only"]
 
 def _weekend(day: str) -> str:
     stamp = pd.Timestamp(day)
-    return (stamp + pd.Timedelta(days=5 - stamp.dayofweek)).strftime("%Y-%m-%d")  # that week's Saturday
+    return (stamp + pd.Timedelta(days=5 - stamp.day_of_week)).strftime("%Y-%m-%d")  # that week's Saturday
 
 
 def corrupt_row(rows: list[list[str]], index: int, edit: str, column: int) -> str | None:
