@@ -82,6 +82,13 @@ SLOW_TESTS: dict[str, str] = {
     "tests/test_cli.py::test_materialize_backfills_a_ticker": "a CLI run over months",
     "tests/scale/test_celery_queues.py::test_queue_tags_follow_the_settings": "Dagster definitions per queue",
     "tests/web/test_web_browser.py": "Chromium",
+    "tests/web/test_api_fuzz.py": "generated requests against the web API",
+    "tests/web/test_web_serve.py::test_serve_answers_the_environment_and_the_page": "a live server",
+    "tests/web/test_server_concurrency.py": "concurrent first resets of a live server",
+    "tests/market/test_files_source_fuzz.py::"
+    "test_corrupted_csv_never_tracebacks_and_bad_months_never_pass_the_gate": "generated bar files",
+    "tests/training/test_training_stages.py": "trains the moderator's stages once per module",
+    "tests/training/test_training_assets.py": "the training group through Dagster",
 }
 
 
