@@ -33,8 +33,10 @@ def _recent(frame: pd.DataFrame, cutoff: pd.Timestamp, days: int) -> pd.DataFram
     if frame.empty:
         return frame
     published = pd.to_datetime(frame["published_at"], utc=True)
-    recent = frame.loc[(published >= _window_start(cutoff, days)).to_numpy()]
-    return recent.iloc[::-1]
+    start = _window_start(cutoff, days)
+    # a date-only row of the day before is stamped at midnight that starts the decision day
+    inside = published > start if days == 0 else published >= start
+    return frame.loc[inside.to_numpy()].iloc[::-1]
 
 
 def recency_weights(published: pd.Series, cutoff: pd.Timestamp) -> list[float]:

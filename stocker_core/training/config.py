@@ -103,7 +103,7 @@ class TrainingConfig(BaseSettings):
         default=0.5, gt=0, description="temperature of the soft target, in units of the rewards' std"
     )
     eval_every: int = Field(
-        default=25, ge=1, description="steps between valid-split checks; the best checkpoint is kept"
+        default=50, ge=1, description="steps between valid-split checks; the best checkpoint is kept"
     )
     entropy_coef: float = Field(
         default=0.01,

@@ -115,19 +115,25 @@ def expected_reward_weights(logits: Any, rewards: Any, scale: str = "batch") -> 
     return loss, pi
 
 
-def soft_target_loss(logits: Any, rewards: Any, temperature: float) -> tuple[Any, Any]:
-    """Cross-entropy of the policy over a fixed answer set toward ``softmax(rewards / τ)``.
+def soft_target_loss(
+    log_likelihoods: Any, rewards: Any, temperature: float, renormalize: bool = False
+) -> tuple[Any, Any]:
+    """Cross-entropy toward ``softmax(rewards / τ)`` over a fixed answer set.
 
-    ``logits`` [B, A] (with gradient), ``rewards`` [B, A] in the unit ``τ`` is measured in.
-    The gradient on the logits is ``π − target``: it does not fade where the policy is
-    confidently wrong, unlike the expected-reward gradient's ``π(1 − π)``. Returns (loss, the
-    detached probabilities)."""
+    ``log_likelihoods`` [B, A] are the answers' log-probabilities under the model (with
+    gradient), ``rewards`` [B, A] in the unit ``τ`` is measured in. Without ``renormalize``
+    the answers' own likelihoods are raised toward the target, so the loss also teaches the
+    model to write one of them (free generation then parses); with it, only the choice among
+    them is trained. Either way the gradient on a position's logits is ``π − target``: it
+    does not fade where the policy is confidently wrong, unlike the expected-reward
+    gradient's ``π(1 − π)``. Returns (loss, the detached policy over the answers)."""
     import torch
 
-    log_pi = torch.log_softmax(logits, dim=-1)
+    within = torch.log_softmax(log_likelihoods, dim=-1)
+    log_pi = within if renormalize else log_likelihoods
     target = torch.softmax(rewards / temperature, dim=-1).detach()
     loss = -(target * log_pi).sum(dim=-1).mean()
-    return loss, log_pi.exp().detach()
+    return loss, within.exp().detach()
 
 
 def apply_update(model: Any, optimizer: Any, loss: Any, max_grad_norm: float = 1.0) -> float:

@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 from stocker_core.agent.cli import register
 from stocker_core.agent.policy import decision_action
+from stocker_core.agent.rewards import held_position
 from stocker_core.config import get_settings
 from stocker_core.env.environment import Observation
 from stocker_core.env.policies import make_policy, policy_names
@@ -77,13 +78,14 @@ def test_agent_run_prints_the_trace_and_scores(sample_home):
     assert "<plan>" in out and "[tool] get_price_history" in out and "[tool] get_news" in out
     assert "decision: HOLD" in out  # 20-day return +4.59%: 1.15% expected, inside ±1.5%
     assert "forward return over 5 sessions: +1.26%" in out
-    # graded result (the default): HOLD counts half invested, -0.5 * 1.26% / 1.5% = -0.42
-    assert "scores: result -0.42" in out and "format 1.000  tool 1.000" in out
+    # graded result (the default): HOLD keeps the pair's held position (long here), so it is
+    # buy-and-hold: no excess and no cost
+    assert held_position("GOOGL", "2016-03-15", 0) == 1.0
+    assert "scores: result 0.000" in out and "format 1.000  tool 1.000" in out
 
     as_json = runner.invoke(app(), ["agent", "run", "--date", "2016-03-15", "--json"])
     trace = json.loads(as_json.output)
-    graded = max(-1.0, min(1.0, -0.5 * trace["forward_return"] / 0.015))
-    assert trace["decision"] == "HOLD" and abs(trace["scores"]["result"] - graded) < 1e-9
+    assert trace["decision"] == "HOLD" and trace["held"] == 1.0 and trace["scores"]["result"] == 0.0
     assert [t["role"] for t in trace["turns"]][:3] == ["user", "assistant", "tool"]
 
 

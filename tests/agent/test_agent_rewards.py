@@ -69,6 +69,26 @@ def test_graded_result_is_the_excess_over_buy_and_hold_in_units_of_theta():
         result_score("BUY", 0.0, 0.015, "nonsense")
 
 
+def test_hold_keeps_the_held_position_and_moves_pay_their_cost():
+    # long before a 0.9% rise: HOLD is buy-and-hold (0), SELL gives up the rise and pays 0.1%
+    assert result_score("HOLD", 0.009, 0.015, "graded", held=1.0, cost=0.001) == 0.0
+    assert result_score("SELL", 0.009, 0.015, "graded", held=1.0, cost=0.001) == pytest.approx(
+        (-0.009 - 0.001) / 0.015
+    )
+    # flat before a 0.6% fall: HOLD avoids it for free, BUY takes it and pays to get in
+    assert result_score("HOLD", -0.006, 0.015, "graded", held=0.0, cost=0.001) == pytest.approx(0.4)
+    assert result_score("BUY", -0.006, 0.015, "graded", held=0.0, cost=0.001) == pytest.approx(-0.001 / 0.015)
+
+
+def test_held_positions_are_fixed_by_the_pair_and_even():
+    from stocker_core.agent.rewards import held_position
+
+    days = [f"2021-{m:02d}-{d:02d}" for m in range(1, 13) for d in range(1, 29)]
+    held = [held_position("SYN1", day, 0) for day in days]
+    assert held == [held_position("SYN1", day, 0) for day in days] and set(held) == {0.0, 1.0}
+    assert 0.4 < sum(held) / len(held) < 0.6
+
+
 def test_parser_lists_problems_and_never_raises():
     assert parse_turn(f"<plan> a b </plan> <tool>{PRICE}</tool>").problems == ()
     two = parse_turn(f"<think> x y </think> <tool>{PRICE}</tool> <tool>{NEWS}</tool>")

@@ -51,6 +51,26 @@ def test_news_sees_only_what_was_published_before_the_close(planted):
     assert result["mean_sentiment"] > 0
 
 
+def test_news_of_the_decision_day_alone_and_a_recency_weighted_mean(planted):
+    from stocker_core.text.sentiment import score_text
+
+    today = AgentTools(planted, DECISION_DAY).get_news(days=0)
+    _no_future(today)
+    assert today["days"] == 0 and today["count"] == 1
+    assert [i["text"] for i in today["items"]] == ["SYN upgraded before the bell"]
+    assert today["recency_weighted_sentiment"] == today["mean_sentiment"]  # one headline
+    week = AgentTools(planted, DECISION_DAY).get_news(days=7)
+    # the cut-off is 16:00 on D: the 15:59 headline is 1 minute old (weight ~1), yesterday's
+    # date-only one 16 hours (weight 0.5 ** (16 / 24))
+    fresh, old = (
+        score_text("SYN upgraded before the bell"),
+        score_text("SYN beats estimates in strong quarter"),
+    )
+    w_fresh, w_old = 0.5 ** (1 / 1440), 0.5 ** (16 / 24)
+    expected = (fresh * w_fresh + old * w_old) / (w_fresh + w_old)
+    assert abs(week["recency_weighted_sentiment"] - expected) < 1e-3
+
+
 def test_forum_and_macro_events_skip_same_day_date_only_rows(planted):
     tools = AgentTools(planted, DECISION_DAY)
     forums = tools.get_forum_posts(days=30)

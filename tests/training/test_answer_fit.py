@@ -17,7 +17,7 @@ from stocker_core.training.policy_gradient import expected_reward_weights, soft_
 def test_the_soft_target_gradient_is_pi_minus_target_and_does_not_fade_when_confidently_wrong():
     logits = torch.tensor([[8.0, 0.0, 0.0]], requires_grad=True)  # sure of answer 0, the worst
     rewards = torch.tensor([[-1.0, 1.0, 0.0]])
-    loss, pi = soft_target_loss(logits, rewards, temperature=0.5)
+    loss, pi = soft_target_loss(logits, rewards, temperature=0.5, renormalize=True)
     loss.backward()
     target = torch.softmax(rewards / 0.5, dim=-1)
     assert torch.allclose(logits.grad, pi - target, atol=1e-6)
@@ -27,6 +27,17 @@ def test_the_soft_target_gradient_is_pi_minus_target_and_does_not_fade_when_conf
     pg.backward()
     # the expected-reward gradient weights the state by about pi(1 - pi): ~1e-3 here
     assert ce_push > 1.0 and logits.grad.abs().sum() < 0.01
+
+
+def test_without_renormalizing_the_answers_own_likelihood_is_raised():
+    # three answers among a larger vocabulary: log-probabilities of a 5-way softmax
+    vocab = torch.zeros(1, 5, requires_grad=True)
+    answers = torch.log_softmax(vocab, dim=-1)[:, :3]
+    loss, pi = soft_target_loss(answers, torch.tensor([[1.0, 0.0, 0.0]]), temperature=1.0)
+    loss.backward()
+    assert torch.allclose(pi, torch.full((1, 3), 1 / 3))
+    # the two tokens outside the answer set lose probability, the answers gain it
+    assert (vocab.grad[0, 3:] > 0).all() and vocab.grad[0, :3].sum() < 0
 
 
 def test_reward_scale_is_the_spread_within_states():
@@ -43,7 +54,9 @@ def _planted(n: int, rng: np.random.Generator) -> tuple[list[str], np.ndarray]:
     buy, sell = ANSWERS.index("buy q4"), ANSWERS.index("sell q4")
     for _ in range(n):
         up = rng.random() < 0.5
-        votes = " ".join(f"{r} {'p5' if (r == 'news' and up) else 'm5' if r == 'news' else 'p0'} c5" for r in ROLE_NAMES)
+        votes = " ".join(
+            f"{r} {'p5' if (r == 'news' and up) else 'm5' if r == 'news' else 'p0'} c5" for r in ROLE_NAMES
+        )
         prompts.append(f"{votes} move d+0 exposure e2 pnl g+0 step t{rng.integers(10)} action")
         row = rng.normal(0.0, 1.0, len(ANSWERS)) * 0.5
         row[buy] += 1.0 if up else -1.0

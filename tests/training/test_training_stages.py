@@ -49,7 +49,13 @@ def test_grpo_writes_an_adapter_that_reloads_to_the_same_greedy_actions(trained,
     prompts = [r["prompt_words"] for r in seed_data.rows]
     assert generate(first, prompts) == generate(second, prompts)
     sft = load_with_adapter(model_dir(trained.settings, "base"), model_dir(trained.settings, "sft"))
-    assert weights_sha256(grpo_dir) != weights_sha256(model_dir(trained.settings, "sft"))
+    # the checkpoint is chosen on valid, its start (the SFT adapter, step 0) included
+    curve = dict(extra["valid_curve"])
+    assert set(curve) == {0, 3} and extra["kept_valid_reward"] == max(curve.values())
+    assert curve[extra["kept_step"]] == extra["kept_valid_reward"]
+    same_as_sft = weights_sha256(grpo_dir) == weights_sha256(model_dir(trained.settings, "sft"))
+    assert same_as_sft == (extra["kept_step"] == 0)
+    assert (grpo_dir / "steps.jsonl").read_text().count("\n") == 3  # the per-step log beside the model
     assert len(generate(sft, prompts[:5])) == 5
 
 
