@@ -92,7 +92,7 @@ NOT_RUN: dict[str, str] = {
     "stocker council vote --task task_easy --date 2023-08-15 --backend openai --show-prompts --json": (
         "needs an OpenAI-compatible server: tests/council/test_council_structured.py runs a local one"
     ),
-    "stocker check-learning --ic 0.1 --seed 7 --json": "builds a market and trains (minutes): tests/training",
+    "stocker check-learning --ic 0.3 --seed 7 --json": "builds a market and trains (minutes): tests/training",
     "stocker web --port 8080 --no-open --dagster-url http://127.0.0.1:3000": "a server: tests/web",
     "STOCKER_API_KEY=… stocker web --host 0.0.0.0": "a server: tests/web",
     "stocker deploy init --postgres postgresql://dagster:PASSWORD@db-host:5432/dagster \\": "tests/scale",

@@ -56,7 +56,9 @@ class LearningCheckError(StockerError, RuntimeError):
 class LearningCheckConfig:
     """The synthetic market and the training budgets of one learning check."""
 
-    ic: float = 0.1
+    ic: float = 0.3
+    """At 0.3 the oracle beats buy-and-hold on the default test windows at t ~ 4 (p < 0.001); at
+    0.1 it does not show at all (p 0.23): a check must have a ceiling it can see."""
     seed: int = 7
     tickers: int = 8
     years: float = 3.0

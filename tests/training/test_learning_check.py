@@ -85,9 +85,14 @@ def test_check_learning_runs_end_to_end_on_a_small_market(tmp_path):
     done = subprocess.run(command, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout)
-    assert {"ic", "seed", "tickers", "windows", "policies", "verdict"} <= set(result)
+    assert {"ic", "seed", "tickers", "windows", "policies", "verdict", "training"} <= set(result)
+    assert {"moderator_sft", "moderator_grpo", "agent_rl"} <= set(result["training"])
+    assert len(json.dumps(result)) < 20_000  # the per-step curves stay beside the models
+    assert any(line.startswith("power: the oracle") for line in result["verdict"])
     assert result["ic"] == 0.1 and result["seed"] == 7 and len(result["tickers"]) == 2
     for name in ("oracle", "buy_and_hold", "council", "moderator_sft", "moderator_grpo", "agent_rl"):
-        assert {"excess", "ci_low", "ci_high", "p_value", "captured"} <= set(result["policies"][name])
+        assert {"excess", "ci_low", "ci_high", "p_value", "t_stat", "captured", "min_detectable"} <= set(
+            result["policies"][name]
+        )
     assert result["policies"]["buy_and_hold"]["excess"] == 0.0
     assert result["windows"] >= 2 and "step" in done.stderr  # progress went to stderr
