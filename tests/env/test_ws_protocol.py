@@ -4,6 +4,7 @@ the refusals (API key, oversized and malformed messages, the session cap, idle c
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -137,12 +138,12 @@ def test_bad_messages_get_clear_errors_and_the_connection_keeps_serving(seed_set
 
 def test_session_cap_refuses_clearly_and_frees_on_close(seed_settings):
     app = create_app(seed_settings, api_key="", max_sessions=2)
-    with live_server(app) as url:
-        first, second = connect(_ws(url)), connect(_ws(url))
+    with live_server(app) as url, contextlib.ExitStack() as stack:
+        first, second = (stack.enter_context(connect(_ws(url))) for _ in range(2))
         for ws in (first, second):
             assert _ask(ws, {"type": "reset", "data": {"task_id": "task_easy"}})["type"] == "observation"
         # a third connection: refused with the reason, closed with 1013 (try again later)
-        third = connect(_ws(url))
+        third = stack.enter_context(connect(_ws(url)))
         refusal = json.loads(third.recv(timeout=10))
         assert (
             refusal["data"]["code"] == "CAPACITY_REACHED"

@@ -25,7 +25,7 @@ KEY = "SYN|2015-03-01"
         ("get", "/web/api/play/0123", None, 400, "invalid session id"),
         ("get", "/web/api/play/" + "a" * 32, None, 404, "no play session"),
         ("get", "/web/api/charts/a;drop/2015-03-02", None, 400, "invalid ticker"),
-        ("get", "/web/api/charts/SYN/2015-03-03", None, 404, "no chart of SYN on 2015-03-03"),
+        ("get", "/web/api/charts/SYN/2015-03-07", None, 404, "no chart of SYN on 2015-03-07"),
         ("get", "/web/api/charts/SYN/03-02-2015", None, 400, "invalid date"),
         (
             "get",
