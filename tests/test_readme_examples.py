@@ -1,4 +1,4 @@
-"""The README's examples run as written on the default source, in a folder with no ../shared.
+"""The README's examples run as written on the default source, in a folder with no seed fixtures beside it.
 
 Every `stocker …` line of the README's bash blocks is either run here (``RUN``, in README
 order, sharing one temporary home) or listed in ``NOT_RUN`` with the reason, so a new or
@@ -126,7 +126,7 @@ def test_every_readme_example_is_accounted_for() -> None:
 
 @pytest.fixture(scope="module")
 def clone_like(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
-    """A working folder with no ../shared, a fresh home, the default source."""
+    """A working folder with no seed fixtures beside it, a fresh home, the default source."""
     work = tmp_path_factory.mktemp("readme") / "work"
     work.mkdir()
     assert not (work.parent / "shared").exists()

@@ -12,7 +12,7 @@ answers is enumerated instead of sampled, so no group is ever wasted on identica
 (TRL's GRPOTrainer, which samples, left 84-98% of its groups without spread on this task).
 ``frac_reward_zero_std`` remains the share of states whose nine rewards are all equal.
 
-CPU settings from TRAINING_NOTES: fp32, a learning rate that moves a LoRA (1e-3 for tiny),
+Measured CPU settings: fp32, a learning rate that moves a LoRA (1e-3 for tiny),
 one thread.
 """
 

@@ -57,7 +57,7 @@ def test_dagster_dev_lists_assets_and_runs_a_partition(tmp_path, seed_dir):
         "-p",
         str(port),
     ]
-    # DAGSTER_NOTES.md: started from a script it ignores SIGINT/SIGTERM unless INT is reset
+    # started from a script, dagster dev ignores SIGINT/SIGTERM unless INT is reset
     log = (tmp_path / "dagster.log").open("wb")  # closed in the finally block
     process = subprocess.Popen(
         ["setsid", "env", "--default-signal=INT", *dagster],

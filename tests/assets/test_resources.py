@@ -37,7 +37,7 @@ def test_text_assets_read_the_resource_text_dir(tmp_path, seed_dir):
     result = dg.materialize([news], resources={"stocker": resource})
     meta = result.asset_materializations_for_node("news")[0].metadata
     assert meta["rows_written"].value == 25
-    assert Path(meta["folder"].value).resolve() == seed_dir.resolve()  # ../shared may be a link
+    assert Path(meta["folder"].value).resolve() == seed_dir.resolve()  # the seed folder may be a link
 
 
 def test_library_code_sees_the_run_settings_during_a_step(tmp_path, monkeypatch):
