@@ -1,8 +1,10 @@
-"""The README's examples run as written on the default source, in a folder with no seed fixtures beside it.
+"""The documented examples run as written on the default source, in a folder with no seed
+fixtures beside it.
 
-Every `stocker …` line of the README's bash blocks is either run here (``RUN``, in README
-order, sharing one temporary home) or listed in ``NOT_RUN`` with the reason, so a new or
-changed example fails ``test_every_readme_example_is_accounted_for`` until it is sorted.
+Every `stocker …` line of the bash blocks of the README and of every page of the docs site
+(``docs/**/*.md``) is either run here (``RUN``, in this order, sharing one temporary home) or
+listed in ``NOT_RUN`` with the reason, so a new or changed example fails
+``test_every_readme_example_is_accounted_for`` until it is sorted.
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+DOCS = ROOT / "docs"
 
-# (the README line without its comment, the command run: the same unless it has [optional] parts)
+# (the documented line without its comment, the command run: the same unless it has [optional] parts)
 RUN: list[tuple[str, str]] = [
     ("stocker tickers add AAPL MSFT", "stocker tickers add AAPL MSFT"),
     ("stocker tickers list", "stocker tickers list"),
@@ -98,13 +101,38 @@ NOT_RUN: dict[str, str] = {
     "stocker deploy init --postgres postgresql://dagster:PASSWORD@db-host:5432/dagster \\": "tests/scale",
     "docker compose -f deploy/docker-compose.yml run --rm stocker materialize -g market "
     "--from 2020-01 --to 2020-06": "needs Docker",
+    # docs/forward-ledger.md: the ledger needs decisions under a clock; tests/ledger runs the flow
+    "stocker ledger record [--policies buy_and_hold,council,...] [--for SESSION] [--json]": "tests/ledger",
+    "stocker ledger score [--json]": "needs recorded entries: tests/ledger",
+    "stocker ledger verify": "needs a ledger: tests/ledger/test_ledger_cli.py",
+    "stocker ledger verify --file ledger.jsonl --head 240:<hash>": "a placeholder hash: tests/ledger",
+    "stocker ledger show [--json] [--last N]": "needs a ledger: tests/ledger",
+    "stocker ledger export -o ledger.jsonl": "needs a ledger: tests/ledger/test_ledger_cli.py",
+    'stocker materialize --groups market --from "${day:0:7}" --to "${day:0:7}"': (
+        "inside the simulated-clock loop: tests/ledger/test_ledger_replay.py replays sessions"
+    ),
+    "stocker ledger record --policies buy_and_hold,council,macd": "inside the loop: tests/ledger",
+    "stocker ledger score": "inside the loop: tests/ledger",
+    "stocker ledger verify && stocker ledger show": "after the loop: tests/ledger",
+    "stocker ledger show --json | python -c \"import json,sys; h=json.load(sys.stdin)['head']; "
+    "print(f\\\"{h['entries']}:{h['hash']}\\\")\"": "needs a ledger: tests/ledger",
+    # docs/use-from-openenv.md, docs/train-with-trl.md
+    "stocker serve --port 8765 --no-web &": "a background server: tests/env/test_ws_protocol.py",
+    "stocker backtest --episode 'GOOGL|2016-06-01' --policies agent_trl,buy_and_hold,hold": (
+        "needs the TRL example's adapter: tests/agent/test_trl_env.py"
+    ),
 }
 
 
-def readme_stocker_lines() -> list[str]:
-    """Lines of the README's bash blocks that run `stocker` (comments cut off)."""
+def documented_files() -> list[Path]:
+    """The README and every page of the docs site."""
+    return [README, *sorted(DOCS.rglob("*.md"))]
+
+
+def stocker_lines(path: Path) -> list[str]:
+    """Lines of the file's bash blocks that run `stocker` (comments cut off)."""
     lines, in_bash = [], False
-    for line in README.read_text(encoding="utf-8").splitlines():
+    for line in path.read_text(encoding="utf-8").splitlines():
         if line.startswith("```"):
             in_bash = line.strip() == "```bash"
             continue
@@ -116,12 +144,28 @@ def readme_stocker_lines() -> list[str]:
     return lines
 
 
+def documented_stocker_lines() -> dict[str, str]:
+    """``{line: where it is documented}`` over the README and the docs pages."""
+    found: dict[str, str] = {}
+    for path in documented_files():
+        for line in stocker_lines(path):
+            found.setdefault(line, str(path.relative_to(ROOT)))
+    return found
+
+
+def test_the_docs_pages_are_read() -> None:
+    """The examples moved from the README to the docs pages: the scan must find them there."""
+    pages = {where for where in documented_stocker_lines().values() if where.startswith("docs/")}
+    assert {"docs/environment.md", "docs/evaluation.md", "docs/operations.md"} <= pages, pages
+
+
 def test_every_readme_example_is_accounted_for() -> None:
+    documented = documented_stocker_lines()
     listed = {line for line, _ in RUN} | set(NOT_RUN)
-    missing = [line for line in readme_stocker_lines() if line not in listed]
-    assert not missing, f"README examples neither run nor excused in {Path(__file__).name}: {missing}"
-    gone = sorted({line for line, _ in RUN} - set(readme_stocker_lines()))
-    assert not gone, f"run here but no longer in the README: {gone}"
+    missing = [f"{line}  ({where})" for line, where in documented.items() if line not in listed]
+    assert not missing, f"documented examples neither run nor excused in {Path(__file__).name}: {missing}"
+    gone = sorted(({line for line, _ in RUN} | set(NOT_RUN)) - set(documented))
+    assert not gone, f"listed here but no longer documented: {gone}"
 
 
 @pytest.fixture(scope="module")
