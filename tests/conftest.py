@@ -64,7 +64,7 @@ def _one_lane(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def seed_dir() -> Path:
     if not SEED_DIR.is_dir():
-        pytest.fail(f"seed fixture missing at {SEED_DIR}: CI needs the seed fixtures folder beside the repository")
+        pytest.fail(f"seed fixture missing at {SEED_DIR}: CI needs the seed fixtures folder beside the repo")
     return SEED_DIR
 
 
