@@ -103,6 +103,8 @@ def backtests(
         vote_versions = warehouse.latest_data_versions("specialist_votes", months)
         episode_versions = warehouse.latest_data_versions("episodes", keys)
         rows_of = ticker_run.content_rows()  # the rows the step wrote, as content
+        every_played = sorted({r.policy for result in ticker_run.results.values() for r in result.runs})
+        model_versions = {a: warehouse.latest_data_versions(a, every_played) for a in MODEL_ASSETS}
         for key, result in ticker_run.results.items():
             rows = rows_of[key]
             frames.append(rows)
@@ -114,10 +116,11 @@ def backtests(
                 sources[f"specialist_votes@{month}"] = vote_versions.get(month, "unrecorded")
             if ticker_run.vote_version:
                 sources["council.votes"] = ticker_run.vote_version
-            played = [r.policy for r in result.runs]
-            for asset in MODEL_ASSETS:
-                for policy, version in warehouse.latest_data_versions(asset, played).items():
-                    sources[f"{asset}@{policy}"] = version
+            played = {r.policy for r in result.runs}
+            for asset, versions in model_versions.items():
+                for policy, version in versions.items():
+                    if policy in played:
+                        sources[f"{asset}@{policy}"] = version
             upstream[key] = sources
             last = result
     record_build(context, warehouse, build, upstream)

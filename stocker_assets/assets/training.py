@@ -144,8 +144,8 @@ def moderator_base(
     automation_condition=WEEKLY_RETRAIN,
     kinds={"pytorch", "duckdb"},
     description=(
-        "LoRA adapter after the SFT warm start toward the hindsight-ideal action of each train-split "
-        "step ($STOCKER_HOME/models/moderator_sft)."
+        "LoRA adapter after the SFT warm start: the nine answers fitted to their rewards on the "
+        "train-split states, the checkpoint chosen on valid ($STOCKER_HOME/models/moderator_sft)."
     ),
 )
 def moderator_sft(
@@ -163,8 +163,9 @@ def moderator_sft(
     automation_condition=WEEKLY_RETRAIN,
     kinds={"pytorch", "duckdb"},
     description=(
-        "LoRA adapter after GRPO on the environment's reward (action from the step's snapshot plus a "
-        "K-step rollout) ($STOCKER_HOME/models/moderator_grpo)."
+        "LoRA adapter after the RL stage: every answer's excess reward over buy-and-hold, the "
+        "soft-target objective by default, the checkpoint chosen on valid "
+        "($STOCKER_HOME/models/moderator_grpo)."
     ),
 )
 def moderator_grpo(

@@ -205,6 +205,10 @@ _DATA_FIELDS = (
     "eval_max_episodes",
 )
 _PREPARED: dict[str, TrainingData] = {}
+_HELDOUT: dict[tuple, list[dict[str, Any]]] = {}
+"""Held-out records already played in this process: the SFT and GRPO stages of one job replay
+the earlier stages' models and the reference policies on the same episodes, so each model
+(by its weights) and each reference is played once."""
 
 
 def _upstream_fingerprint(warehouse: Warehouse) -> str:
@@ -245,13 +249,21 @@ def heldout_episodes(
     (rule council, buy-and-hold, random), scored by ``evaluation.runner``: one record each."""
     if not data.valid_contexts:
         return []
+    episodes = (data.votes.cache_version, *(c.env.episode.key for c in data.valid_contexts))
     records: list[dict[str, Any]] = []
     for stage in stages:
-        loaded = load_moderator(settings, stage)
-        played = play_moderator(loaded, data.valid_contexts, model_name(stage), config.decode)
-        records += episode_records([run for run, _ in played], [n for _, n in played])
+        weights = tuple(weights_sha256(model_dir(settings, s)) for s in dict.fromkeys(("base", stage)))
+        key = ("moderator", stage, weights, config.decode, episodes)
+        if key not in _HELDOUT:
+            loaded = load_moderator(settings, stage, merged=True)
+            played = play_moderator(loaded, data.valid_contexts, model_name(stage), config.decode)
+            _HELDOUT[key] = episode_records([run for run, _ in played], [n for _, n in played])
+        records += [dict(r) for r in _HELDOUT[key]]
     for name in REFERENCE_POLICIES:
-        records += episode_records(play_reference(name, data.valid_contexts, config.seed))
+        key = ("reference", name, config.seed, episodes)
+        if key not in _HELDOUT:
+            _HELDOUT[key] = episode_records(play_reference(name, data.valid_contexts, config.seed))
+        records += [dict(r) for r in _HELDOUT[key]]
     return records
 
 
@@ -262,12 +274,16 @@ def heldout_table(
     return summarize(heldout_episodes(settings, data, stages, config))
 
 
-def load_moderator(settings: Settings, stage: str, trainable: bool = False):
-    """The saved base (``stage="base"``) or base plus the stage's adapter."""
+def load_moderator(settings: Settings, stage: str, trainable: bool = False, merged: bool = False):
+    """The saved base (``stage="base"``) or base plus the stage's adapter; ``merged`` folds
+    the adapter into the weights (inference only: the same answers, ~20% faster on CPU)."""
     base_dir = model_dir(settings, "base")
     if stage == "base":
         return load_base(base_dir)
-    return load_with_adapter(base_dir, model_dir(settings, stage), trainable=trainable)
+    loaded = load_with_adapter(base_dir, model_dir(settings, stage), trainable=trainable and not merged)
+    if merged:
+        loaded.model = loaded.model.merge_and_unload()
+    return loaded
 
 
 def _report(

@@ -50,7 +50,7 @@ def cached_moderator(settings: Settings, stage: str) -> LoadedModel:
     key = (str(folder), _stamp(folder))
     if key not in _MODELS:
         quiet_libraries()
-        _MODELS[key] = load_moderator(settings, stage)
+        _MODELS[key] = load_moderator(settings, stage, merged=True)
     return _MODELS[key]
 
 
