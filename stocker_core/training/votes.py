@@ -64,6 +64,33 @@ def _compute_missing(
     return int(run.stats["misses"])
 
 
+def _vote_tuples(ticker: str, frame: pd.DataFrame) -> dict[tuple[str, str], VoteTuple]:
+    """``{(ticker, ISO day): votes in role order}`` from cached vote rows (a role without a row
+    that day abstains: signal and confidence 0; the last row of a repeated role counts)."""
+    if not len(frame):
+        return {}
+    last = frame.drop_duplicates(["date", "role"], keep="last")
+    wide = last.assign(present=True).pivot(
+        index="date", columns="role", values=["signal", "confidence", "present"]
+    )
+    columns = []
+    for role in ROLE_NAMES:
+        if ("present", role) in wide.columns:
+            present = wide[("present", role)].eq(True).to_numpy()
+            signal = wide[("signal", role)].to_numpy(dtype=float)
+            confidence = wide[("confidence", role)].to_numpy(dtype=float)
+            columns.append(
+                [
+                    (role, float(s), float(c)) if p else (role, 0.0, 0.0)
+                    for s, c, p in zip(signal, confidence, present, strict=True)
+                ]
+            )
+        else:
+            columns.append([(role, 0.0, 0.0)] * len(wide))
+    days = [pd.Timestamp(d).date().isoformat() for d in wide.index]
+    return {(ticker, day): tuple(votes) for day, *votes in zip(days, *columns, strict=True)}
+
+
 def episode_votes(
     episodes: Sequence[Episode], settings: Settings, warehouse: Warehouse, backend: Backend
 ) -> EpisodeVotes:
@@ -88,11 +115,7 @@ def episode_votes(
             frame = cache.votes_for(
                 ticker, days, backend=backend.name, model_id=backend.model_id, prompt_versions=versions
             )
-        for day, part in frame.groupby("date", sort=True):
-            roles = {r.role: (r.role, float(r.signal), float(r.confidence)) for r in part.itertuples()}
-            by_day[(ticker, pd.Timestamp(day).date().isoformat())] = tuple(
-                roles.get(role, (role, 0.0, 0.0)) for role in ROLE_NAMES
-            )
+        by_day.update(_vote_tuples(ticker, frame))
         frames.append(frame.assign(ticker=ticker)[["ticker", "date", "role", "signal", "confidence"]])
     allv = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     version = (
