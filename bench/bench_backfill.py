@@ -68,11 +68,11 @@ def main() -> None:
 
     import dagster as dg
 
-    from stocker_assets.assets.market import indicators, prices
-    from stocker_assets.checks import indicators_are_sane, prices_are_valid
-    from stocker_assets.instance import ensure_dagster_home, register_tickers
-    from stocker_assets.resources import StockerResource
-    from stocker_assets.runner import run_ticker_months
+    from stocker_assets.definitions.assets.market import indicators, prices
+    from stocker_assets.definitions.checks import indicators_are_sane, prices_are_valid
+    from stocker_assets.definitions.resources import StockerResource
+    from stocker_assets.engine.instance import ensure_dagster_home, register_tickers
+    from stocker_assets.engine.runner import run_ticker_months
     from stocker_core.config import get_settings
 
     ensure_dagster_home(get_settings(fresh=True))  # our dagster.yaml: telemetry off

@@ -1,5 +1,5 @@
 """ "No data" markers: 5,000 runless materializations stored in one batch per asset
-(``stocker_assets.event_batch``) against the old way, one ``report_runless_asset_event`` per
+(``stocker_assets.engine.event_batch``) against the old way, one ``report_runless_asset_event`` per
 partition, measured in the same run on fresh SQLite instances (the CLI's default instance).
 
 The old way costs ~70-110 ms per partition on this disk, so by default it is timed on a
@@ -18,8 +18,8 @@ from pathlib import Path
 
 import dagster as dg
 
-from stocker_assets.event_batch import report_materializations
-from stocker_assets.runner import NO_DATA_TAG
+from stocker_assets.engine.event_batch import report_materializations
+from stocker_assets.engine.runner import NO_DATA_TAG
 
 ASSETS = ["prices", "indicators", "charts", "episodes", "ideal_trajectories", "specialist_votes"]
 

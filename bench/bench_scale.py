@@ -12,7 +12,7 @@ checks) on the offline sample source, in five set-ups measured in the same run:
   e. Celery, 1 worker with the ``solo`` pool: steps run in the worker process itself, which is
      not daemonic, so the charts step keeps its own process pool.
 
-Postgres, Redis and the workers are started as in tests/scale (stocker_assets.local_services)
+Postgres, Redis and the workers are started as in tests/scale (stocker_assets.engine.local_services)
 and stopped at the end. Each set-up gets a fresh warehouse and instance and one untimed warm-up
 month of another ticker (imports, worker start). Prints partitions/s, seconds/partition and the
 ratio to (a).
@@ -69,9 +69,9 @@ def _use_home(root: Path, name: str, **extra: str) -> None:
 def _run_one(ticker: str, months: list[date], instance=None) -> None:
     """The market group of ``ticker`` × ``months`` as `stocker materialize` runs it."""
     from stocker_assets.definitions import build_definitions
-    from stocker_assets.instance import dagster_instance
-    from stocker_assets.resources import StockerResource
-    from stocker_assets.runner import run_ticker_months, select_assets
+    from stocker_assets.definitions.resources import StockerResource
+    from stocker_assets.engine.instance import dagster_instance
+    from stocker_assets.engine.runner import run_ticker_months, select_assets
     from stocker_core.config import get_settings
 
     own = instance is None
@@ -90,7 +90,7 @@ def _materialize(tickers: list[str], months: list[date], concurrent: bool = Fals
     once, as if each were launched from its own machine (process start-up included). Two
     Celery runs from threads, or forks, of one process that already ran one hung here: use
     processes."""
-    from stocker_assets.instance import dagster_instance, register_tickers
+    from stocker_assets.engine.instance import dagster_instance, register_tickers
     from stocker_core.config import get_settings
 
     instance = dagster_instance(get_settings(fresh=True))
@@ -115,8 +115,8 @@ def _materialize(tickers: list[str], months: list[date], concurrent: bool = Fals
 
 def dagster_executors(args: argparse.Namespace, root: Path) -> list[Row]:
     """Section 1: in-process SQLite vs Celery with 1 and 2 workers on Postgres + Redis."""
-    from stocker_assets.deploy import DeployConfig, write_deploy_files
-    from stocker_assets.local_services import LocalServices
+    from stocker_assets.engine.deploy import DeployConfig, write_deploy_files
+    from stocker_assets.engine.local_services import LocalServices
 
     tickers, months = args.tickers.split(","), _months(args.start, args.end)
     partitions = len(tickers) * len(months)

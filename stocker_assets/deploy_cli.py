@@ -41,8 +41,13 @@ def deploy_init(
 ) -> None:
     """Write dagster.yaml (Postgres storage, run queue), celery.yaml (workers) and stocker.env
     (STOCKER_EXECUTOR=celery) into the Dagster home, and print what to start where."""
-    from stocker_assets.deploy import DeployConfig, DeployConfigError, start_commands, write_deploy_files
-    from stocker_assets.instance import dagster_home_path
+    from stocker_assets.engine.deploy import (
+        DeployConfig,
+        DeployConfigError,
+        start_commands,
+        write_deploy_files,
+    )
+    from stocker_assets.engine.instance import dagster_home_path
 
     target = home if home is not None else dagster_home_path(get_settings(fresh=True))
     try:

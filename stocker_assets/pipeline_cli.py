@@ -28,7 +28,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 
 def _instance():
     """The CLI's Dagster instance (created under a file lock: commands may start at once)."""
-    from stocker_assets.instance import dagster_instance
+    from stocker_assets.engine.instance import dagster_instance
 
     try:
         return dagster_instance(get_settings(fresh=True))
@@ -72,7 +72,7 @@ def _known_to_source(settings, tickers: list[str]) -> list[str]:
 @tickers_app.command("add")
 def tickers_add(tickers: list[str]) -> None:
     """Add tickers the configured source has to the universe and register them as partitions."""
-    from stocker_assets.instance import register_tickers
+    from stocker_assets.engine.instance import register_tickers
 
     settings = get_settings(fresh=True)
     try:
@@ -101,7 +101,7 @@ def tickers_list() -> None:
 def tickers_remove(tickers: list[str]) -> None:
     """Remove tickers from the universe file and their Dagster ticker partitions
     (stored rows are kept)."""
-    from stocker_assets.instance import unregister_tickers
+    from stocker_assets.engine.instance import unregister_tickers
 
     try:
         stored = remove_tickers(get_settings(fresh=True), tickers)
@@ -192,13 +192,13 @@ def materialize(
     (the full text, shown by --help, is ``MATERIALIZE_HELP``)."""
     _check_range(start, end)  # before anything slow: an inverted range is bad usage
     from stocker_assets.definitions import build_definitions
-    from stocker_assets.instance import register_tickers
-    from stocker_assets.lane_lifetime import wait_for_leftover_lanes
-    from stocker_assets.lanes import LaneOptions, RunUnit, plan_units, run_units, worker_count
-    from stocker_assets.materialize_progress import MaterializeProgress
-    from stocker_assets.resources import StockerResource
-    from stocker_assets.runner import months_with_data, select_assets
-    from stocker_assets.stages import plan_stages
+    from stocker_assets.definitions.resources import StockerResource
+    from stocker_assets.engine.instance import register_tickers
+    from stocker_assets.engine.lane_lifetime import wait_for_leftover_lanes
+    from stocker_assets.engine.lanes import LaneOptions, RunUnit, plan_units, run_units, worker_count
+    from stocker_assets.engine.materialize_progress import MaterializeProgress
+    from stocker_assets.engine.runner import months_with_data, select_assets
+    from stocker_assets.engine.stages import plan_stages
 
     settings = get_settings(fresh=True)
     start, end = start or settings.main_from, end or settings.main_to  # the main job's span
@@ -311,8 +311,8 @@ def _without(skip: str, partitioned: list, unpartitioned: list, checks: list) ->
 def _mark_empty_months(instance, source, plan: dict[str, list], partitioned: list, progress) -> None:
     """Months outside each ticker's data get a "no data" materialization (once), so the
     UI shows them as such instead of missing; one asset at a time, with progress."""
-    from stocker_assets.progress import Progress
-    from stocker_assets.runner import StepEvent, mark_months_without_data
+    from stocker_assets.definitions.progress import Progress
+    from stocker_assets.engine.runner import StepEvent, mark_months_without_data
 
     if not partitioned:
         return
@@ -449,7 +449,7 @@ def ui(
     ),
 ) -> None:
     """Start `dagster dev` on this project with the CLI's Dagster instance (``UI_HELP``)."""
-    from stocker_assets.ui_process import SUPERSEDED_DEV, run_in_own_group
+    from stocker_assets.engine.ui_process import SUPERSEDED_DEV, run_in_own_group
 
     _instance()
     home = Path(os.environ["DAGSTER_HOME"])

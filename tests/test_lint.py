@@ -30,5 +30,7 @@ def test_dagster_import_in_core_is_a_lint_error():
 
 
 def test_dagster_import_in_the_dagster_layer_is_fine():
-    allowed = _ruff("--stdin-filename", "stocker_assets/assets/planted.py", "-", stdin="import dagster\n")
+    allowed = _ruff(
+        "--stdin-filename", "stocker_assets/definitions/assets/planted.py", "-", stdin="import dagster\n"
+    )
     assert "TID251" not in allowed.stdout

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from stocker_assets.definitions import defs
-from stocker_assets.partitions import ticker_partitions
+from stocker_assets.definitions.partitions import ticker_partitions
 
 NY = ZoneInfo("America/New_York")
 PARTITIONED = [

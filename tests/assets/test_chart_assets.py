@@ -6,10 +6,10 @@ from pathlib import Path
 import dagster as dg
 import pandas as pd
 
-from stocker_assets.assets.market import charts, prices
-from stocker_assets.checks import charts_are_complete
-from stocker_assets.partitions import ticker_partitions
-from stocker_assets.resources import StockerResource
+from stocker_assets.definitions.assets.market import charts, prices
+from stocker_assets.definitions.checks import charts_are_complete
+from stocker_assets.definitions.partitions import ticker_partitions
+from stocker_assets.definitions.resources import StockerResource
 from stocker_core.warehouse import Warehouse
 
 KEY = "AAPL|2023-08-01"

@@ -2,10 +2,10 @@
 
 import dagster as dg
 
-from stocker_assets.assets.council import forum_posts, macro_events, news, specialist_votes
-from stocker_assets.assets.market import charts, indicators, prices
-from stocker_assets.partitions import ticker_partitions
-from stocker_assets.resources import StockerResource
+from stocker_assets.definitions.assets.council import forum_posts, macro_events, news, specialist_votes
+from stocker_assets.definitions.assets.market import charts, indicators, prices
+from stocker_assets.definitions.partitions import ticker_partitions
+from stocker_assets.definitions.resources import StockerResource
 from stocker_core.warehouse import Warehouse
 
 KEY = "AAPL|2023-08-01"

@@ -6,9 +6,9 @@ from zoneinfo import ZoneInfo
 import dagster as dg
 
 from stocker_assets.definitions import defs
-from stocker_assets.partitions import ticker_month_partitions, ticker_partitions
-from stocker_assets.schedules import corpus_refresh
-from stocker_assets.sensors import universe_sync
+from stocker_assets.definitions.partitions import ticker_month_partitions, ticker_partitions
+from stocker_assets.definitions.schedules import corpus_refresh
+from stocker_assets.definitions.sensors import universe_sync
 from stocker_core.universe import write_universe
 
 

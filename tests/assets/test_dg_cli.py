@@ -35,4 +35,6 @@ def test_dg_list_defs_shows_assets_and_the_run_resource(tmp_path):
     assets = {a["asset_key"]: a for a in defs["assets"]}
     assert {"prices", "indicators", "charts", "episodes", "specialist_votes"} <= set(assets)
     assert assets["indicators"]["group_name"] == "market"
-    assert {"name": "stocker", "type": "stocker_assets.resources.StockerResource"} in defs["resources"]
+    assert {"name": "stocker", "type": "stocker_assets.definitions.resources.StockerResource"} in defs[
+        "resources"
+    ]

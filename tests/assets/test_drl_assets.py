@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 from stocker_testing import make_bars
 
-from stocker_assets.assets.drl import DrlAgentsConfig, drl_agents
-from stocker_assets.resources import StockerResource
+from stocker_assets.definitions.assets.drl import DrlAgentsConfig, drl_agents
+from stocker_assets.definitions.resources import StockerResource
 from stocker_core.env.catalog import episode_row, solve_episode
 from stocker_core.env.episode import episode_from_bars
 from stocker_core.evaluation.drl.store import current_result

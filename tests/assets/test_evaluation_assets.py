@@ -6,9 +6,14 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from stocker_assets.assets.evaluation import backtests, evaluation_report, rolling_evaluation, splits
-from stocker_assets.partitions import ticker_partitions
-from stocker_assets.resources import StockerResource
+from stocker_assets.definitions.assets.evaluation import (
+    backtests,
+    evaluation_report,
+    rolling_evaluation,
+    splits,
+)
+from stocker_assets.definitions.partitions import ticker_partitions
+from stocker_assets.definitions.resources import StockerResource
 from stocker_core.warehouse import Warehouse
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "evaluation"))

@@ -7,7 +7,7 @@ import dagster as dg
 import pytest
 from dagster._core.instance.utils import RUNLESS_RUN_ID
 
-from stocker_assets.event_batch import report_materializations
+from stocker_assets.engine.event_batch import report_materializations
 
 KEYS = [dg.AssetKey("prices"), dg.AssetKey(["market", "indicators"])]
 

@@ -4,9 +4,9 @@ files Dagster's own SQLite storage reads, with connections kept open (at most MA
 import dagster as dg
 from dagster._core.storage.event_log.sqlite.sqlite_event_log import SqliteEventLogStorage
 
-from stocker_assets import event_storage
-from stocker_assets.event_storage import PooledSqliteEventLogStorage
-from stocker_assets.instance import ensure_dagster_home
+from stocker_assets.engine import event_storage
+from stocker_assets.engine.event_storage import PooledSqliteEventLogStorage
+from stocker_assets.engine.instance import ensure_dagster_home
 from stocker_core.config import Settings
 
 months = dg.MonthlyPartitionsDefinition(start_date="2024-01-01", end_offset=0)

@@ -4,10 +4,10 @@ end where their data ends, so their first run is fresh (issue 35)."""
 import dagster as dg
 import pytest
 
-from stocker_assets.assets.market import prices
-from stocker_assets.checks import prices_are_fresh, prices_are_valid
-from stocker_assets.partitions import ticker_partitions
-from stocker_assets.resources import StockerResource
+from stocker_assets.definitions.assets.market import prices
+from stocker_assets.definitions.checks import prices_are_fresh, prices_are_valid
+from stocker_assets.definitions.partitions import ticker_partitions
+from stocker_assets.definitions.resources import StockerResource
 
 
 def _freshness(tmp_path, ticker: str, month: str, **config) -> dg.AssetCheckEvaluation:

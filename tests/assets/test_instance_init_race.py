@@ -21,7 +21,7 @@ import os, sys, time
 from pathlib import Path
 
 import pytest
-from stocker_assets.instance import dagster_instance
+from stocker_assets.engine.instance import dagster_instance
 from stocker_core.config import Settings
 
 base, rounds, processes, name = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
@@ -44,7 +44,7 @@ import os, sys
 from pathlib import Path
 
 import pytest
-from stocker_assets.instance import dagster_instance
+from stocker_assets.engine.instance import dagster_instance
 from stocker_core.config import Settings
 
 base, rounds = Path(sys.argv[1]), int(sys.argv[2])

@@ -18,7 +18,7 @@ import pandas as pd
 import psutil
 import pytest
 
-from stocker_assets.lane_lifetime import LANES_DIR, wait_for_leftover_lanes
+from stocker_assets.engine.lane_lifetime import LANES_DIR, wait_for_leftover_lanes
 from stocker_core.warehouse import Warehouse
 
 HOLD = """

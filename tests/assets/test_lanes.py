@@ -7,12 +7,19 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from stocker_assets import lanes
 from stocker_assets.definitions import defs
-from stocker_assets.lanes import LaneOptions, RunUnit, plan_units, priority_order, run_units, worker_count
+from stocker_assets.engine import lanes
+from stocker_assets.engine.lanes import (
+    LaneOptions,
+    RunUnit,
+    plan_units,
+    priority_order,
+    run_units,
+    worker_count,
+)
+from stocker_assets.engine.runner import TickerRun
+from stocker_assets.engine.stages import plan_stages
 from stocker_assets.pipeline_cli import DEFAULT_GROUPS
-from stocker_assets.runner import TickerRun
-from stocker_assets.stages import plan_stages
 from stocker_core.config import Settings
 from stocker_core.warehouse import Warehouse
 

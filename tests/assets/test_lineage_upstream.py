@@ -8,11 +8,11 @@ from datetime import date
 import dagster as dg
 import pytest
 
-from stocker_assets.assets.council import specialist_votes
-from stocker_assets.assets.env import episodes, ideal_trajectories
-from stocker_assets.assets.market import prices
-from stocker_assets.partitions import ticker_partitions
-from stocker_assets.resources import StockerResource
+from stocker_assets.definitions.assets.council import specialist_votes
+from stocker_assets.definitions.assets.env import episodes, ideal_trajectories
+from stocker_assets.definitions.assets.market import prices
+from stocker_assets.definitions.partitions import ticker_partitions
+from stocker_assets.definitions.resources import StockerResource
 from stocker_core.market.files_source import FilesSource
 from stocker_core.market.pipeline import build_prices
 from stocker_core.warehouse import Warehouse

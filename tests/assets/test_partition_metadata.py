@@ -8,11 +8,11 @@ import base64
 import dagster as dg
 import pytest
 
-from stocker_assets.assets.env import ideal_trajectories
-from stocker_assets.assets.market import prices
-from stocker_assets.partitions import ticker_partitions
-from stocker_assets.resources import StockerResource
-from stocker_assets.runner import RANGE_END, RANGE_START
+from stocker_assets.definitions.assets.env import ideal_trajectories
+from stocker_assets.definitions.assets.market import prices
+from stocker_assets.definitions.partitions import ticker_partitions
+from stocker_assets.definitions.resources import StockerResource
+from stocker_assets.engine.runner import RANGE_END, RANGE_START
 from stocker_core.env.catalog import solve_episode
 from stocker_core.env.episode import load_episode
 

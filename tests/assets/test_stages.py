@@ -1,7 +1,7 @@
 """The main job's stages follow the asset graph."""
 
 from stocker_assets.definitions import defs
-from stocker_assets.stages import plan_stages
+from stocker_assets.engine.stages import plan_stages
 
 
 def _names(assets):

@@ -7,11 +7,11 @@ from datetime import date
 
 import dagster as dg
 
-from stocker_assets.assets.council import forum_posts, macro_events, news, specialist_votes
-from stocker_assets.assets.env import episodes, ideal_trajectories
-from stocker_assets.assets.market import charts, indicators, prices
-from stocker_assets.partitions import ticker_partitions
-from stocker_assets.resources import StockerResource
+from stocker_assets.definitions.assets.council import forum_posts, macro_events, news, specialist_votes
+from stocker_assets.definitions.assets.env import episodes, ideal_trajectories
+from stocker_assets.definitions.assets.market import charts, indicators, prices
+from stocker_assets.definitions.partitions import ticker_partitions
+from stocker_assets.definitions.resources import StockerResource
 from stocker_core.config import use_settings
 from stocker_core.env.episode import load_episode
 from stocker_core.evaluation.oracle import oracle_long, ticker_news

@@ -11,12 +11,12 @@ import dagster as dg
 import pandas as pd
 import pytest
 
-from stocker_assets.assets.agent import agent_policy
-from stocker_assets.assets.evaluation import backtests, evaluation_report, splits
-from stocker_assets.assets.market import prices
-from stocker_assets.assets.training import moderator_grpo, moderator_sft
-from stocker_assets.checks import prices_are_fresh, prices_are_valid
-from stocker_assets.model_checks import (
+from stocker_assets.definitions.assets.agent import agent_policy
+from stocker_assets.definitions.assets.evaluation import backtests, evaluation_report, splits
+from stocker_assets.definitions.assets.market import prices
+from stocker_assets.definitions.assets.training import moderator_grpo, moderator_sft
+from stocker_assets.definitions.checks import prices_are_fresh, prices_are_valid
+from stocker_assets.definitions.model_checks import (
     agent_policy_checks,
     equity_starts_at_starting_cash,
     ideal_is_an_upper_bound,
@@ -24,8 +24,8 @@ from stocker_assets.model_checks import (
     moderator_sft_checks,
     report_counts_test_looks,
 )
-from stocker_assets.partitions import ticker_partitions
-from stocker_assets.resources import StockerResource
+from stocker_assets.definitions.partitions import ticker_partitions
+from stocker_assets.definitions.resources import StockerResource
 from stocker_core.evaluation.looks import record_test_look
 from stocker_core.warehouse import Warehouse
 

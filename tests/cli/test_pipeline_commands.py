@@ -14,10 +14,10 @@ from typer.testing import CliRunner
 
 from stocker_assets import pipeline_cli
 from stocker_assets.definitions import defs
-from stocker_assets.jobs import split_by_job
-from stocker_assets.materialize_progress import MaterializeProgress
-from stocker_assets.progress import Progress, parse_progress, progress_message
-from stocker_assets.runner import NO_DATA_TAG, StepEvent
+from stocker_assets.definitions.jobs import split_by_job
+from stocker_assets.definitions.progress import Progress, parse_progress, progress_message
+from stocker_assets.engine.materialize_progress import MaterializeProgress
+from stocker_assets.engine.runner import NO_DATA_TAG, StepEvent
 from stocker_core.config import get_settings
 from stocker_core.env import cli as env_cli
 from stocker_core.market import chart_cli
@@ -220,7 +220,7 @@ def test_terminal_bar_moves_with_every_step_and_inside_long_steps():
 
 
 def test_eta_is_linear_in_the_share_done():
-    from stocker_assets.materialize_progress import clock, eta_text
+    from stocker_assets.engine.materialize_progress import clock, eta_text
 
     assert eta_text(30.0, 0.25) == "ETA 1m30s"  # 30 s for a quarter: 90 s to go
     assert eta_text(10.0, 0.5) == "ETA 10s"
@@ -235,7 +235,7 @@ def test_a_quiet_step_still_gets_a_line(monkeypatch):
 
     from rich.console import Console
 
-    from stocker_assets import materialize_progress
+    from stocker_assets.engine import materialize_progress
 
     monkeypatch.setattr(materialize_progress, "HEARTBEAT_S", 0.3)
     console = Console(record=True, force_terminal=False, width=200)
@@ -253,7 +253,7 @@ def test_a_quiet_step_still_gets_a_line(monkeypatch):
 
 
 def test_a_ticker_scoped_run_holds_back_whole_history_training_and_evaluation():
-    from stocker_assets.runner import select_assets
+    from stocker_assets.engine.runner import select_assets
 
     _, unpartitioned, _ = select_assets(defs, pipeline_cli.DEFAULT_GROUPS.split(","))
     kept, held = pipeline_cli.whole_history_held_back(unpartitioned)

@@ -5,7 +5,7 @@ from collections.abc import Iterator
 import pytest
 from services_testing import running_services
 
-from stocker_assets.local_services import LocalServices
+from stocker_assets.engine.local_services import LocalServices
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,7 @@ from services_testing import stocker_env
 
 PROBE = """
 import json
-from stocker_assets.celery_definitions import defs
+from stocker_assets.definitions.celery_definitions import defs
 tags = {}
 names = ("moderator_base", "moderator_sft", "moderator_grpo", "agent_policy", "specialist_votes", "prices")
 for name in names:

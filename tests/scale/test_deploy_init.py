@@ -10,7 +10,7 @@ from services_testing import fresh_database
 from typer.testing import CliRunner
 
 from stocker_assets.cli import app
-from stocker_assets.deploy import FILES
+from stocker_assets.engine.deploy import FILES
 
 runner = CliRunner()
 BROKER = "redis://127.0.0.1:6379/0"

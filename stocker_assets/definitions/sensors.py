@@ -2,7 +2,7 @@
 
 import dagster as dg
 
-from stocker_assets.partitions import ticker_partitions
+from stocker_assets.definitions.partitions import ticker_partitions
 from stocker_core.config import get_settings
 from stocker_core.universe import read_universe
 

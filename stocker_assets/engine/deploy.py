@@ -171,7 +171,7 @@ def write_deploy_files(home: Path, config: DeployConfig, force: bool = False) ->
 def start_commands(home: Path, config: DeployConfig) -> list[tuple[str, str]]:
     """(where, command) for each process of a deployment using ``home``."""
     env = f"set -a; . {home}/stocker.env; set +a"
-    workspace = "-m stocker_assets.celery_definitions"
+    workspace = "-m stocker_assets.definitions.celery_definitions"
     worker = f"dagster-celery worker start -A dagster_celery.app -y {home}/celery.yaml"
     commands = [
         ("every machine, first", env + "   # and STOCKER_HOME=<the shared folder>"),

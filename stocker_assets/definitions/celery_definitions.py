@@ -10,7 +10,7 @@ The executor's broker and backend come from ``STOCKER_CELERY_BROKER``/``_BACKEND
 process that loads the module (the one launching the run; a worker only runs steps).
 The resource is left unset (``StockerResource()``): each process reads ``STOCKER_*`` from
 its own environment, and ``stocker materialize`` passes its own values in the run config
-(see ``stocker_assets.runner.resource_run_config``).
+(see ``stocker_assets.engine.runner.resource_run_config``).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import dagster as dg
 from dagster_celery import celery_executor
 
 from stocker_assets.definitions import build_definitions
-from stocker_assets.resources import StockerResource
+from stocker_assets.definitions.resources import StockerResource
 from stocker_core.config import Settings
 
 

@@ -3,18 +3,22 @@
 import dagster as dg
 import pandas as pd
 
-from stocker_assets.assets.market import DUCKDB_POOL, prices
-from stocker_assets.automation import FOLLOWS_PRICES
-from stocker_assets.lineage import (
+from stocker_assets.definitions.assets.market import DUCKDB_POOL, prices
+from stocker_assets.definitions.automation import FOLLOWS_PRICES
+from stocker_assets.definitions.lineage import (
     attach_partition_metadata,
     bar_versions,
     combined_version,
     png_markdown,
     record_build,
 )
-from stocker_assets.partitions import month_window_mapping, months_by_ticker, ticker_month_partitions
-from stocker_assets.progress import throttled_progress
-from stocker_assets.resources import StockerResource
+from stocker_assets.definitions.partitions import (
+    month_window_mapping,
+    months_by_ticker,
+    ticker_month_partitions,
+)
+from stocker_assets.definitions.progress import throttled_progress
+from stocker_assets.definitions.resources import StockerResource
 from stocker_core.config import Settings, get_settings
 from stocker_core.env.catalog import episode_row, solve_episode, trajectory_rows
 from stocker_core.env.episode import episode_from_bars, window_bounds

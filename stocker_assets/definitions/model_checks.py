@@ -16,10 +16,10 @@ from typing import Any
 import dagster as dg
 import pandas as pd
 
-from stocker_assets.assets.evaluation import backtests, evaluation_report
-from stocker_assets.assets.market import DUCKDB_POOL
-from stocker_assets.partitions import ticker_month_partitions
-from stocker_assets.resources import StockerResource
+from stocker_assets.definitions.assets.evaluation import backtests, evaluation_report
+from stocker_assets.definitions.assets.market import DUCKDB_POOL
+from stocker_assets.definitions.partitions import ticker_month_partitions
+from stocker_assets.definitions.resources import StockerResource
 from stocker_core.config import Settings
 from stocker_core.errors import StockerError
 from stocker_core.evaluation.model_checks import (

@@ -11,10 +11,10 @@ from datetime import date
 
 import dagster as dg
 
-from stocker_assets.assets.council import specialist_votes
-from stocker_assets.assets.market import prices
-from stocker_assets.partitions import ledger_session_partitions
-from stocker_assets.resources import StockerResource
+from stocker_assets.definitions.assets.council import specialist_votes
+from stocker_assets.definitions.assets.market import prices
+from stocker_assets.definitions.partitions import ledger_session_partitions
+from stocker_assets.definitions.resources import StockerResource
 
 LEDGER = "ledger"
 CHAIN_INTACT = "chain_intact"

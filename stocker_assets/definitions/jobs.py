@@ -56,7 +56,7 @@ def job_for_group(group: str) -> str:
     for name, groups in JOB_GROUPS.items():
         if group in groups:
             return name
-    raise KeyError(f"no job runs asset group {group!r}: add it to stocker_assets.jobs.JOB_GROUPS")
+    raise KeyError(f"no job runs asset group {group!r}: add it to stocker_assets.definitions.jobs.JOB_GROUPS")
 
 
 def split_by_job(assets: Sequence[dg.AssetsDefinition]) -> list[tuple[str, list[dg.AssetsDefinition]]]:

@@ -21,10 +21,10 @@ from pathlib import Path
 import dagster as dg
 import pandas as pd
 
-from stocker_assets.event_batch import report_materializations
-from stocker_assets.jobs import split_by_job
-from stocker_assets.partitions import month_partitions
-from stocker_assets.progress import Progress, parse_progress
+from stocker_assets.definitions.jobs import split_by_job
+from stocker_assets.definitions.partitions import month_partitions
+from stocker_assets.definitions.progress import Progress, parse_progress
+from stocker_assets.engine.event_batch import report_materializations
 from stocker_core.config import Settings, get_settings
 from stocker_core.market.sources import MarketDataSource
 
@@ -204,7 +204,7 @@ LAUNCH_TAG = "stocker/launch"
 def resource_run_config(settings: Settings) -> dict[str, object]:
     """The ``stocker`` resource's config for a run: the launching process's Settings
     (so workers with other ``STOCKER_*`` variables still build what was asked)."""
-    from stocker_assets.resources import RUN_FIELDS
+    from stocker_assets.definitions.resources import RUN_FIELDS
 
     values = {name: getattr(settings, name) for name in RUN_FIELDS}
     config = {k: str(v) if isinstance(v, Path | date) else v for k, v in values.items() if v is not None}
@@ -212,7 +212,7 @@ def resource_run_config(settings: Settings) -> dict[str, object]:
 
 
 def celery_run_config(settings: Settings, log_level: str) -> dict[str, object]:
-    """Run config for a job of ``stocker_assets.celery_definitions`` (whose executor takes
+    """Run config for a job of ``stocker_assets.definitions.celery_definitions`` (whose executor takes
     broker and backend from Settings): console log level and the resource's values."""
     return {
         "loggers": {"console": {"config": {"log_level": log_level}}},
@@ -252,11 +252,11 @@ def _execute_on_celery(
 ):
     """One run of ``job`` whose steps execute on Celery workers (``STOCKER_EXECUTOR=celery``).
 
-    The job comes from ``stocker_assets.celery_definitions`` as a reconstructable pointer:
+    The job comes from ``stocker_assets.definitions.celery_definitions`` as a reconstructable pointer:
     each worker loads that module and runs one step, writing its events to this instance
     (which must be one the workers reach too, i.e. Postgres storage).
     """
-    from stocker_assets.celery_definitions import reconstructable_job
+    from stocker_assets.definitions.celery_definitions import reconstructable_job
 
     token = tags.get(LAUNCH_TAG) or str(uuid.uuid4())
     watch = None if on_event is None else functools.partial(watch_tagged_runs, instance, token, on_event)
@@ -376,7 +376,7 @@ def run_ticker_months(
     ``allow_failed_checks`` tags the runs so a failing blocking check only warns: downstream
     assets then run and skip the failed partitions themselves.
     """
-    from stocker_assets.checks import ALLOW_FAILED_CHECKS_TAG
+    from stocker_assets.definitions.checks import ALLOW_FAILED_CHECKS_TAG
 
     months = sorted(months)
     tags = {

@@ -6,15 +6,20 @@ from collections.abc import Mapping
 
 import dagster as dg
 
-from stocker_assets.assets import agent, council, drl, env, evaluation, ledger, market, training
-from stocker_assets.assets.ledger import LEDGER_JOBS
-from stocker_assets.automation import automation_sensor
-from stocker_assets.checks import charts_are_complete, indicators_are_sane, prices_are_fresh, prices_are_valid
-from stocker_assets.jobs import ALL_JOBS
-from stocker_assets.model_checks import UPKEEP_CHECKS
-from stocker_assets.resources import default_resources
-from stocker_assets.schedules import corpus_refresh, ledger_after_refresh
-from stocker_assets.sensors import universe_sync
+from stocker_assets.definitions.assets import agent, council, drl, env, evaluation, ledger, market, training
+from stocker_assets.definitions.assets.ledger import LEDGER_JOBS
+from stocker_assets.definitions.automation import automation_sensor
+from stocker_assets.definitions.checks import (
+    charts_are_complete,
+    indicators_are_sane,
+    prices_are_fresh,
+    prices_are_valid,
+)
+from stocker_assets.definitions.jobs import ALL_JOBS
+from stocker_assets.definitions.model_checks import UPKEEP_CHECKS
+from stocker_assets.definitions.resources import default_resources
+from stocker_assets.definitions.schedules import corpus_refresh, ledger_after_refresh
+from stocker_assets.definitions.sensors import universe_sync
 
 ASSETS = dg.load_assets_from_modules([market, env, council, evaluation, drl, training, agent, ledger])
 CHECKS = [prices_are_valid, prices_are_fresh, indicators_are_sane, charts_are_complete, *UPKEEP_CHECKS]
@@ -27,7 +32,7 @@ def build_definitions(
     to ``resources`` (default: the local deployment's, filled from Settings). ``stocker
     materialize`` builds its own with the resource of the moment, so its runs go through the
     named jobs. ``executor`` replaces Dagster's default (multiprocess) for every job, e.g. the
-    Celery executor of ``stocker_assets.celery_definitions``."""
+    Celery executor of ``stocker_assets.definitions.celery_definitions``."""
     return dg.Definitions(
         assets=ASSETS,
         asset_checks=CHECKS,

@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING
 import dagster as dg
 import pandas as pd
 
-from stocker_assets.assets.market import DUCKDB_POOL
-from stocker_assets.automation import AGENT_WEEKLY_RETRAIN
-from stocker_assets.progress import throttled_progress
-from stocker_assets.queues import celery_queue_tags
-from stocker_assets.resources import StockerResource
+from stocker_assets.definitions.assets.market import DUCKDB_POOL
+from stocker_assets.definitions.automation import AGENT_WEEKLY_RETRAIN
+from stocker_assets.definitions.progress import throttled_progress
+from stocker_assets.definitions.queues import celery_queue_tags
+from stocker_assets.definitions.resources import StockerResource
 
 if TYPE_CHECKING:
     from stocker_core.agent.config import AgentConfig

@@ -2,8 +2,8 @@
 
 import dagster as dg
 
-from stocker_assets.jobs import market_job
-from stocker_assets.partitions import ticker_partitions
+from stocker_assets.definitions.jobs import market_job
+from stocker_assets.definitions.partitions import ticker_partitions
 
 REFRESH_CRON = "30 18 * * 1-5"  # 18:30 New York time, after the 16:00 close
 REFRESH_TZ = "America/New_York"

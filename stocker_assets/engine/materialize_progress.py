@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
 
-from stocker_assets.runner import StepEvent
+from stocker_assets.engine.runner import StepEvent
 
 HEARTBEAT_S = 45.0
 """In line mode, a step quiet this long gets a line (so a log shows life at least every minute)."""

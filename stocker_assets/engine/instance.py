@@ -10,7 +10,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from stocker_assets.partitions import ticker_partitions
+from stocker_assets.definitions.partitions import ticker_partitions
 from stocker_core.atomic_files import write_text_atomic
 from stocker_core.config import Settings
 from stocker_core.errors import StockerError

@@ -13,9 +13,9 @@ from datetime import date
 import dagster as dg
 import pandas as pd
 
-from stocker_assets.assets.market import DUCKDB_POOL, charts, indicators, prices
-from stocker_assets.partitions import months_by_ticker, ticker_month_partitions
-from stocker_assets.resources import StockerResource
+from stocker_assets.definitions.assets.market import DUCKDB_POOL, charts, indicators, prices
+from stocker_assets.definitions.partitions import months_by_ticker, ticker_month_partitions
+from stocker_assets.definitions.resources import StockerResource
 from stocker_core.market.calendar import month_end, sessions_since
 from stocker_core.market.charts import verify_chart
 from stocker_core.market.freshness import judged_as_of, ticker_freshness

@@ -11,14 +11,14 @@ import json
 
 import dagster as dg
 
-from stocker_assets.assets.council import specialist_votes
-from stocker_assets.assets.env import episodes, ideal_trajectories
-from stocker_assets.assets.evaluation import splits
-from stocker_assets.assets.market import DUCKDB_POOL
-from stocker_assets.automation import WEEKLY_RETRAIN
-from stocker_assets.progress import progress_message
-from stocker_assets.queues import celery_queue_tags
-from stocker_assets.resources import StockerResource
+from stocker_assets.definitions.assets.council import specialist_votes
+from stocker_assets.definitions.assets.env import episodes, ideal_trajectories
+from stocker_assets.definitions.assets.evaluation import splits
+from stocker_assets.definitions.assets.market import DUCKDB_POOL
+from stocker_assets.definitions.automation import WEEKLY_RETRAIN
+from stocker_assets.definitions.progress import progress_message
+from stocker_assets.definitions.queues import celery_queue_tags
+from stocker_assets.definitions.resources import StockerResource
 from stocker_core.training.config import TrainingConfig, load_config
 from stocker_core.training.pipeline import (
     CURVE_FILE,

@@ -3,19 +3,23 @@
 import dagster as dg
 import pandas as pd
 
-from stocker_assets.assets.market import DUCKDB_POOL, charts, indicators, prices
-from stocker_assets.automation import VOTES_FOLLOW_PRICES
-from stocker_assets.lineage import (
+from stocker_assets.definitions.assets.market import DUCKDB_POOL, charts, indicators, prices
+from stocker_assets.definitions.automation import VOTES_FOLLOW_PRICES
+from stocker_assets.definitions.lineage import (
     attach_partition_metadata,
     bar_versions,
     combined_version,
     record_build,
     recorded_versions,
 )
-from stocker_assets.partitions import month_window_mapping, months_by_ticker, ticker_month_partitions
-from stocker_assets.progress import progress_message
-from stocker_assets.queues import celery_queue_tags
-from stocker_assets.resources import StockerResource
+from stocker_assets.definitions.partitions import (
+    month_window_mapping,
+    months_by_ticker,
+    ticker_month_partitions,
+)
+from stocker_assets.definitions.progress import progress_message
+from stocker_assets.definitions.queues import celery_queue_tags
+from stocker_assets.definitions.resources import StockerResource
 from stocker_core.config import Settings
 from stocker_core.council.backends import get_backend
 from stocker_core.council.partition import role_summary, split_by_month, ticker_votes, vote_stats

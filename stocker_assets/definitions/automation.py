@@ -15,7 +15,7 @@
 
 import dagster as dg
 
-from stocker_assets.schedules import REFRESH_TZ
+from stocker_assets.definitions.schedules import REFRESH_TZ
 
 WEEKLY_CRON = "0 18 * * 5"
 """Fridays 18:00 New York: arms the weekly retrain just before that day's refresh."""

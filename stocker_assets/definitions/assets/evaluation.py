@@ -7,14 +7,14 @@ import json
 import dagster as dg
 import pandas as pd
 
-from stocker_assets.assets.council import specialist_votes
-from stocker_assets.assets.env import WINDOW, episodes
-from stocker_assets.assets.market import DUCKDB_POOL, prices
-from stocker_assets.automation import BACKTESTS_FOLLOW_EPISODES, MODEL_ASSET_NAMES, WEEKLY_RETRAIN
-from stocker_assets.lineage import combined_version, record_build
-from stocker_assets.partitions import ticker_month_partitions
-from stocker_assets.progress import throttled_progress
-from stocker_assets.resources import StockerResource
+from stocker_assets.definitions.assets.council import specialist_votes
+from stocker_assets.definitions.assets.env import WINDOW, episodes
+from stocker_assets.definitions.assets.market import DUCKDB_POOL, prices
+from stocker_assets.definitions.automation import BACKTESTS_FOLLOW_EPISODES, MODEL_ASSET_NAMES, WEEKLY_RETRAIN
+from stocker_assets.definitions.lineage import combined_version, record_build
+from stocker_assets.definitions.partitions import ticker_month_partitions
+from stocker_assets.definitions.progress import throttled_progress
+from stocker_assets.definitions.resources import StockerResource
 from stocker_core.market.pipeline import MonthBuild
 from stocker_core.warehouse.db import frame_version
 

@@ -29,7 +29,7 @@ from datetime import date
 
 import dagster as dg
 
-from stocker_assets.lane_lifetime import (
+from stocker_assets.engine.lane_lifetime import (
     kill_children,
     lane_start,
     parent_alive,
@@ -37,7 +37,7 @@ from stocker_assets.lane_lifetime import (
     sigterm_as_exit,
     wait_for_leftover_lanes,
 )
-from stocker_assets.runner import (
+from stocker_assets.engine.runner import (
     LAUNCH_TAG,
     StepCallback,
     TickerRun,
@@ -45,7 +45,7 @@ from stocker_assets.runner import (
     run_unpartitioned,
     watch_tagged_runs,
 )
-from stocker_assets.stages import Stage
+from stocker_assets.engine.stages import Stage
 from stocker_core.config import Settings
 
 MAX_DEFAULT_WORKERS = 4
@@ -247,7 +247,7 @@ def execute_unit(
 @functools.cache
 def _worker_definitions() -> dg.Definitions:
     from stocker_assets.definitions import build_definitions
-    from stocker_assets.resources import StockerResource
+    from stocker_assets.definitions.resources import StockerResource
 
     return build_definitions({"stocker": StockerResource()})
 
@@ -261,7 +261,7 @@ def unit_in_worker(unit: RunUnit, options: LaneOptions, token: str, parent: int 
     """``execute_unit`` in a lane process: its own instance handle on the same home, runs
     tagged ``LAUNCH_TAG=token`` so the CLI can follow them; nothing starts once the CLI
     (``parent``) is gone."""
-    from stocker_assets.instance import dagster_instance
+    from stocker_assets.engine.instance import dagster_instance
     from stocker_core.config import get_settings
 
     if parent is not None and not parent_alive(parent):

@@ -6,11 +6,20 @@ from pathlib import Path
 import dagster as dg
 import pandas as pd
 
-from stocker_assets.automation import FOLLOWS_PRICES
-from stocker_assets.lineage import attach_partition_metadata, combined_version, png_markdown, record_build
-from stocker_assets.partitions import month_window_mapping, months_by_ticker, ticker_month_partitions
-from stocker_assets.progress import throttled_progress
-from stocker_assets.resources import StockerResource
+from stocker_assets.definitions.automation import FOLLOWS_PRICES
+from stocker_assets.definitions.lineage import (
+    attach_partition_metadata,
+    combined_version,
+    png_markdown,
+    record_build,
+)
+from stocker_assets.definitions.partitions import (
+    month_window_mapping,
+    months_by_ticker,
+    ticker_month_partitions,
+)
+from stocker_assets.definitions.progress import throttled_progress
+from stocker_assets.definitions.resources import StockerResource
 from stocker_core.market.calendar import month_end
 from stocker_core.market.charts import thumbnail_png
 from stocker_core.market.gate import clean_segments, failed_partitions, ingest_prices

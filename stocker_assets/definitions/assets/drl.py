@@ -6,12 +6,12 @@ import hashlib
 import dagster as dg
 import pandas as pd
 
-from stocker_assets.assets.env import episodes
-from stocker_assets.assets.market import DUCKDB_POOL
-from stocker_assets.automation import WEEKLY_RETRAIN
-from stocker_assets.lineage import record_build
-from stocker_assets.progress import throttled_progress
-from stocker_assets.resources import StockerResource
+from stocker_assets.definitions.assets.env import episodes
+from stocker_assets.definitions.assets.market import DUCKDB_POOL
+from stocker_assets.definitions.automation import WEEKLY_RETRAIN
+from stocker_assets.definitions.lineage import record_build
+from stocker_assets.definitions.progress import throttled_progress
+from stocker_assets.definitions.resources import StockerResource
 from stocker_core.evaluation.drl.store import ALGOS
 from stocker_core.evaluation.drl.training import DrlConfig
 
