@@ -58,3 +58,16 @@ def test_open_engines_are_bounded_and_dropped_with_their_run(tmp_path, monkeypat
     assert storage.get_logs_for_run(run_ids[0])  # an evicted run's file opens again
     instance.dispose()
     assert not storage._engines
+
+
+def test_a_home_written_before_the_engine_folder_still_loads(tmp_path, monkeypatch):
+    """A dagster.yaml copied into a home before the split names ``stocker_assets.event_storage``."""
+    instance = _instance(tmp_path, monkeypatch)
+    instance.dispose()
+    config = tmp_path / "dagster" / "dagster.yaml"
+    text = config.read_text()
+    assert "module: stocker_assets.engine.event_storage" in text
+    config.write_text(text.replace("stocker_assets.engine.event_storage", "stocker_assets.event_storage"))
+    old = dg.DagsterInstance.from_config(str(tmp_path / "dagster"))
+    assert isinstance(old.event_log_storage, PooledSqliteEventLogStorage)
+    old.dispose()
