@@ -111,3 +111,17 @@ def test_an_upward_import_through_another_module_breaks_it(project_copy):
     assert result.returncode == 1, result.stdout
     assert "stocker_core.env.observation -> stocker_core.helpers" in result.stdout
     assert "stocker_core.helpers -> stocker_core.council.runner" in result.stdout
+
+
+def test_the_definitions_importing_the_engine_breaks_the_dagster_layer(project_copy):
+    """Inside stocker_assets: an asset reaching into the run engine (even lazily) breaks the
+    second contract; the floors contract still holds."""
+    _plant(
+        project_copy,
+        "stocker_assets.definitions.assets.market",
+        "def _planted():\n    from stocker_assets.engine.runner import StepEvent\n\n    return StepEvent",
+    )
+    result = _lint(project_copy)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "1 kept, 1 broken" in result.stdout
+    assert "stocker_assets.definitions.assets.market -> stocker_assets.engine.runner" in result.stdout
