@@ -142,7 +142,9 @@ def pooled_evidence(
         return empty
     sharpe = paired_frame(rows, "sharpe")
     returns = paired_frame(rows, "total_return")
-    clones = {p: o for p, o in window_clones(rows).items() if p in sharpe.columns}
+    # clones on the windows the tests read: a policy equal to another on every independent
+    # window adds nothing to the family, whatever it did on the overlapping ones
+    clones = {p: o for p, o in window_clones(independent_windows(rows)).items() if p in sharpe.columns}
     compared = [p for p in _family(rows) if p in sharpe.columns]
     family = [p for p in compared if p not in clones]
     paths = period_paths(curves)
@@ -311,15 +313,25 @@ def headline(evidence: Evidence, alpha: float = ALPHA) -> str:
 def _clones_clause(clones: dict[str, str]) -> str:
     if not clones:
         return ""
-    return f". Clones, identical on every window and not counted: {clone_summary(clones)}"
+    return f". Clones, identical on every independent window and not counted: {clone_summary(clones)}"
 
 
 def _fmt_ci(mean: float | None, low: float | None, high: float | None) -> str:
     if mean is None or pd.isna(mean):
         return "–"
-    if low is None or pd.isna(low) or high is None or pd.isna(high):
-        return f"{mean:+.3f}"
-    return f"{mean:+.3f} [{low:+.3f}, {high:+.3f}]"
+    bounds = [v for v in (low, high) if v is not None and not pd.isna(v)]
+    digits = _digits(max(abs(v) for v in (mean, *bounds)))
+    if len(bounds) < 2:
+        return f"{mean:+.{digits}f}"
+    return f"{mean:+.{digits}f} [{low:+.{digits}f}, {high:+.{digits}f}]"
+
+
+def _digits(largest: float) -> int:
+    """Three decimals, or as many as it takes to show two significant digits of a difference
+    smaller than 0.0005 (a near-twin of buy-and-hold must not read "+0.000 [+0.000, +0.000]")."""
+    if largest == 0 or largest >= 5e-4:
+        return 3
+    return min(8, 1 - int(np.floor(np.log10(largest))))
 
 
 def leaderboard_table(evidence: Evidence, confidence: float = 0.95) -> pd.DataFrame:

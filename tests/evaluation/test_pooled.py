@@ -5,8 +5,10 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from stocker_core.evaluation.clones import window_clones
 from stocker_core.evaluation.pooled import (
     EvidenceConfig,
+    _fmt_ci,
     headline,
     leaderboard_table,
     period_paths,
@@ -184,7 +186,7 @@ def test_clones_are_named_never_the_best_and_left_out_of_the_family():
         "No: nothing beats buy-and-hold on held-out data. The best of 2 distinct policies, macd,"
     )
     assert text.endswith(
-        "Clones, identical on every window and not counted: "
+        "Clones, identical on every independent window and not counted: "
         "a2c = buy_and_hold; ppo, moderator_grpo, oracle = hold."
     )
 
@@ -195,5 +197,32 @@ def test_every_policy_a_clone_has_no_best():
     assert evidence.best is None and evidence.clones == {"a2c": "buy_and_hold"}
     assert headline(evidence) == (
         "No: every policy compared is identical to another on every window. "
-        "Clones, identical on every window and not counted: a2c = buy_and_hold."
+        "Clones, identical on every independent window and not counted: a2c = buy_and_hold."
     )
+
+
+def test_a_clone_on_the_independent_windows_is_a_clone_in_the_headline():
+    """The main job's case: a2c equals buy-and-hold on every independent test window but trades
+    differently in a window overlapping them; the tests read only the independent ones, so
+    it is named a clone there, never "the best, +0.000 [+0.000, +0.000]"."""
+    diffs = {"macd": [-0.01, -0.02, 0.0, -0.01]}
+    rows = _with_clones(_rows(diffs, [0.05, 0.1, 0.02, 0.08]), {"a2c": "buy_and_hold"})
+    overlapping = rows.loc[(rows["ticker"] == "AAA") & (rows["window_index"] == 0)].copy()
+    overlapping["window_index"] = 99
+    overlapping["start_date"] += pd.Timedelta(days=2)  # shares days with window 0: not independent
+    overlapping["end_date"] += pd.Timedelta(days=2)
+    overlapping.loc[overlapping["policy"] == "a2c", ["final_value", "total_reward"]] = [9_000.0, -1.0]
+    rows = pd.concat([rows, overlapping], ignore_index=True)
+    assert window_clones(rows) == {}  # over every window a2c is its own policy
+    evidence = pooled_evidence(rows, pd.DataFrame(), FAST)
+    assert evidence.clones == {"a2c": "buy_and_hold"}
+    assert evidence.best["policy"] == "macd"
+    assert headline(evidence).endswith(
+        "Clones, identical on every independent window and not counted: a2c = buy_and_hold."
+    )
+
+
+def test_a_tiny_difference_is_shown_with_its_digits():
+    assert _fmt_ci(0.00012, -0.00001, 0.00031) == "+0.00012 [-0.00001, +0.00031]"
+    assert _fmt_ci(0.05, -0.01, 0.1) == "+0.050 [-0.010, +0.100]"
+    assert _fmt_ci(0.0, 0.0, 0.0) == "+0.000 [+0.000, +0.000]"  # exactly zero stays short
