@@ -1,6 +1,6 @@
-"""Scored choices for the moderator's GRPO step: the nine answers share the prompt's cache
-(``choices.answer_logits``) against scoring nine whole sequences (``full_sequence_logits``),
-forward and backward, in the same run.
+"""Scored choices for the moderator's training step: each prompt read once with the nine answers
+laid after it as a tree (``choices.answer_logits``) against scoring nine whole sequences
+(``full_sequence_logits``), forward and backward, in the same run.
 
     python bench/bench_scored_choices.py [--states 64] [--repeats 5]
 """
@@ -31,14 +31,14 @@ def main() -> None:
     prompts = [" ".join(words[i % 50 : i % 50 + 30]) for i in range(args.states)]
     assert torch.allclose(answer_logits(loaded, prompts), full_sequence_logits(loaded, prompts), atol=1e-4)
     seconds = {}
-    for name, score in (("shared prefix", answer_logits), ("whole sequences", full_sequence_logits)):
+    for name, score in (("answer tree", answer_logits), ("whole sequences", full_sequence_logits)):
         started = time.perf_counter()
         for _ in range(args.repeats):
             score(loaded, prompts).sum().backward()
         seconds[name] = (time.perf_counter() - started) / args.repeats
         print(f"{name:16s} {seconds[name] * 1000:8.1f} ms per step ({args.states} states x 9 answers)")
-    ratio = seconds["whole sequences"] / seconds["shared prefix"]
-    print(f"ratio: {ratio:.1f}x less time with the shared prefix")
+    ratio = seconds["whole sequences"] / seconds["answer tree"]
+    print(f"ratio: {ratio:.1f}x less time with the answer tree")
 
 
 if __name__ == "__main__":

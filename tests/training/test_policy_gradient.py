@@ -93,7 +93,7 @@ def test_log_series_last_tenth_and_tensorboard(tmp_path):
     assert any((tmp_path / "tb").iterdir())  # TensorBoard event file written offline
 
 
-def test_scored_choices_share_the_prompt_cache_without_changing_the_numbers():
+def test_scored_choices_read_the_answers_as_a_tree_without_changing_the_numbers():
     from stocker_core.training.choices import answer_logits, full_sequence_logits
     from stocker_core.training.config import TrainingConfig
     from stocker_core.training.models import build_tiny
@@ -106,3 +106,28 @@ def test_scored_choices_share_the_prompt_cache_without_changing_the_numbers():
     fast = answer_logits(loaded, prompts)
     slow = full_sequence_logits(loaded, prompts)
     assert fast.shape == (3, 9) and torch.allclose(fast, slow, atol=1e-4)
+    # the gradients too: the tree is what trains the moderator
+    fast.sum().backward()
+    tree_grads = [p.grad.clone() for p in loaded.model.parameters() if p.grad is not None]
+    loaded.model.zero_grad()
+    slow.sum().backward()
+    whole_grads = [p.grad for p in loaded.model.parameters() if p.grad is not None]
+    assert len(tree_grads) == len(whole_grads) > 0
+    assert all(torch.allclose(a, b, atol=1e-4) for a, b in zip(tree_grads, whole_grads, strict=True))
+
+
+def test_answer_tree_by_hand():
+    from stocker_core.training.choices import answer_tree
+
+    # prompt of 2 tokens; answers [5, 7, 9] and [5, 8, 9] share their first token
+    tree = answer_tree(2, [[5, 7, 9], [5, 8, 9]])
+    assert tree.tokens == [5, 7, 8]  # nodes (5), (5, 7), (5, 8): each proper prefix once
+    assert tree.positions == [0, 1, 2, 3, 3]  # both second tokens sit at depth 1 after the prompt
+    assert tree.reads == [[1, 2, 3], [1, 2, 4]]  # prompt end -> 5, node (5) -> 7 or 8, node (5, x) -> 9
+    assert tree.mask.int().tolist() == [
+        [1, 0, 0, 0, 0],
+        [1, 1, 0, 0, 0],
+        [1, 1, 1, 0, 0],
+        [1, 1, 1, 1, 0],
+        [1, 1, 1, 0, 1],  # (5, 8) sees the prompt, (5) and itself, not its sibling (5, 7)
+    ]
