@@ -8,6 +8,7 @@ their day, New York time).
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pandas as pd
@@ -49,6 +50,7 @@ def _migrations(table: str) -> list[str]:
 
 
 _READY: set[tuple[Path, int]] = set()  # (file, inode) whose text tables this process set up
+_SETUP_LOCK = threading.Lock()
 
 
 def _file_key(warehouse: Warehouse) -> tuple[Path, int] | None:
@@ -61,15 +63,20 @@ def ensure_text_tables(warehouse: Warehouse) -> None:
     and process, so later reads need no write connection)."""
     if _file_key(warehouse) in _READY:
         return
-    with warehouse.connect() as con:
-        con.execute("CREATE SCHEMA IF NOT EXISTS text")
-        for kind, ddl in TEXT_DDL.items():
-            con.execute(ddl)
-            for migration in _migrations(TEXT_TABLES[kind]):
-                con.execute(migration)
-    key = _file_key(warehouse)
-    if key is not None:
-        _READY.add(key)
+    # one thread at a time: two first requests of a server creating the same table on two
+    # connections is a DuckDB write-write conflict
+    with _SETUP_LOCK:
+        if _file_key(warehouse) in _READY:
+            return
+        with warehouse.connect() as con:
+            con.execute("CREATE SCHEMA IF NOT EXISTS text")
+            for kind, ddl in TEXT_DDL.items():
+                con.execute(ddl)
+                for migration in _migrations(TEXT_TABLES[kind]):
+                    con.execute(migration)
+        key = _file_key(warehouse)
+        if key is not None:
+            _READY.add(key)
 
 
 def replace_events(warehouse: Warehouse, kind: EventKind, frame: pd.DataFrame) -> int:
