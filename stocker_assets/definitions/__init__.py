@@ -1,4 +1,9 @@
-"""The one Definitions object (workspace.yaml points here)."""
+"""The one Definitions object (workspace.yaml points here).
+
+This package holds what Dagster loads: the assets (``assets/``), checks, jobs, schedules,
+sensors, automation conditions, partitions and the ``stocker`` resource. How the ``stocker``
+CLI executes them is ``stocker_assets.engine``, which imports this package, never the reverse.
+"""
 
 from __future__ import annotations
 
