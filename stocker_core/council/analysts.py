@@ -18,6 +18,7 @@ import pandas as pd
 
 from stocker_core.context.decision import RATE_SYMBOLS, DecisionContext
 from stocker_core.council.models import SpecialistVote
+from stocker_core.council.registry import SpecialistMap, specialist
 from stocker_core.text.events import POLICY_VALENCE
 from stocker_core.text.sentiment import score_text, weighted_sentiment
 
@@ -400,21 +401,17 @@ def geopolitics_vote(
     return _vote(role, _clip(sum(parts)), _clip(conf * 0.8, 0, 1), "; ".join(notes))
 
 
-RULE_ANALYSTS: dict[str, Callable[[DecisionContext], SpecialistVote]] = {
-    "chart_pattern": chart_pattern,
-    "seasonal_trend": seasonal_trend,
-    "indicator": indicator,
-    "news": news,
-    "forum_sentiment": forum_sentiment,
-    "peer_commodity": peer_commodity,
-    "geopolitics": geopolitics,
-}
+RULE_ANALYSTS: Mapping[str, Callable[[DecisionContext], SpecialistVote]] = SpecialistMap(lambda s: s.rule)
+"""Every registered specialist's rule analyst in council order, read live from the registry
+(``council/registry.py``; the built-in ones are declared in ``council/specialists.py``)."""
 RULES_VERSION = "rules-v1"
-RULE_REVISIONS = {"peer_commodity": 2}
-"""Roles whose rule changed since ``RULES_VERSION`` (their cached votes are recomputed):
-``peer_commodity`` 2, a peer or commodity without the day's close is missing, not stale."""
+RULE_REVISIONS: Mapping[str, int] = SpecialistMap(
+    lambda s: s.rule_revision, keep=lambda s: s.rule_revision > 0
+)
+"""Roles whose rule changed since ``RULES_VERSION`` (``Specialist.rule_revision``; their cached
+votes are recomputed)."""
 
 
 def rule_vote(role: str, ctx: DecisionContext) -> SpecialistVote:
     """The rule analyst's vote of ``role``."""
-    return RULE_ANALYSTS[role](ctx)
+    return specialist(role).rule(ctx)

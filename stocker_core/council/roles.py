@@ -1,15 +1,17 @@
-"""The seven specialist roles: system prompt, message builder, prompt version."""
+"""The specialists' prompts: the role (system prompt, message builder, prompt version), the
+built-in roles' message builders and the prompt mask."""
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
 from stocker_core.context.decision import RATE_SYMBOLS, DecisionContext
+from stocker_core.council.registry import SPECIALIST_NAMES, SpecialistMap
 from stocker_core.text.masking import PromptMask
 
 OUTPUT_RULES = (
@@ -88,12 +90,14 @@ def _closes_table(ctx: DecisionContext, m: PromptMask, days: int) -> str:
     return "\n".join(rows)
 
 
-def _chart(ctx: DecisionContext, m: PromptMask) -> RoleMessage:
+def chart_message(ctx: DecisionContext, m: PromptMask) -> RoleMessage:
+    """The chart_pattern role's message: the last 60 sessions as OHLC, and the chart image."""
     text = f"{_header(ctx, m)}\nThe last 60 trading days as OHLC (oldest first):\n{_closes_table(ctx, m, 60)}"
     return RoleMessage(text, ctx.chart_path if ctx.chart_path and ctx.chart_path.exists() else None)
 
 
-def _seasonal(ctx: DecisionContext, m: PromptMask) -> RoleMessage:
+def seasonal_message(ctx: DecisionContext, m: PromptMask) -> RoleMessage:
+    """The seasonal_trend role's message: the month-end closes of the whole history."""
     bars = ctx.bars
     if bars.empty:
         return RoleMessage(f"{_header(ctx, m)}\nNo price history.")
@@ -106,7 +110,8 @@ def _seasonal(ctx: DecisionContext, m: PromptMask) -> RoleMessage:
     )
 
 
-def _indicator(ctx: DecisionContext, m: PromptMask) -> RoleMessage:
+def indicator_message(ctx: DecisionContext, m: PromptMask) -> RoleMessage:
+    """The indicator role's message: the indicators of the last 5 sessions."""
     if ctx.indicators.empty:
         return RoleMessage(f"{_header(ctx, m)}\nNo indicators.")
     last = ctx.indicators.tail(5)
@@ -115,7 +120,8 @@ def _indicator(ctx: DecisionContext, m: PromptMask) -> RoleMessage:
     return RoleMessage(f"{_header(ctx, m)}\nIndicators for the last 5 sessions:\n{tail.to_string()}")
 
 
-def _news(ctx: DecisionContext, m: PromptMask) -> RoleMessage:
+def news_message(ctx: DecisionContext, m: PromptMask) -> RoleMessage:
+    """The news role's message: the headlines of the 7 days up to the date."""
     if ctx.news.empty:
         return RoleMessage(f"{_header(ctx, m)}\nNo headlines in the 7 days up to the date.")
     lines = [
@@ -125,7 +131,8 @@ def _news(ctx: DecisionContext, m: PromptMask) -> RoleMessage:
     return RoleMessage(f"{_header(ctx, m)}\nHeadlines in the 7 days up to the date:\n" + "\n".join(lines))
 
 
-def _forums(ctx: DecisionContext, m: PromptMask) -> RoleMessage:
+def forum_message(ctx: DecisionContext, m: PromptMask) -> RoleMessage:
+    """The forum_sentiment role's message: the last 20 forum posts up to the date."""
     posts = ctx.forums.tail(20)
     if posts.empty:
         return RoleMessage(f"{_header(ctx, m)}\nNo forum posts up to the date.")
@@ -152,7 +159,8 @@ def _series_line(ctx: DecisionContext, m: PromptMask, symbol: str, current: bool
     )
 
 
-def _peers(ctx: DecisionContext, m: PromptMask) -> RoleMessage:
+def peer_message(ctx: DecisionContext, m: PromptMask) -> RoleMessage:
+    """The peer_commodity role's message: 21-session moves of the stock, its peers and commodity."""
     own = pd.Series(ctx.bars["close"].to_numpy(float)).tail(21)
     own_line = (
         f"{m.name(ctx.ticker)}: {own.iloc[-1] / own.iloc[0] - 1:+.1%} over {len(own) - 1} sessions"
@@ -165,7 +173,8 @@ def _peers(ctx: DecisionContext, m: PromptMask) -> RoleMessage:
     return RoleMessage(f"{_header(ctx, m)}\nPeers and commodity:\n" + "\n".join(lines))
 
 
-def _macro(ctx: DecisionContext, m: PromptMask) -> RoleMessage:
+def macro_message(ctx: DecisionContext, m: PromptMask) -> RoleMessage:
+    """The geopolitics role's message: the last 15 macro events and the rate series."""
     events = ctx.macro.tail(15)
     lines = [
         f"{m.day(d)} {c} ({m.text(p) if p else 'n/a'}): {m.text(h)}"
@@ -178,62 +187,19 @@ def _macro(ctx: DecisionContext, m: PromptMask) -> RoleMessage:
     return RoleMessage(f"{_header(ctx, m)}\nMacro events up to the date:\n{body}")
 
 
-def _system(expertise: str) -> str:
+def expertise_prompt(expertise: str) -> str:
+    """A specialist's system prompt: who it is on the council, then the shared output rules
+    (``OUTPUT_RULES``)."""
     return f"You are the {expertise} on a trading council. {OUTPUT_RULES}"
 
 
-ROLES: dict[str, Role] = {
-    r.name: r
-    for r in (
-        Role(
-            "chart_pattern",
-            _system(
-                "chart-pattern analyst: read the 60-day candlestick chart for breakouts, "
-                "support/resistance and trend channels"
-            ),
-            _chart,
-        ),
-        Role(
-            "seasonal_trend",
-            _system(
-                "seasonal and secular-trend analyst: judge the long-horizon trend, "
-                "month-of-year seasonality and cycles"
-            ),
-            _seasonal,
-        ),
-        Role(
-            "indicator",
-            _system(
-                "technical-indicator analyst: weigh RSI14, MACD(12,26,9), SMA20/50/200, "
-                "Bollinger(20,2) and ATR14"
-            ),
-            _indicator,
-        ),
-        Role("news", _system("news analyst: judge the sentiment of the headlines of the last 7 days"), _news),
-        Role(
-            "forum_sentiment",
-            _system(
-                "crowd-sentiment analyst: judge forum and Reddit posts, weighting popular and "
-                "recent posts more"
-            ),
-            _forums,
-        ),
-        Role(
-            "peer_commodity",
-            _system("relative-strength analyst: compare the stock with its peers and with gold/oil moves"),
-            _peers,
-        ),
-        Role(
-            "geopolitics",
-            _system(
-                "macro and geopolitics analyst: judge CPI prints, FOMC decisions, rates and "
-                "other dated macro events for risk"
-            ),
-            _macro,
-        ),
-    )
-}
-ROLE_NAMES: tuple[str, ...] = tuple(ROLES)
+ROLES: Mapping[str, Role] = SpecialistMap(lambda s: Role(s.name, s.system_prompt, s.builder))
+"""Every registered specialist's role (name, system prompt, builder) in council order, read
+live from the registry (``council/registry.py``); the built-in ones are declared in
+``council/specialists.py``."""
+ROLE_NAMES: Sequence[str] = SPECIALIST_NAMES
+"""The council's roles in order: the registered specialists' names, read live (a role
+registered later is in every loop over them)."""
 
 
 def prompt_versions() -> dict[str, str]:

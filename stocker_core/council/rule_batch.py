@@ -7,16 +7,27 @@ their publication instants — and each day reads slices of them: the bars up to
 (a binary search), the events published strictly before the day's decision cut-off. The
 analysts' ``*_vote`` functions then run on those slices, so every vote equals the per-day
 one (tests/council/test_rule_batch.py compares them).
+
+A specialist's batch rule (``Specialist.batch_rule``) reads one ``BatchDay``; a registered
+specialist without one gets its per-day rule on the day's context (built once per day for
+all such roles), so a new specialist needs no code here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
 
-from stocker_core.context.decision import NEWS_WINDOW_DAYS, RATE_SYMBOLS, CouncilInputs, current_series
+from stocker_core.context.decision import (
+    NEWS_WINDOW_DAYS,
+    RATE_SYMBOLS,
+    CouncilInputs,
+    DecisionContext,
+    current_series,
+)
 from stocker_core.context.point_in_time import decision_cutoff
 from stocker_core.council.analysts import (
     abstain,
@@ -30,7 +41,7 @@ from stocker_core.council.analysts import (
     seasonal_trend_vote,
 )
 from stocker_core.council.models import SpecialistVote
-from stocker_core.council.roles import ROLE_NAMES
+from stocker_core.council.registry import SPECIALIST_NAMES, specialist
 
 _DAY_NS = 86_400 * 10**9
 
@@ -85,100 +96,190 @@ def _symbol_closes(inputs: CouncilInputs) -> dict[str, tuple[np.ndarray, np.ndar
     return out
 
 
-def rule_votes(
-    inputs: CouncilInputs, days: Sequence[pd.Timestamp], roles: Sequence[str] = ROLE_NAMES
-) -> dict[tuple[str, pd.Timestamp], SpecialistVote]:
-    """Every rule analyst's vote in ``roles`` on each of ``days`` (normalized timestamps)."""
-    bars = inputs.bars
-    bar_dates = pd.to_datetime(bars["date"]).to_numpy(dtype="datetime64[ns]").astype(np.int64)
-    if len(bar_dates) and np.any(np.diff(bar_dates) < 0):
-        raise ValueError(f"{inputs.ticker}: bars must be sorted by date")
-    close = bars["close"].to_numpy(float)
-    high = bars["high"].fillna(bars["close"]).to_numpy(float)
-    low = bars["low"].fillna(bars["close"]).to_numpy(float)
-    monthly = monthly_returns(close, bars["date"]) if len(bars) else pd.Series(dtype=float)
-    indicators = inputs._indicators  # causal, full history (as the per-day path cuts them)
-    ind_dates = (
-        pd.to_datetime(indicators["date"]).to_numpy(dtype="datetime64[ns]").astype(np.int64)
-        if indicators is not None and len(indicators)
-        else np.zeros(0, dtype=np.int64)
-    )
-    ind_columns = (
-        {c: indicators[c].to_numpy() for c in indicators.columns if c != "date"}
-        if indicators is not None
-        else {}
-    )
-    news = _Events(inputs.text.news, ("headline", "sentiment_label"))
-    forums = _Events(inputs.text.forums, ("post_text", "score"))
-    macro = _Events(inputs.text.macro, ("headline", "policy_signal"))
-    symbols = _symbol_closes(inputs)
-    empty = np.zeros(0)
+_EMPTY = np.zeros(0)
 
-    def closes_of(symbol: str | None, day_ns: int) -> np.ndarray:
-        if symbol is None or symbol not in symbols:
-            return empty
-        dates, values = symbols[symbol]
+
+class TickerArrays:
+    """A ticker's council inputs as arrays, each built once on first use: closes, highs and
+    lows (NaN filled by the close), month-end returns, indicator columns, the text events
+    and the long context closes."""
+
+    def __init__(self, inputs: CouncilInputs) -> None:
+        self.inputs = inputs
+        bars = inputs.bars
+        self.bar_dates = pd.to_datetime(bars["date"]).to_numpy(dtype="datetime64[ns]").astype(np.int64)
+        if len(self.bar_dates) and np.any(np.diff(self.bar_dates) < 0):
+            raise ValueError(f"{inputs.ticker}: bars must be sorted by date")
+
+    @cached_property
+    def close(self) -> np.ndarray:
+        return self.inputs.bars["close"].to_numpy(float)
+
+    @cached_property
+    def high(self) -> np.ndarray:
+        bars = self.inputs.bars
+        return bars["high"].fillna(bars["close"]).to_numpy(float)
+
+    @cached_property
+    def low(self) -> np.ndarray:
+        bars = self.inputs.bars
+        return bars["low"].fillna(bars["close"]).to_numpy(float)
+
+    @cached_property
+    def monthly(self) -> pd.Series:
+        bars = self.inputs.bars
+        return monthly_returns(self.close, bars["date"]) if len(bars) else pd.Series(dtype=float)
+
+    @cached_property
+    def indicator_dates(self) -> np.ndarray:
+        indicators = self.inputs._indicators  # causal, full history (as the per-day path cuts them)
+        if indicators is None or not len(indicators):
+            return np.zeros(0, dtype=np.int64)
+        return pd.to_datetime(indicators["date"]).to_numpy(dtype="datetime64[ns]").astype(np.int64)
+
+    @cached_property
+    def indicator_columns(self) -> dict[str, np.ndarray]:
+        indicators = self.inputs._indicators
+        if indicators is None:
+            return {}
+        return {c: indicators[c].to_numpy() for c in indicators.columns if c != "date"}
+
+    @cached_property
+    def news(self) -> _Events:
+        return _Events(self.inputs.text.news, ("headline", "sentiment_label"))
+
+    @cached_property
+    def forums(self) -> _Events:
+        return _Events(self.inputs.text.forums, ("post_text", "score"))
+
+    @cached_property
+    def macro(self) -> _Events:
+        return _Events(self.inputs.text.macro, ("headline", "policy_signal"))
+
+    @cached_property
+    def symbols(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        return _symbol_closes(self.inputs)
+
+    def closes_of(self, symbol: str | None, day_ns: int) -> np.ndarray:
+        """The closes of ``symbol`` dated on or before the day (empty when unknown)."""
+        if symbol is None or symbol not in self.symbols:
+            return _EMPTY
+        dates, values = self.symbols[symbol]
         return values[dates <= day_ns]
 
-    def current_closes_of(symbol: str | None, day_ns: int) -> np.ndarray:
-        if symbol is None or symbol not in symbols:
-            return empty
-        return current_series(*symbols[symbol], day_ns)
+    def current_closes_of(self, symbol: str | None, day_ns: int) -> np.ndarray:
+        """Those closes when the series has the day's close, else empty (``current_series``)."""
+        if symbol is None or symbol not in self.symbols:
+            return _EMPTY
+        return current_series(*self.symbols[symbol], day_ns)
 
-    wanted = set(roles)
+    def day(self, day: pd.Timestamp) -> BatchDay:
+        """Where ``day`` cuts these arrays."""
+        return BatchDay(self, pd.Timestamp(day).normalize())
+
+
+class BatchDay:
+    """One day of the batch: the ticker's arrays (``arrays``), the bars dated on or before
+    the day (``[:end]``) and the decision cut-off of the text events."""
+
+    def __init__(self, arrays: TickerArrays, day: pd.Timestamp) -> None:
+        self.arrays = arrays
+        self.inputs = arrays.inputs
+        self.day = day
+        self.day_ns = day.value
+        # bars dated on or before the day (point_in_time compares by day)
+        self.end = int(np.searchsorted(arrays.bar_dates, self.day_ns + _DAY_NS, "left"))
+        self.cutoff = decision_cutoff(day)
+        self.cutoff_ns = self.cutoff.value
+
+    @cached_property
+    def context(self) -> DecisionContext:
+        """The day's point-in-time context (the per-day path's), for a rule without a batch rule."""
+        return self.inputs.context(self.day)
+
+
+def chart_pattern_batch(d: BatchDay) -> SpecialistVote:
+    """``chart_pattern`` on the last (up to) 60 bars up to the day."""
+    a, lo = d.arrays, max(0, d.end - 60)
+    return chart_pattern_vote(a.close[lo : d.end], a.high[lo : d.end], a.low[lo : d.end])
+
+
+def seasonal_trend_batch(d: BatchDay) -> SpecialistVote:
+    """``seasonal_trend`` on the closes up to the day."""
+    return seasonal_trend_vote(d.arrays.close[: d.end], d.arrays.monthly, d.day)
+
+
+def indicator_batch(d: BatchDay) -> SpecialistVote:
+    """``indicator`` on the last indicator row up to the day."""
+    a = d.arrays
+    ind_end = int(np.searchsorted(a.indicator_dates, d.day_ns + _DAY_NS, "left"))
+    if ind_end == 0 or d.end == 0:
+        return abstain("indicator", "no indicators")
+    row = {c: values[ind_end - 1] for c, values in a.indicator_columns.items()}
+    return indicator_vote(row, float(a.close[d.end - 1]))
+
+
+def news_batch(d: BatchDay) -> SpecialistVote:
+    """``news`` on the headlines published in the window before the day's cut-off."""
+    news = d.arrays.news
+    since = (d.cutoff - pd.Timedelta(days=NEWS_WINDOW_DAYS)).value
+    rows = news.visible(d.cutoff_ns, since)
+    return news_vote(
+        news.column("headline", rows),
+        news.column("sentiment_label", rows),
+        news.ages(rows, d.day_ns),
+        d.inputs.ticker,
+        d.day,
+    )
+
+
+def forum_sentiment_batch(d: BatchDay) -> SpecialistVote:
+    """``forum_sentiment`` on the posts published before the day's cut-off."""
+    forums = d.arrays.forums
+    rows = forums.visible(d.cutoff_ns)
+    return forum_sentiment_vote(
+        forums.column("post_text", rows),
+        forums.values["score"][rows] if len(rows) else _EMPTY,
+        forums.ages(rows, d.day_ns),
+        d.inputs.ticker,
+        d.day,
+    )
+
+
+def peer_commodity_batch(d: BatchDay) -> SpecialistVote:
+    """``peer_commodity`` on the closes up to the day (peers and commodity with the day's close)."""
+    a, inputs = d.arrays, d.inputs
+    return peer_commodity_vote(
+        a.close[: d.end],
+        {p: a.current_closes_of(p, d.day_ns) for p in inputs.peers},
+        inputs.commodity,
+        a.current_closes_of(inputs.commodity, d.day_ns) if inputs.commodity else None,
+    )
+
+
+def geopolitics_batch(d: BatchDay) -> SpecialistVote:
+    """``geopolitics`` on the macro events before the day's cut-off and the rate closes."""
+    macro = d.arrays.macro
+    rows = macro.visible(d.cutoff_ns)
+    return geopolitics_vote(
+        macro.column("headline", rows),
+        macro.column("policy_signal", rows),
+        macro.ages(rows, d.day_ns),
+        {s: d.arrays.closes_of(s, d.day_ns) for s in RATE_SYMBOLS},
+        d.day,
+    )
+
+
+def rule_votes(
+    inputs: CouncilInputs, days: Sequence[pd.Timestamp], roles: Sequence[str] = SPECIALIST_NAMES
+) -> dict[tuple[str, pd.Timestamp], SpecialistVote]:
+    """Every rule analyst's vote in ``roles`` on each of ``days`` (normalized timestamps):
+    a specialist's batch rule, else its per-day rule on the day's context."""
+    arrays = TickerArrays(inputs)
+    chosen = [(role, specialist(role)) for role in roles]
     out: dict[tuple[str, pd.Timestamp], SpecialistVote] = {}
     for day in days:
-        day = pd.Timestamp(day).normalize()
-        day_ns = day.value
-        # bars dated on or before the day (point_in_time compares by day)
-        end = int(np.searchsorted(bar_dates, day_ns + _DAY_NS, "left"))
-        cutoff = decision_cutoff(day)
-        cutoff_ns = cutoff.value
-        votes: dict[str, SpecialistVote] = {}
-        if "chart_pattern" in wanted:
-            lo = max(0, end - 60)
-            votes["chart_pattern"] = chart_pattern_vote(close[lo:end], high[lo:end], low[lo:end])
-        if "seasonal_trend" in wanted:
-            votes["seasonal_trend"] = seasonal_trend_vote(close[:end], monthly, day)
-        if "indicator" in wanted:
-            ind_end = int(np.searchsorted(ind_dates, day_ns + _DAY_NS, "left"))
-            if ind_end == 0 or end == 0:
-                votes["indicator"] = abstain("indicator", "no indicators")
-            else:
-                row = {c: values[ind_end - 1] for c, values in ind_columns.items()}
-                votes["indicator"] = indicator_vote(row, float(close[end - 1]))
-        if "news" in wanted:
-            since = (cutoff - pd.Timedelta(days=NEWS_WINDOW_DAYS)).value
-            rows = news.visible(cutoff_ns, since)
-            votes["news"] = news_vote(
-                news.column("headline", rows),
-                news.column("sentiment_label", rows),
-                news.ages(rows, day_ns),
-                inputs.ticker,
-                day,
-            )
-        if "forum_sentiment" in wanted:
-            rows = forums.visible(cutoff_ns)
-            votes["forum_sentiment"] = forum_sentiment_vote(
-                forums.column("post_text", rows), forums.values["score"][rows] if len(rows) else empty,
-                forums.ages(rows, day_ns), inputs.ticker, day,
-            )  # fmt: skip
-        if "peer_commodity" in wanted:
-            votes["peer_commodity"] = peer_commodity_vote(
-                close[:end],
-                {p: current_closes_of(p, day_ns) for p in inputs.peers},
-                inputs.commodity,
-                current_closes_of(inputs.commodity, day_ns) if inputs.commodity else None,
-            )
-        if "geopolitics" in wanted:
-            rows = macro.visible(cutoff_ns)
-            votes["geopolitics"] = geopolitics_vote(
-                macro.column("headline", rows),
-                macro.column("policy_signal", rows),
-                macro.ages(rows, day_ns),
-                {s: closes_of(s, day_ns) for s in RATE_SYMBOLS},
-                day,
-            )
-        for role in roles:
-            out[(role, day)] = votes[role]
+        d = arrays.day(day)
+        for role, spec in chosen:
+            out[(role, d.day)] = spec.batch_rule(d) if spec.batch_rule is not None else spec.rule(d.context)
     return out

@@ -1,0 +1,103 @@
+"""The seven built-in specialists, each declared and registered the way an added one is
+(``council/registry.py``): in the council's fixed order, with the prompts of ``roles.py``,
+the rules of ``analysts.py`` and the batch rules of ``rule_batch.py``.
+
+The registry imports this module the first time it is read; nothing else needs to.
+"""
+
+from __future__ import annotations
+
+from stocker_core.council import analysts, rule_batch
+from stocker_core.council.registry import Specialist, register_specialist
+from stocker_core.council.roles import (
+    chart_message,
+    expertise_prompt,
+    forum_message,
+    indicator_message,
+    macro_message,
+    news_message,
+    peer_message,
+    seasonal_message,
+)
+
+register_specialist(
+    Specialist(
+        name="chart_pattern",
+        system_prompt=expertise_prompt(
+            "chart-pattern analyst: read the 60-day candlestick chart for breakouts, "
+            "support/resistance and trend channels"
+        ),
+        builder=chart_message,
+        rule=analysts.chart_pattern,
+        batch_rule=rule_batch.chart_pattern_batch,
+    )
+)
+register_specialist(
+    Specialist(
+        name="seasonal_trend",
+        system_prompt=expertise_prompt(
+            "seasonal and secular-trend analyst: judge the long-horizon trend, "
+            "month-of-year seasonality and cycles"
+        ),
+        builder=seasonal_message,
+        rule=analysts.seasonal_trend,
+        batch_rule=rule_batch.seasonal_trend_batch,
+    )
+)
+register_specialist(
+    Specialist(
+        name="indicator",
+        system_prompt=expertise_prompt(
+            "technical-indicator analyst: weigh RSI14, MACD(12,26,9), SMA20/50/200, Bollinger(20,2) and ATR14"
+        ),
+        builder=indicator_message,
+        rule=analysts.indicator,
+        batch_rule=rule_batch.indicator_batch,
+    )
+)
+register_specialist(
+    Specialist(
+        name="news",
+        system_prompt=expertise_prompt(
+            "news analyst: judge the sentiment of the headlines of the last 7 days"
+        ),
+        builder=news_message,
+        rule=analysts.news,
+        batch_rule=rule_batch.news_batch,
+    )
+)
+register_specialist(
+    Specialist(
+        name="forum_sentiment",
+        system_prompt=expertise_prompt(
+            "crowd-sentiment analyst: judge forum and Reddit posts, weighting popular and recent posts more"
+        ),
+        builder=forum_message,
+        rule=analysts.forum_sentiment,
+        batch_rule=rule_batch.forum_sentiment_batch,
+    )
+)
+register_specialist(
+    Specialist(
+        name="peer_commodity",
+        system_prompt=expertise_prompt(
+            "relative-strength analyst: compare the stock with its peers and with gold/oil moves"
+        ),
+        builder=peer_message,
+        rule=analysts.peer_commodity,
+        batch_rule=rule_batch.peer_commodity_batch,
+        rule_revision=2,  # 2: a peer or commodity without the day's close is missing, not stale
+    )
+)
+register_specialist(
+    Specialist(
+        name="geopolitics",
+        system_prompt=expertise_prompt(
+            "macro and geopolitics analyst: judge CPI prints, FOMC decisions, rates and "
+            "other dated macro events for risk"
+        ),
+        builder=macro_message,
+        rule=analysts.geopolitics,
+        batch_rule=rule_batch.geopolitics_batch,
+    )
+)
