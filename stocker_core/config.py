@@ -4,19 +4,21 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import date, datetime
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from stocker_core.errors import StockerError
+from stocker_core.errors import InvalidNameError, StockerError
 
-SourceName = Literal["sample", "files", "yfinance", "synthetic"]
+SourceName = str
+"""A registered data source's name (``source_names()``)."""
 BackendName = Literal["rule", "openai", "transformers"]
 ModeratorName = Literal["rule", "llm"]
 LLMMode = Literal["scored", "free"]
@@ -68,7 +70,10 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="STOCKER_", extra="ignore")
 
     home: Path = Field(default=Path("data"), description="Root folder for generated content")
-    source: SourceName = "sample"
+    source: SourceName = Field(
+        default="sample",
+        description="Market data source: a registered one (sample, files, yfinance, synthetic)",
+    )
     files_dir: Path | None = Field(default=None, description="Folder of CSV/Parquet bars")
     start_month: str = Field(default="2009-05-01", description="First monthly partition")
     default_tickers: list[str] = Field(
@@ -181,6 +186,13 @@ class Settings(BaseSettings):
     def _absolute(cls, value: Path | None) -> Path | None:
         return value.expanduser().resolve() if value is not None else None
 
+    @field_validator("source", mode="after")
+    @classmethod
+    def _registered_source(cls, value: str) -> str:
+        if value not in _SOURCES:
+            raise ValueError("expected one of: " + ", ".join(source_names()))
+        return value
+
     @field_validator("clock", mode="after")
     @classmethod
     def _clock_has_zone(cls, value: datetime | None) -> datetime | None:
@@ -276,6 +288,84 @@ class Settings(BaseSettings):
     def dagster_home(self) -> Path:
         """DAGSTER_HOME used by the ``stocker`` CLI when none is set."""
         return self.home / "dagster"
+
+
+@dataclass(frozen=True)
+class DataSource:
+    """A market data source ``STOCKER_SOURCE`` can name: its name and how to build it.
+
+    Register one with ``register_source(DataSource(name, factory))``; ``market.sources.
+    get_source`` builds the configured one and puts it behind the quality gate (and the
+    clock). The built-in sources register below, their factories named by import path so
+    this module imports nothing above its floor and an unused source costs nothing.
+    """
+
+    name: str
+    factory: str | Callable[[Settings], Any]
+    """Builds the source (a ``market.sources.MarketDataSource``) from the settings: a
+    callable, or ``"package.module:function"`` imported on first use."""
+    corrections: str | Callable[[], list] | None = None
+    """Vetted corrections (``market.corrections.Correction``) the quality gate applies on
+    top of ``$STOCKER_HOME/corrections.csv``: a callable or an import path, like ``factory``."""
+
+
+_SOURCES: dict[str, DataSource] = {}
+
+
+def register_source(source: DataSource) -> DataSource:
+    """Make ``source`` selectable by ``STOCKER_SOURCE``; InvalidNameError when its name is
+    taken (unregister the old one first to replace it)."""
+    if source.name in _SOURCES:
+        raise InvalidNameError(f"source {source.name!r} is already registered")
+    if not re.fullmatch(r"[a-z][a-z0-9_]*", source.name):
+        raise InvalidNameError(f"source name {source.name!r}: use lower-case letters, digits and _")
+    _SOURCES[source.name] = source
+    return source
+
+
+def unregister_source(name: str) -> DataSource:
+    """Remove the source ``name`` (InvalidNameError when it is not registered)."""
+    data_source(name)
+    return _SOURCES.pop(name)
+
+
+@contextmanager
+def registered_source(source: DataSource) -> Iterator[DataSource]:
+    """``source`` registered for the block only (tests, experiments)."""
+    register_source(source)
+    try:
+        yield source
+    finally:
+        unregister_source(source.name)
+
+
+def source_names() -> tuple[str, ...]:
+    """The registered sources' names, built-in ones first."""
+    return tuple(_SOURCES)
+
+
+def _names_in_words(names: tuple[str, ...]) -> str:
+    return " or ".join(filter(None, [", ".join(names[:-1]), names[-1]])) if names else "none"
+
+
+def data_source(name: str) -> DataSource:
+    """The registered source ``name``; InvalidNameError naming the known ones otherwise."""
+    try:
+        return _SOURCES[name]
+    except KeyError:
+        raise InvalidNameError(f"unknown source {name!r}: use {_names_in_words(source_names())}") from None
+
+
+register_source(
+    DataSource(
+        "sample",
+        "stocker_core.market.sources:sample_source",
+        corrections="stocker_core.market.corrections:sample_source_corrections",
+    )
+)
+register_source(DataSource("files", "stocker_core.market.sources:files_source"))
+register_source(DataSource("yfinance", "stocker_core.market.sources:yfinance_source"))
+register_source(DataSource("synthetic", "stocker_core.market.sources:synthetic_source"))
 
 
 class SettingsError(StockerError, ValueError):

@@ -50,7 +50,9 @@ class StockerResource(dg.ConfigurableResource):
 
     home: str | None = Field(default=None, description="STOCKER_HOME: warehouse, charts, models, reports")
     source: str | None = Field(
-        default=None, description="Market data source: sample, files, yfinance or synthetic"
+        default=None,
+        description="Market data source: a registered one (sample, files, yfinance, synthetic or "
+        "one added with stocker_core.config.register_source)",
     )
     files_dir: str | None = Field(default=None, description="Folder of CSV/Parquet bars (files source)")
     text_dir: str | None = Field(default=None, description="news/forums/macro .jsonl folder")

@@ -1,14 +1,17 @@
-"""Market data sources behind one interface, selected by configuration."""
+"""Market data sources behind one interface, selected by configuration: ``STOCKER_SOURCE``
+names a source registered in ``config.py`` (``register_source``), ``get_source`` builds it."""
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
-from typing import Protocol
+from typing import Any, Protocol
 
 import pandas as pd
 
-from stocker_core.config import Settings
+from stocker_core.config import Settings, data_source
 from stocker_core.errors import InvalidNameError, UnknownTickerError
 
 
@@ -82,39 +85,61 @@ def check_symbols(source: MarketDataSource, tickers: list[str]) -> list[str]:
 
 
 def get_source(settings: Settings) -> MarketDataSource:
-    """The source named by ``settings.source`` (``sample`` | ``files`` | ``yfinance`` |
-    ``synthetic``), behind
-    the quality gate (``gate.QualityGatedSource``) with ``$STOCKER_HOME/corrections.csv``; under
-    ``STOCKER_CLOCK`` it reveals only bars whose session closed by the clock (``clock.ClockedSource``)."""
+    """The registered source named by ``settings.source`` (``config.source_names()``: sample,
+    files, yfinance, synthetic and any added with ``config.register_source``), behind
+    the quality gate (``gate.QualityGatedSource``) with ``$STOCKER_HOME/corrections.csv`` and
+    the source's own vetted corrections; under ``STOCKER_CLOCK`` it reveals only bars whose
+    session closed by the clock (``clock.ClockedSource``)."""
     from stocker_core.market.clock import clocked
-    from stocker_core.market.corrections import load_corrections, sample_source_corrections
+    from stocker_core.market.corrections import load_corrections
     from stocker_core.market.gate import QualityGatedSource
 
+    spec = data_source(settings.source)
     corrections = load_corrections(settings.home / "corrections.csv")
-    if settings.source == "sample":
-        corrections += sample_source_corrections()
-    return QualityGatedSource(clocked(_raw_source(settings), settings.clock), corrections)
+    if spec.corrections is not None:
+        corrections += list(_resolve(spec.corrections)())
+    return QualityGatedSource(clocked(_resolve(spec.factory)(settings), settings.clock), corrections)
 
 
-def _raw_source(settings: Settings) -> MarketDataSource:
-    if settings.source == "sample":
-        from stocker_core.market.sample_source import SampleSource
+def _resolve(target: str | Callable[..., Any]) -> Callable[..., Any]:
+    """A callable, or the one a ``"package.module:function"`` path names (imported now)."""
+    if callable(target):
+        return target
+    module, _, attribute = target.partition(":")
+    found: Any = importlib.import_module(module)
+    for part in attribute.split("."):
+        found = getattr(found, part)
+    return found
 
-        return SampleSource()
-    if settings.source == "files":
-        from stocker_core.market.files_source import FilesSource
 
-        if settings.files_dir is None:
-            raise InvalidNameError(
-                "STOCKER_SOURCE=files needs STOCKER_FILES_DIR, a folder of CSV/Parquet bars"
-            )
-        return FilesSource(settings.files_dir)
-    if settings.source == "yfinance":
-        from stocker_core.market.yfinance_source import YFinanceSource
+# The built-in sources' factories (registered by name in ``config.py``).
 
-        return YFinanceSource()
-    if settings.source == "synthetic":
-        from stocker_core.market.synthetic import SyntheticSource, SyntheticSpec
 
-        return SyntheticSource(SyntheticSpec.from_settings(settings))
-    raise InvalidNameError(f"unknown source {settings.source!r}: use sample, files, yfinance or synthetic")
+def sample_source(settings: Settings) -> MarketDataSource:
+    """The bundled sample: GOOGL bars and S&P 500 close series (``sample_source.SampleSource``)."""
+    from stocker_core.market.sample_source import SampleSource
+
+    return SampleSource()
+
+
+def files_source(settings: Settings) -> MarketDataSource:
+    """CSV/Parquet bars in ``STOCKER_FILES_DIR`` (``files_source.FilesSource``)."""
+    from stocker_core.market.files_source import FilesSource
+
+    if settings.files_dir is None:
+        raise InvalidNameError("STOCKER_SOURCE=files needs STOCKER_FILES_DIR, a folder of CSV/Parquet bars")
+    return FilesSource(settings.files_dir)
+
+
+def yfinance_source(settings: Settings) -> MarketDataSource:
+    """Yahoo Finance through ``yfinance`` (``yfinance_source.YFinanceSource``)."""
+    from stocker_core.market.yfinance_source import YFinanceSource
+
+    return YFinanceSource()
+
+
+def synthetic_source(settings: Settings) -> MarketDataSource:
+    """The seeded synthetic market of the ``STOCKER_SYNTH_*`` settings (``synthetic.SyntheticSource``)."""
+    from stocker_core.market.synthetic import SyntheticSource, SyntheticSpec
+
+    return SyntheticSource(SyntheticSpec.from_settings(settings))
