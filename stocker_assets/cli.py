@@ -1,9 +1,19 @@
 """The ``stocker`` console script: the core areas plus the pipeline's, built by ``build_app``."""
 
-from stocker_assets import deploy_cli, pipeline_cli
+from stocker_assets import deploy_cli, learning_check, pipeline_cli
 from stocker_core.cli import CORE_AREAS, build_app
+from stocker_core.training import cli as training_cli
 
-app = build_app([*CORE_AREAS, pipeline_cli.register, deploy_cli.register])
+
+def _areas() -> list:
+    """The core areas with ``check-learning`` listed just before ``train`` (where the command
+    stood when the library registered it), then the pipeline's areas."""
+    areas = list(CORE_AREAS)
+    areas.insert(areas.index(training_cli.register), learning_check.register)
+    return [*areas, pipeline_cli.register, deploy_cli.register]
+
+
+app = build_app(_areas())
 
 if __name__ == "__main__":
     app()

@@ -8,11 +8,13 @@ step, the share of reward groups whose completions all scored the same (no gradi
 
 - parse rate on valid: 1 − Σ unparsable / Σ steps over the model's records.
 - Δ vs buy-and-hold on valid: the model's total return minus buy-and-hold's, per episode
-  both played, with a 95% t-interval of the mean. Episodes that overlap (a moderator's
-  two-month episodes start every month) are not independent: with ``block`` episodes per
-  independent stretch the interval uses n/block effective episodes (SE = s·√(block/n),
-  df = n/block − 1). Fewer than two effective episodes give no interval (a bootstrap would
-  give a falsely narrow one there).
+  both played, with the 95% interval of the mean every comparison with buy-and-hold uses
+  (``stats.mean_ci``: a percentile bootstrap, 2000 seeded resamples; the learning check and
+  the report's leaderboard give the same interval for the same values). Episodes that
+  overlap (a moderator's two-month episodes start every month) are not independent: with
+  ``block`` episodes per independent stretch the bootstrap resamples circular blocks of
+  ``block`` episodes, and fewer than two effective episodes (n/block < 2) give no interval
+  (a bootstrap would give a falsely narrow one there).
 - zero-spread share: the mean of ``frac_reward_zero_std`` over the last tenth of the steps.
 """
 
@@ -23,12 +25,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from stocker_core.evaluation.stats import Interval
+from stocker_core.evaluation.stats import mean_ci
 
 BUY_AND_HOLD = "buy_and_hold"
 MIN_PARSE_RATE = 0.95
 MAX_ZERO_SPREAD = 0.5
-CI_METHOD = "95% t-interval of the mean over n/block effective episodes (block: episodes that overlap)"
+CI_METHOD = (
+    "95% percentile bootstrap of the mean (arch, 2000 resamples; circular blocks of `block` episodes "
+    "where episodes overlap; none below 2 effective episodes)"
+)
 CONFIDENCE = 0.95
 REFERENCE_POLICIES = frozenset({BUY_AND_HOLD, "random", "council", "rule_council", "ideal", "greedy"})
 """Policies in a report that are baselines, not the trained model."""
@@ -91,23 +96,6 @@ def deltas_vs_buy_and_hold(records: Sequence[Mapping[str, Any]], policy: str) ->
     return [v for v in values if math.isfinite(v)]
 
 
-def mean_t_interval(values: Sequence[float], block: int = 1, confidence: float = CONFIDENCE) -> Interval:
-    """Mean and t-interval over ``n / block`` effective values (bounds None below 2 of them)."""
-    from scipy.stats import t
-
-    data = [float(v) for v in values if math.isfinite(float(v))]
-    n = len(data)
-    if n == 0:
-        return Interval(None, None, None, 0)
-    mean = sum(data) / n
-    effective = n / max(1, block)
-    if effective < 2:
-        return Interval(mean, None, None, n)
-    sd = math.sqrt(sum((v - mean) ** 2 for v in data) / (n - 1))
-    half = float(t.ppf(0.5 + confidence / 2, effective - 1)) * sd / math.sqrt(effective)
-    return Interval(mean, mean - half, mean + half, n)
-
-
 def last_tenth_mean(values: Sequence[float]) -> float | None:
     """Mean of the last ⌈n/10⌉ values (None when empty)."""
     clean = [float(v) for v in values if v is not None and math.isfinite(float(v))]
@@ -122,13 +110,15 @@ def model_figures(
     frac_reward_zero_std: Sequence[float] | None,
     policy: str,
     block: int = 1,
+    seed: int = 0,
 ) -> ModelFigures:
-    """Every figure of the model checks (see the module docstring)."""
+    """Every figure of the model checks (see the module docstring); ``seed`` seeds the
+    bootstrap of the interval."""
     records = list(heldout_episodes or [])
     name = model_policy(records, policy) if records else None
     own = [r for r in records if r.get("policy") == name] if name else []
     deltas = deltas_vs_buy_and_hold(records, name) if name else []
-    interval = mean_t_interval(deltas, block) if deltas else None
+    interval = mean_ci(deltas, CONFIDENCE, seed=seed, block=block) if deltas else None
     zero = list(frac_reward_zero_std) if frac_reward_zero_std is not None else None
     return ModelFigures(
         policy=name,

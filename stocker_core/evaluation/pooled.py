@@ -26,14 +26,13 @@ from stocker_core.evaluation.runner import ordered_policies, policy_label
 from stocker_core.evaluation.significance import (
     DeflatedSharpe,
     SpaResult,
-    cluster_bootstrap_ci,
     deflated_sharpe_of_best,
     holm,
     independent_windows,
     min_detectable_difference,
     spa_test,
 )
-from stocker_core.evaluation.stats import StatsError
+from stocker_core.evaluation.stats import StatsError, mean_ci, t_test
 
 BENCHMARK = "buy_and_hold"
 ALPHA = 0.05
@@ -148,15 +147,14 @@ def pooled_evidence(
     compared = [p for p in _family(rows) if p in sharpe.columns]
     family = [p for p in compared if p not in clones]
     paths = period_paths(curves)
-    from scipy.stats import ttest_1samp
-
     lines = []
     for policy in compared:
         d_sharpe = (sharpe[policy] - sharpe[BENCHMARK]).dropna().to_numpy()
         d_return = (returns[policy] - returns[BENCHMARK]).dropna().to_numpy()
-        ci_s = cluster_bootstrap_ci(d_sharpe, config.confidence, config.reps, config.seed)
-        ci_r = cluster_bootstrap_ci(d_return, config.confidence, config.reps, config.seed)
-        p = float(ttest_1samp(d_sharpe, 0.0).pvalue) if len(d_sharpe) > 1 and np.ptp(d_sharpe) > 0 else None
+        ci_s = mean_ci(d_sharpe, config.confidence, config.reps, config.seed)
+        ci_r = mean_ci(d_return, config.confidence, config.reps, config.seed)
+        test = t_test(d_sharpe)
+        p = test.p_value if test else None
         rank = None
         if policy in paths:
             tickers = sorted(paths[policy])

@@ -1,7 +1,7 @@
 """Significance over many tickers and many policies: independent (non-overlapping) windows,
-(ticker, window)-cluster and block bootstrap intervals (``arch``), the minimum detectable
-difference at a stated power, Holm-adjusted p-values, Hansen's SPA test and the Deflated
-Sharpe Ratio. Pure functions on arrays and frames, seeded."""
+the minimum detectable difference at a stated power, Holm-adjusted p-values, Hansen's SPA
+test and the Deflated Sharpe Ratio. Pure functions on arrays and frames, seeded. The mean's
+interval and the t-test live in ``stats`` (``mean_ci``, ``t_test``)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from stocker_core.evaluation.stats import Interval, StatsError
+from stocker_core.evaluation.stats import StatsError
 
 EULER_GAMMA = 0.5772156649015329
 
@@ -39,39 +39,6 @@ def independent_windows(rows: pd.DataFrame) -> pd.DataFrame:
                 last_end = end
     chosen = [(str(t), int(w)) in keep for t, w in zip(rows["ticker"], rows["window_index"], strict=True)]
     return rows.loc[chosen]
-
-
-def cluster_bootstrap_ci(
-    values: Sequence[float] | np.ndarray,
-    confidence: float = 0.95,
-    reps: int = 2000,
-    seed: int = 0,
-    block: int = 1,
-) -> Interval:
-    """Mean and percentile bootstrap CI with ``arch``; NaNs are dropped.
-
-    ``block`` = 1 resamples the values as independent clusters (one per (ticker, window));
-    ``block`` > 1 resamples circular blocks of consecutive values (a dependent series).
-    """
-    from arch.bootstrap import CircularBlockBootstrap, IIDBootstrap
-
-    if not 0 < confidence < 1:
-        raise StatsError(f"confidence must be in (0, 1), got {confidence}")
-    if reps < 1 or block < 1:
-        raise StatsError("reps and block must be >= 1")
-    data = np.asarray(values, dtype=np.float64)
-    data = data[np.isfinite(data)]
-    if len(data) == 0:
-        return Interval(None, None, None, 0)
-    mean = float(data.mean())
-    if len(data) == 1:
-        return Interval(mean, None, None, 1)
-    if block == 1:
-        boot = IIDBootstrap(data, seed=seed)
-    else:
-        boot = CircularBlockBootstrap(min(block, len(data)), data, seed=seed)
-    low, high = boot.conf_int(np.mean, reps=reps, method="percentile", size=confidence).ravel()
-    return Interval(mean, float(low), float(high), len(data))
 
 
 def min_detectable_difference(sd: float, n: int, alpha: float = 0.05, power: float = 0.8) -> float | None:

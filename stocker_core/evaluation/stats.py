@@ -1,5 +1,21 @@
-"""Statistics for comparing policies: bootstrap confidence intervals, the sign test and the
-timing (position-shuffle) test. Pure functions on arrays, seeded."""
+"""Statistics for comparing policies: the one home of the mean's confidence interval, the
+one-sample t-test, the sign test and the timing (position-shuffle) test. Pure functions on
+arrays, seeded.
+
+Who calls what:
+
+- ``mean_ci``: the interval of a mean difference, a percentile bootstrap (``arch``). The
+  learning check's verdict (``training.learning_check``), the report's leaderboard
+  (``pooled.pooled_evidence``) and the model checks (``model_checks.model_figures``) all give
+  this interval, so the same values read the same everywhere
+  (``tests/evaluation/test_one_stats_home.py``).
+- ``t_test``: the two-sided one-sample t-test of "mean 0" beside it (the learning check, the
+  leaderboard's p-values, the forward ledger).
+- ``t_interval``: the forward ledger's interval of a mean daily excess (``ledger.score``).
+- ``bootstrap_ci``: the rolling summary's moving-block bootstrap over overlapping windows
+  (``rolling.summarise``, the agent's evaluation), vectorised for its many (policy, metric)
+  pairs.
+"""
 
 from __future__ import annotations
 
@@ -60,6 +76,96 @@ def bootstrap_ci(
     tail = (1.0 - confidence) / 2.0
     low, high = np.quantile(means, [tail, 1.0 - tail])
     return Interval(mean, float(low), float(high), n)
+
+
+MEAN_CI_METHOD = "percentile bootstrap of the mean (arch)"
+
+
+def mean_ci(
+    values: Sequence[float] | np.ndarray,
+    confidence: float = 0.95,
+    reps: int = 2000,
+    seed: int = 0,
+    block: int = 1,
+) -> Interval:
+    """The mean of ``values`` and its percentile bootstrap CI (``arch``); NaNs are dropped.
+
+    ``block`` = 1 resamples the values as independent clusters (``IIDBootstrap``: one per
+    window, or per (ticker, window)); ``block`` > 1 resamples circular blocks of ``block``
+    consecutive values (``CircularBlockBootstrap``), for a series whose neighbours overlap.
+    Bounds are None with fewer than 2 values, or fewer than 2 effective ones
+    (``n / block`` < 2: a bootstrap there gives a falsely narrow interval); values with no
+    spread give the mean as both bounds.
+
+    This is the one interval of a mean difference: the learning check, the report's
+    leaderboard and the model checks call it (a percentile bootstrap was what the check and
+    the report used; the model checks' t-interval gave way to it).
+    """
+    from arch.bootstrap import CircularBlockBootstrap, IIDBootstrap
+
+    if not 0 < confidence < 1:
+        raise StatsError(f"confidence must be in (0, 1), got {confidence}")
+    if reps < 1 or block < 1:
+        raise StatsError("reps and block must be >= 1")
+    data = np.asarray(values, dtype=np.float64)
+    data = data[np.isfinite(data)]
+    n = len(data)
+    if n == 0:
+        return Interval(None, None, None, 0)
+    mean = float(data.mean())
+    if n < 2 or n / block < 2:
+        return Interval(mean, None, None, n)
+    if np.ptp(data) == 0:
+        # every resample is the data itself: its percentiles are the mean (what arch returns)
+        return Interval(mean, mean, mean, n)
+    boot = IIDBootstrap(data, seed=seed) if block == 1 else CircularBlockBootstrap(block, data, seed=seed)
+    low, high = boot.conf_int(np.mean, reps=reps, method="percentile", size=confidence).ravel()
+    return Interval(mean, float(low), float(high), n)
+
+
+def t_interval(values: Sequence[float] | np.ndarray, confidence: float = 0.95, block: int = 1) -> Interval:
+    """The mean and its t-interval over ``n / block`` effective values (SE = s·√(block/n),
+    df = n/block − 1); NaNs are dropped, bounds None below 2 effective values."""
+    from scipy.stats import t
+
+    if not 0 < confidence < 1:
+        raise StatsError(f"confidence must be in (0, 1), got {confidence}")
+    if block < 1:
+        raise StatsError("block must be >= 1")
+    data = np.asarray(values, dtype=np.float64)
+    data = data[np.isfinite(data)]
+    n = len(data)
+    if n == 0:
+        return Interval(None, None, None, 0)
+    mean = float(data.mean())
+    effective = n / block
+    if effective < 2:
+        return Interval(mean, None, None, n)
+    sd = float(data.std(ddof=1))
+    half = float(t.ppf(0.5 + confidence / 2, effective - 1)) * sd / np.sqrt(effective)
+    return Interval(mean, mean - half, mean + half, n)
+
+
+@dataclass(frozen=True)
+class TTest:
+    """A two-sided one-sample t-test of "the mean is 0"."""
+
+    statistic: float
+    p_value: float
+    n: int
+
+
+def t_test(values: Sequence[float] | np.ndarray) -> TTest | None:
+    """``scipy.stats.ttest_1samp`` of the finite ``values`` against 0 (None with fewer than 2
+    of them or no spread: nothing to test)."""
+    from scipy.stats import ttest_1samp
+
+    data = np.asarray(values, dtype=np.float64)
+    data = data[np.isfinite(data)]
+    if len(data) < 2 or np.ptp(data) == 0:
+        return None
+    test = ttest_1samp(data, 0.0)
+    return TTest(float(test.statistic), float(test.pvalue), len(data))
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ import pandas as pd
 from stocker_core.config import Settings
 from stocker_core.errors import UnknownTickerError
 from stocker_core.evaluation.significance import min_detectable_difference
+from stocker_core.evaluation.stats import t_interval, t_test
 from stocker_core.ledger.entries import LedgerEntry
 from stocker_core.ledger.record import BENCHMARK
 from stocker_core.market.bars import load_bars
@@ -143,8 +144,6 @@ def daily_returns(scores: pd.DataFrame) -> pd.DataFrame:
 
 def forward_record(scores: pd.DataFrame) -> pd.DataFrame:
     """One row per mode and policy (see the module docstring)."""
-    from scipy import stats
-
     rows = []
     for (mode, policy), days in daily_returns(scores).groupby(["mode", "policy"], sort=True):
         excess = days["excess"].dropna().to_numpy(dtype=float)
@@ -153,9 +152,9 @@ def forward_record(scores: pd.DataFrame) -> pd.DataFrame:
         sd = float(excess.std(ddof=1)) if n > 1 else float("nan")
         low = high = p = None
         if n > 1 and sd > 0:
-            half = float(stats.t.ppf(0.975, n - 1)) * sd / np.sqrt(n)
-            low, high = mean - half, mean + half
-            p = float(stats.ttest_1samp(excess, 0.0).pvalue)
+            interval, test = t_interval(excess), t_test(excess)
+            low, high = interval.low, interval.high
+            p = test.p_value if test else None
         cumulative = float(np.prod(1.0 + days["policy_return"].to_numpy()) - 1.0)
         bench = float(np.prod(1.0 + days["benchmark_return"].dropna().to_numpy()) - 1.0)
         rows.append(

@@ -17,53 +17,8 @@ if TYPE_CHECKING:
 
 
 def register(app: typer.Typer) -> None:
-    """Add the ``train`` and ``check-learning`` commands to ``app``."""
-
-    @app.command("check-learning")
-    def check_learning_command(
-        ic: float = typer.Option(
-            0.3,
-            "--ic",
-            help="information coefficient of the planted signal (0: none; at the default 0.3 the "
-            "oracle's edge is visible on the test windows, t ~ 4)",
-        ),
-        seed: int = typer.Option(7, "--seed", help="seed of the synthetic market"),
-        tickers: int = typer.Option(8, "--tickers", min=2, max=200, help="synthetic tickers"),
-        years: float = typer.Option(3.0, "--years", min=1.0, max=40.0, help="years of sessions"),
-        home: Path | None = typer.Option(
-            None, "--home", help="keep the warehouse here (default: a temp dir)"
-        ),
-        as_json: bool = typer.Option(False, "--json", help="print the result as JSON"),
-        quick: bool = typer.Option(
-            False, "--quick", help="token training budgets (checks the plumbing only)"
-        ),
-    ) -> None:
-        """Does the training loop learn? Train on a synthetic market with a planted signal of
-        strength --ic and judge every policy against buy-and-hold on its held-out windows.
-
-        Prints, per policy, the mean excess return over buy-and-hold per window, its 95% CI,
-        the p-value on non-overlapping windows and the share of the oracle's excess captured.
-        """
-        from stocker_core.training.learning_check import (
-            LearningCheckConfig,
-            format_table,
-            run_learning_check,
-        )
-
-        if not -1.0 <= ic <= 1.0:
-            fail(f"--ic {ic} is outside [-1, 1]")
-        if home is not None and home.exists() and not home.is_dir():
-            fail(f"--home {home} is a file, not a folder: give a new folder (the check builds its warehouse)")
-        if home is not None and home.exists() and any(home.iterdir()):
-            fail(f"--home {home} is not empty: give a new folder (the check builds its own warehouse)")
-        config = LearningCheckConfig(ic=ic, seed=seed, tickers=tickers, years=years)
-        config = config.quick() if quick else config
-        say = (lambda m: typer.echo(m, err=True)) if as_json else typer.echo
-        try:
-            result = run_learning_check(config, home, say)
-        except StockerError as exc:
-            fail(exc, EXIT_FAILED)
-        typer.echo(json.dumps(result, indent=2, default=str) if as_json else format_table(result))
+    """Add the ``train`` command to ``app`` (``check-learning`` drives the pipeline: it is
+    registered by the Dagster layer's CLI)."""
 
     @app.command("train")
     def train_command(

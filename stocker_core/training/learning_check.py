@@ -1,17 +1,20 @@
-"""Does the training loop learn? A synthetic market with a planted signal of known strength,
-the training on its train split, and a verdict on its held-out (test) split.
+"""Does the training loop learn? The plain part of the learning check: its configuration
+and its verdict on backtests of a synthetic market with a planted signal of known strength.
 
-1. ``STOCKER_SOURCE=synthetic`` in a temporary home: ``stocker materialize`` builds the
-   market, env, text and council groups (a subprocess: the real assets, their checks and
-   the warehouse), then the chronological splits.
-2. The moderator (base → SFT → policy gradient) and the agent (warm start → RL) train on
-   the train split with their own configurations, exactly as the training assets do.
-3. ``evaluation.backtest_partitions`` plays the policies on the test split's
-   non-overlapping episodes, every ticker pooled. For each policy: the mean excess total
-   return over buy-and-hold per window, its 95% bootstrap CI (windows resampled, ``arch``),
-   the two-sided p-value of a one-sample t-test on the windows' excess, and ``captured``,
-   its mean excess over the oracle's (the oracle follows the planted signal through the
-   pre-close headlines: the ceiling of what the inputs allow).
+The run itself (``stocker check-learning``) belongs to the pipeline layer above this
+library: it builds the market with ``stocker materialize`` (``STOCKER_SOURCE=synthetic`` in a
+temporary home, the variables of ``LearningCheckConfig.environment``), trains the moderator
+(base → SFT → policy gradient) and the agent (warm start → RL) on the train split exactly as
+the training assets do, plays every policy on the test split's non-overlapping episodes
+(``non_overlapping``), every ticker pooled, and hands the rows to ``verdicts``.
+
+Per policy, ``verdicts`` gives the mean excess total return over buy-and-hold per window,
+its 95% interval (``stats.mean_ci``: windows resampled, the interval the report and the
+model checks give too), the two-sided p-value of a one-sample t-test on the windows' excess
+(``stats.t_test``), the smallest excess those windows detect, and ``captured``: its mean
+excess over the oracle's (the oracle follows the planted signal through the pre-close
+headlines: the ceiling of what the inputs allow). ``verdict_lines`` says what the numbers
+mean and ``format_table`` prints them.
 
 With ``ic = 0`` nothing leads returns, so no policy should beat buy-and-hold at p < 0.05;
 the verdict says whether any did.
@@ -19,12 +22,7 @@ the verdict says whether any did.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import tempfile
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,20 +30,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from stocker_core.config import Settings, use_settings
 from stocker_core.errors import StockerError
 
 POLICIES = ("oracle", "buy_and_hold", "council", "moderator_sft", "moderator_grpo", "agent_rl")
 TRAINED = ("moderator_sft", "moderator_grpo", "agent_rl")
 BENCHMARK = "buy_and_hold"
-DATA_GROUPS = "market,env,text,council"
-SKIPPED = "charts,ideal_trajectories"
-"""Assets nothing in the check reads: chart PNGs (the rule council reads bars) and the stored
-ideal paths (the environment solves its own; the SFT teacher uses that)."""
 ALPHA = 0.05
 BOOTSTRAP_REPS = 2000
-
-Say = Callable[[str], None]
 
 
 class LearningCheckError(StockerError, RuntimeError):
@@ -155,27 +146,25 @@ def non_overlapping(episodes: pd.DataFrame) -> list[str]:
 
 
 def excess_verdict(excess: np.ndarray, oracle_mean: float | None, seed: int) -> PolicyVerdict:
-    """Mean excess, its bootstrap 95% CI over windows, the t-test p-value and the share captured."""
-    from arch.bootstrap import IIDBootstrap
-    from scipy import stats
-
+    """Mean excess, its 95% interval over windows (``stats.mean_ci``, seeded with ``seed``),
+    the t-test p-value (``stats.t_test``), the smallest detectable excess and the share of
+    the oracle's excess captured. With fewer than 2 windows or no spread the interval is the
+    mean itself and p is 1."""
     from stocker_core.evaluation.significance import min_detectable_difference
+    from stocker_core.evaluation.stats import mean_ci, t_test
 
     excess = np.asarray(excess, dtype=np.float64)
     n = len(excess)
     mean = float(excess.mean()) if n else float("nan")
-    t_stat, detectable = float("nan"), None
-    if n >= 2 and np.ptp(excess) > 0:
-        bootstrap = IIDBootstrap(excess, seed=seed)
-        low, high = bootstrap.conf_int(np.mean, reps=BOOTSTRAP_REPS, method="percentile").ravel()
-        test = stats.ttest_1samp(excess, 0.0)
-        p_value, t_stat = float(test.pvalue), float(test.statistic)
-        detectable = min_detectable_difference(float(excess.std(ddof=1)), n)
-    else:
-        low = high = mean
-        p_value = 1.0
     captured = mean / oracle_mean if oracle_mean and oracle_mean > 0 else None
-    return PolicyVerdict(mean, float(low), float(high), p_value, captured, n, t_stat, detectable)
+    test = t_test(excess)
+    interval = mean_ci(excess, reps=BOOTSTRAP_REPS, seed=seed) if test is not None else None
+    if test is None or interval is None or interval.low is None or interval.high is None:
+        return PolicyVerdict(mean, mean, mean, 1.0, captured, n)
+    detectable = min_detectable_difference(float(excess.std(ddof=1)), n)
+    return PolicyVerdict(
+        mean, interval.low, interval.high, test.p_value, captured, n, test.statistic, detectable
+    )
 
 
 def verdicts(rows: pd.DataFrame, seed: int = 0) -> dict[str, PolicyVerdict]:
@@ -232,163 +221,6 @@ def verdict_lines(ic: float, found: dict[str, PolicyVerdict]) -> list[str]:
             )
         )
     return lines
-
-
-def _materialize(config: LearningCheckConfig, home: Path, say: Say) -> None:
-    env = {**os.environ, **config.environment(home)}
-    (home / "dagster").mkdir(parents=True, exist_ok=True)
-    command = [
-        sys.executable,
-        "-m",
-        "stocker_assets.cli",
-        "materialize",
-        "--groups",
-        DATA_GROUPS,
-        "--skip",
-        SKIPPED,
-    ]
-    say(
-        f"building the synthetic market in {home}: "
-        f"stocker materialize --groups {DATA_GROUPS} --skip {SKIPPED}"
-    )
-    started = time.perf_counter()
-    tail: list[str] = []
-    with subprocess.Popen(
-        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1
-    ) as process:
-        for line in process.stdout or ():
-            line = line.rstrip()
-            tail = [*tail[-24:], line]
-            if line:
-                say(f"  materialize: {line}")
-    if process.returncode != 0:
-        raise LearningCheckError("materializing the synthetic market failed:\n" + "\n".join(tail))
-    say(f"market built in {time.perf_counter() - started:.0f}s")
-
-
-def settings_for(config: LearningCheckConfig, home: Path) -> Settings:
-    """The Settings of the check's market (the same variables the subprocess saw)."""
-    saved = {k: os.environ.get(k) for k in config.environment(home)}
-    os.environ.update(config.environment(home))
-    try:
-        return Settings()
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-
-
-def run_learning_check(
-    config: LearningCheckConfig, home: Path | None = None, say: Say | None = None
-) -> dict[str, Any]:
-    """Build, train, evaluate; the JSON-ready result (``ic``, ``seed``, ``tickers``,
-    ``windows``, ``policies``, ``verdict``, ``seconds``)."""
-    say = say or (lambda message: None)
-    started = time.perf_counter()
-    home = Path(home) if home is not None else Path(tempfile.mkdtemp(prefix="stocker-learning-"))
-    _materialize(config, home, say)
-    settings = settings_for(config, home)
-    with use_settings(settings):
-        return _train_and_judge(config, settings, say, started)
-
-
-def _train_and_judge(
-    config: LearningCheckConfig, settings: Settings, say: Say, started: float
-) -> dict[str, Any]:
-    from stocker_core.agent.config import agent_config
-    from stocker_core.agent.training import train_agent
-    from stocker_core.evaluation.pipeline import backtest_partitions, compute_and_store_splits
-    from stocker_core.evaluation.splits import SplitConfig
-    from stocker_core.training.config import load_config
-    from stocker_core.training.pipeline import train
-    from stocker_core.warehouse.db import Warehouse
-
-    warehouse = Warehouse(settings.warehouse_path)
-    train_share, valid_share, test_share = config.split
-    splits = compute_and_store_splits(warehouse, SplitConfig(train_share, valid_share, test_share))
-    tickers = sorted({r.ticker for r in splits.ranges})
-    say(f"splits of {len(tickers)} tickers")
-
-    def progress(stage: str, done: int, total: int) -> None:
-        if total and (done == total or done % max(1, total // 10) == 0):
-            say(f"moderator {stage}: step {done}/{total}")
-
-    moderator = load_config(**config.moderator)
-    reports = train(moderator, settings, progress=progress)
-    for report in reports:
-        say(f"moderator_{report.stage}: {report.wall_seconds:.0f}s, {report.steps} steps")
-    agent = train_agent(agent_config(**config.agent), settings, warehouse, progress=say)
-    say(f"agent_rl: {agent.wall_seconds:.0f}s")
-
-    test_keys = _test_keys(warehouse, splits)
-    say(f"backtesting {len(config.policies)} policies on {len(test_keys)} non-overlapping test windows")
-    played = backtest_partitions(settings, warehouse, test_keys, list(config.policies), seed=config.seed)
-    rows = pd.DataFrame([row for t in played for b in t.results.values() for row in b.rows()])
-    failures = {name: why for t in played for name, why in t.failures.items()}
-    found = verdicts(rows, config.seed)
-    return {
-        "ic": config.ic,
-        "seed": config.seed,
-        "tickers": tickers,
-        "windows": int(rows["episode"].nunique()) if not rows.empty else 0,
-        "test_span": [str(rows["start"].min()), str(rows["end"].max())] if not rows.empty else [],
-        "policies": {name: found[name].as_dict() for name in config.policies if name in found},
-        "failures": failures,
-        "verdict": verdict_lines(config.ic, found),
-        "training": training_summary(reports, agent),
-        "seconds": round(time.perf_counter() - started, 1),
-    }
-
-
-SUMMARY_KEYS = (
-    "kept_step",
-    "kept_valid_reward",
-    "entropy_last_tenth",
-    "top_action_last",
-    "objective",
-    "teacher",
-)
-
-
-def training_summary(reports: Sequence[Any], agent: Any) -> dict[str, Any]:
-    """A few numbers per trained policy (the per-step curves stay in each model's folder:
-    ``steps.jsonl`` beside the moderator's adapters, the agent's ``agent.json``)."""
-    summary: dict[str, Any] = {}
-    for report in reports:
-        if report.stage == "base":
-            continue
-        summary[report.name] = {
-            "seconds": round(report.wall_seconds, 1),
-            "steps": report.steps,
-            "path": str(report.path),
-            **{k: report.extra[k] for k in SUMMARY_KEYS if k in report.extra},
-        }
-    if agent is not None:
-        last = agent.curves[-1] if agent.curves else {}
-        summary["agent_rl"] = {
-            "seconds": round(agent.wall_seconds, 1),
-            "steps": len(agent.rl_log),
-            "path": agent.run_dir,
-            "kept_step": agent.kept_step,
-            "valid_result_first": agent.curves[0]["result"] if agent.curves else None,
-            "valid_result_last": last.get("result"),
-        }
-    return summary
-
-
-def _test_keys(warehouse: Any, splits: Any) -> list[str]:
-    """Keys of the stored episodes wholly inside a test split, non-overlapping per ticker."""
-    episodes = warehouse.query(
-        'SELECT key AS episode_key, ticker, start_date AS start, end_date AS "end" FROM env.episodes'
-    )
-    inside = [
-        row.episode_key
-        for row in episodes.itertuples(index=False)
-        if splits.episode_split(row.ticker, [row.start, row.end]) == "test"
-    ]
-    return non_overlapping(episodes[episodes["episode_key"].isin(inside)])
 
 
 def format_table(result: dict[str, Any], policies: Sequence[str] = POLICIES) -> str:

@@ -1,15 +1,14 @@
 """The figures of the model checks, from hand-made training-report records."""
 
 import pytest
-from scipy import stats
 
 from stocker_core.evaluation.model_checks import (
     last_tenth_mean,
-    mean_t_interval,
     model_figures,
     model_policy,
     parse_rate,
 )
+from stocker_core.evaluation.stats import mean_ci
 
 
 def _records(policy: str, returns: list[float], unparsable: list[int] | None = None, steps: int = 10):
@@ -53,29 +52,35 @@ def test_constant_edge_has_a_degenerate_ci_above_zero():
     assert figures.beats_buy_and_hold is True and figures.groups_have_spread is True
 
 
-def test_mixed_deltas_give_a_t_interval_around_the_mean():
+def test_mixed_deltas_give_the_bootstrap_interval_around_the_mean():
+    """The interval is ``stats.mean_ci``'s (a percentile bootstrap since the one statistics
+    home: the t-interval it replaced gave 0.01 ± 0.0357 here)."""
     bh = [0.0] * 6
     mine = [0.05, -0.04, 0.03, -0.02, 0.01, 0.03]  # mean 0.01
     figures = model_figures(_records("m", mine) + _records("buy_and_hold", bh), None, "m")
-    # by hand: squared deviations sum to 0.0058, s = sqrt(0.0058 / 5) = 0.0340588,
-    # SE = s / sqrt(6) = 0.0139044, t(0.975, 5) = 2.5705818 -> half-width 0.0357423
+    expected = mean_ci(mine, 0.95, reps=2000, seed=0)
     assert figures.delta_mean == pytest.approx(0.01)
-    assert figures.delta_low == pytest.approx(0.01 - 0.0357423, abs=1e-6)
-    assert figures.delta_high == pytest.approx(0.01 + 0.0357423, abs=1e-6)
+    assert (figures.delta_low, figures.delta_high) == (expected.low, expected.high)
     assert figures.delta_low < 0 < figures.delta_high  # straddles zero: WARN
     assert figures.beats_buy_and_hold is False
     assert figures.zero_spread_last_tenth is None and figures.groups_have_spread is None
+    seeded = model_figures(_records("m", mine) + _records("buy_and_hold", bh), None, "m", seed=3)
+    assert (seeded.delta_low, seeded.delta_high) == (mean_ci(mine, seed=3).low, mean_ci(mine, seed=3).high)
 
 
-def test_overlapping_episodes_count_fewer_effective_values():
-    values = [0.05, -0.04, 0.03, -0.02, 0.01, 0.03]
-    # block 2: 3 effective values, SE = s / sqrt(3) = 0.0196639, t(0.975, 2) = 4.3026527
-    wide = mean_t_interval(values, block=2)
-    assert wide.high - wide.mean == pytest.approx(4.3026527 * 0.0340588 / 3**0.5, abs=1e-6)
-    assert stats.t.ppf(0.975, 2) == pytest.approx(4.3026527)
+def test_overlapping_episodes_resample_in_blocks_and_need_two_effective_ones():
+    bh = [0.0] * 6
+    mine = [0.05, -0.04, 0.03, -0.02, 0.01, 0.03]
+    records = _records("m", mine) + _records("buy_and_hold", bh)
+    blocks = model_figures(records, None, "m", block=2)
+    assert (blocks.delta_low, blocks.delta_high) == (mean_ci(mine, block=2).low, mean_ci(mine, block=2).high)
     # two overlapping episodes (block 2) are one independent stretch: no interval, however close
-    two = mean_t_interval([0.0107, 0.0108], block=2)
-    assert two.mean == pytest.approx(0.01075) and two.low is None and two.high is None
+    two = model_figures(
+        _records("m", [0.0107, 0.0108]) + _records("buy_and_hold", [0.0, 0.0]), None, "m", block=2
+    )
+    assert (
+        two.delta_mean == pytest.approx(0.01075) and two.delta_low is None and two.beats_buy_and_hold is None
+    )
 
 
 def test_low_parse_rate_and_unpaired_episodes():

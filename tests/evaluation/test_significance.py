@@ -8,7 +8,6 @@ import pytest
 from scipy import stats
 
 from stocker_core.evaluation.significance import (
-    cluster_bootstrap_ci,
     deflated_sharpe,
     deflated_sharpe_of_best,
     expected_max_sharpe,
@@ -55,38 +54,6 @@ def test_independent_windows_share_no_day():
         assert (part["start_date"].to_numpy()[1:] > part["end_date"].to_numpy()[:-1]).all()
         # greedy: windows 0, 4, 8, ... (start 12 days later > end 9 days later)
         assert list(part["window_index"]) == list(range(0, 40, 4))
-
-
-def test_cluster_bootstrap_two_points_worked_example():
-    # resampled means of {0, 1} are 0, 0.5, 1 with probabilities 1/4, 1/2, 1/4
-    ci = cluster_bootstrap_ci([0.0, 1.0], reps=20_000, seed=0)
-    assert (ci.mean, ci.low, ci.high, ci.n) == (0.5, 0.0, 1.0, 2)
-
-
-def test_cluster_bootstrap_matches_normal_theory():
-    data = np.random.default_rng(4).normal(0.3, 2.0, 900)
-    ci = cluster_bootstrap_ci(data, reps=4000, seed=1)
-    half = 1.959964 * data.std(ddof=1) / math.sqrt(len(data))
-    assert ci.low == pytest.approx(data.mean() - half, abs=0.25 * half)
-    assert ci.high == pytest.approx(data.mean() + half, abs=0.25 * half)
-    assert cluster_bootstrap_ci(data, reps=4000, seed=1) == ci
-
-
-def test_block_bootstrap_is_wider_on_a_persistent_series():
-    rng = np.random.default_rng(2)
-    series = np.zeros(600)
-    for t in range(1, 600):
-        series[t] = 0.9 * series[t - 1] + rng.normal()
-    iid = cluster_bootstrap_ci(series, reps=2000, seed=0)
-    block = cluster_bootstrap_ci(series, reps=2000, seed=0, block=30)
-    assert (block.high - block.low) > 2 * (iid.high - iid.low)
-
-
-def test_cluster_bootstrap_edges():
-    assert cluster_bootstrap_ci([]).n == 0
-    assert cluster_bootstrap_ci([3.0, float("nan")]).low is None
-    with pytest.raises(StatsError):
-        cluster_bootstrap_ci([1.0, 2.0], confidence=1.0)
 
 
 def test_min_detectable_difference_worked_values():

@@ -1,9 +1,23 @@
-"""Bootstrap CI, sign test and the timing test on inputs with known answers."""
+"""Bootstrap CIs, the t-interval and t-test, the sign test and the timing test on inputs
+with known answers."""
+
+import math
 
 import numpy as np
 import pytest
+from scipy import stats
 
-from stocker_core.evaluation.stats import StatsError, bootstrap_ci, sign_test, timing_test
+from stocker_core.evaluation.stats import (
+    Interval,
+    StatsError,
+    TTest,
+    bootstrap_ci,
+    mean_ci,
+    sign_test,
+    t_interval,
+    t_test,
+    timing_test,
+)
 
 
 def test_bootstrap_of_a_constant_is_that_constant():
@@ -103,3 +117,68 @@ def test_timing_shuffles_are_drawn_once_per_seed_and_length_with_the_same_result
         np.prod(1.0 + exposure[:-1][order] * market, axis=1) - 1.0 < first.actual_return - 1e-12
     )
     assert first.share_beaten == expected and timing_test(exposure, closes, 300, 3) == first
+
+
+def test_mean_ci_two_points_worked_example():
+    # resampled means of {0, 1} are 0, 0.5, 1 with probabilities 1/4, 1/2, 1/4
+    ci = mean_ci([0.0, 1.0], reps=20_000, seed=0)
+    assert (ci.mean, ci.low, ci.high, ci.n) == (0.5, 0.0, 1.0, 2)
+
+
+def test_mean_ci_matches_normal_theory():
+    data = np.random.default_rng(4).normal(0.3, 2.0, 900)
+    ci = mean_ci(data, reps=4000, seed=1)
+    half = 1.959964 * data.std(ddof=1) / math.sqrt(len(data))
+    assert ci.low == pytest.approx(data.mean() - half, abs=0.25 * half)
+    assert ci.high == pytest.approx(data.mean() + half, abs=0.25 * half)
+    assert mean_ci(data, reps=4000, seed=1) == ci
+
+
+def test_mean_ci_in_blocks_is_wider_on_a_persistent_series():
+    rng = np.random.default_rng(2)
+    series = np.zeros(600)
+    for t in range(1, 600):
+        series[t] = 0.9 * series[t - 1] + rng.normal()
+    iid = mean_ci(series, reps=2000, seed=0)
+    block = mean_ci(series, reps=2000, seed=0, block=30)
+    assert (block.high - block.low) > 2 * (iid.high - iid.low)
+
+
+def test_mean_ci_edges():
+    assert mean_ci([]).n == 0
+    assert mean_ci([3.0, float("nan")]).low is None
+    with pytest.raises(StatsError):
+        mean_ci([1.0, 2.0], confidence=1.0)
+
+
+def test_mean_ci_of_a_constant_is_that_constant_and_needs_two_effective_values():
+    assert mean_ci([0.01] * 5) == Interval(0.01, 0.01, 0.01, 5)
+    # two overlapping episodes (block 2) are one independent stretch: no interval, however close
+    two = mean_ci([0.0107, 0.0108], block=2)
+    assert two.mean == pytest.approx(0.01075) and two.low is None and two.high is None
+
+
+def test_t_interval_worked_example():
+    values = [0.05, -0.04, 0.03, -0.02, 0.01, 0.03]  # mean 0.01
+    # by hand: squared deviations sum to 0.0058, s = sqrt(0.0058 / 5) = 0.0340588,
+    # SE = s / sqrt(6) = 0.0139044, t(0.975, 5) = 2.5705818 -> half-width 0.0357423
+    ci = t_interval(values)
+    assert ci.mean == pytest.approx(0.01)
+    assert (ci.low, ci.high) == pytest.approx((0.01 - 0.0357423, 0.01 + 0.0357423), abs=1e-6)
+    # block 2: 3 effective values, SE = s / sqrt(3), t(0.975, 2) = 4.3026527
+    wide = t_interval(values, block=2)
+    assert wide.high - wide.mean == pytest.approx(4.3026527 * 0.0340588 / 3**0.5, abs=1e-6)
+    assert stats.t.ppf(0.975, 2) == pytest.approx(4.3026527)
+    assert t_interval([0.0107, 0.0108], block=2).low is None
+
+
+def test_t_test_is_scipys_one_sample_test_and_none_without_spread():
+    values = [0.01, 0.02, 0.02, 0.01]
+    test = t_test(values)
+    reference = stats.ttest_1samp(values, 0.0)
+    assert test == TTest(float(reference.statistic), float(reference.pvalue), 4)
+    # mean .015, sd .005774, t = 5.196 with 3 df
+    assert test.statistic == pytest.approx(5.196, abs=1e-3) and test.p_value == pytest.approx(
+        0.01385, abs=2e-4
+    )
+    assert t_test([0.02] * 5) is None and t_test([0.3]) is None and t_test([1.0, float("nan")]) is None
