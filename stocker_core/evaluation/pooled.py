@@ -22,6 +22,7 @@ import pandas as pd
 
 from stocker_core.evaluation.clones import clone_label, clone_summary, window_clones
 from stocker_core.evaluation.random_policies import random_percentile
+from stocker_core.evaluation.report_statistics import ReportStatistic, report_statistics, statistic_values
 from stocker_core.evaluation.runner import ordered_policies, policy_label
 from stocker_core.evaluation.significance import (
     DeflatedSharpe,
@@ -65,6 +66,8 @@ class Evidence:
     notes: list[str] = field(default_factory=list)
     clones: dict[str, str] = field(default_factory=dict)
     """``{policy: the policy it equals on every window}`` (leaderboard rows, not in the family)."""
+    statistics: tuple[ReportStatistic, ...] = ()
+    """The registered report statistics computed into the leaderboard (a column each)."""
 
     @property
     def distinct(self) -> pd.DataFrame:
@@ -143,7 +146,9 @@ def pooled_evidence(
     returns = paired_frame(rows, "total_return")
     # clones on the windows the tests read: a policy equal to another on every independent
     # window adds nothing to the family, whatever it did on the overlapping ones
-    clones = {p: o for p, o in window_clones(independent_windows(rows)).items() if p in sharpe.columns}
+    independent_rows = independent_windows(rows)
+    clones = {p: o for p, o in window_clones(independent_rows).items() if p in sharpe.columns}
+    statistics = report_statistics()
     compared = [p for p in _family(rows) if p in sharpe.columns]
     family = [p for p in compared if p not in clones]
     paths = period_paths(curves)
@@ -197,6 +202,7 @@ def pooled_evidence(
                     config.power,
                 ),
                 "random_percentile": rank,
+                **statistic_values(independent_rows.loc[independent_rows["policy"] == policy], statistics),
             }
         )
     board = pd.DataFrame(lines)
@@ -214,6 +220,7 @@ def pooled_evidence(
         spa=None,
         dsr=None,
         clones=clones,
+        statistics=statistics,
     )
     if distinct.empty:
         evidence.notes.append("no distinct policy besides the benchmark: every one is a clone")
@@ -333,12 +340,14 @@ def _digits(largest: float) -> int:
 
 
 def leaderboard_table(evidence: Evidence, confidence: float = 0.95) -> pd.DataFrame:
-    """The leaderboard formatted for the report; a clone's row reads "= <original>" in every
+    """The leaderboard formatted for the report, the registered report statistics
+    (``report_statistics``) as the last columns; a clone's row reads "= <original>" in every
     cell after the window count (its numbers are its original's, or exactly 0 against the
     benchmark: nothing of its own to show)."""
     pct = int(round(confidence * 100))
     out = []
-    for r in evidence.leaderboard.itertuples(index=False):
+    board = evidence.leaderboard
+    for r, record in zip(board.itertuples(index=False), board.to_dict("records"), strict=True):
         same = getattr(r, "clone_of", None)
         cells = {
             f"Δ daily Sharpe vs buy_and_hold [{pct}% CI]": _fmt_ci(
@@ -349,6 +358,7 @@ def leaderboard_table(evidence: Evidence, confidence: float = 0.95) -> pd.DataFr
             "Holm p": "–" if pd.isna(r.p_holm) else f"{r.p_holm:.2g}",
             "min. detectable Δ Sharpe": "–" if pd.isna(r.mdd_sharpe) else f"{r.mdd_sharpe:.3f}",
             "percentile among random": "–" if pd.isna(r.random_percentile) else f"{r.random_percentile:.0f}",
+            **{s.name: s.fmt(record.get(s.name)) for s in evidence.statistics},
         }
         if isinstance(same, str):
             cells = dict.fromkeys(cells, f"= {same}")
