@@ -121,9 +121,11 @@ def drawdown_png(curves: pd.DataFrame, title: str, clones: dict[str, str] | None
     return _png(plt, fig)
 
 
-def trades_png(curves: pd.DataFrame, title: str) -> bytes:
-    """One panel per policy: the close with its buys (▲) and sells (▼)."""
-    policies = list(dict.fromkeys(curves["policy"]))
+def trades_png(curves: pd.DataFrame, title: str, clones: dict[str, str] | None = None) -> bytes:
+    """One panel per policy: the close with its buys (▲) and sells (▼); a policy identical to
+    another, ``clones``, gets no panel of its own: its original's title names it."""
+    clones = clones or {}
+    policies = [p for p in dict.fromkeys(curves["policy"]) if p not in clones]
     height = 1.7 * max(1, len(policies)) + 0.6
     plt, fig, axes = _figure(height, rows=max(1, len(policies)))
     # a fixed layout in inches: 0.8 in above the first panel (suptitle and the panel's
@@ -137,6 +139,8 @@ def trades_png(curves: pd.DataFrame, title: str) -> bytes:
         ax.scatter(dates[buys], days["close"][buys], marker="^", color="tab:green", s=22, zorder=3)
         ax.scatter(dates[sells], days["close"][sells], marker="v", color="tab:red", s=22, zorder=3)
         label = f"{policy} (hindsight upper bound)" if is_upper_bound(str(policy)) else str(policy)
+        same = [c for c, o in clones.items() if o == policy]
+        label += f" (= {', '.join(same)})" if same else ""
         ax.set_title(f"{label}: {int(buys.sum())} buys, {int(sells.sum())} sells", fontsize=9, loc="left")
         ax.grid(alpha=0.3)
     fig.suptitle(title, y=1 - 0.15 / height, va="top")

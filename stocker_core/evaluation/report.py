@@ -404,7 +404,7 @@ def _ticker_figures(key: str, curves: pd.DataFrame, period: pd.DataFrame) -> lis
             "trades",
             {
                 "name": f"trades_{ticker}",
-                "png": plots.trades_png(curves, f"{ticker} test period: trades on the close"),
+                "png": plots.trades_png(curves, f"{ticker} test period: trades on the close", clones),
                 "alt": f"{ticker} trades",
             },
         ),

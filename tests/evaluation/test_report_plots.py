@@ -134,3 +134,17 @@ def test_timing_share_is_left_out_for_a_policy_that_buys_once_and_holds():
     timing = timing_table(pd.DataFrame(), rolling, summary)
     row = timing.set_index("policy").loc["buy_and_hold"]
     assert row["windows: mean [CI]"] == "– (buys once and holds: no timing)"
+
+
+def test_a_clone_gets_no_trades_panel_of_its_own():
+    import io
+
+    from PIL import Image
+
+    curves = _curves({"buy_and_hold": [1, 2, 3], "macd": [1, 1, 2], "a2c": [1, 2, 3]}).assign(traded=0.0)
+    clones = identical_to(curves, ["step"], ["value"], ["buy_and_hold", "macd", "a2c"])
+    assert clones == {"a2c": "buy_and_hold"}
+    three = Image.open(io.BytesIO(plots.trades_png(curves, "t")))
+    two = Image.open(io.BytesIO(plots.trades_png(curves, "t", clones)))
+    # 1.7 in a panel plus 0.6 in of title and axis, at 90 dpi
+    assert (three.height, two.height) == (round((1.7 * 3 + 0.6) * 90), round((1.7 * 2 + 0.6) * 90))
