@@ -1,4 +1,4 @@
-"""Council benchmarks on the seed fixture (task_easy, 43 days x 7 roles).
+"""Council benchmarks on the seed fixture (task_easy, 43 days x the council's roles, seven built in).
 
 1. Rule-backend votes per second for a whole episode (no cache).
 2. Cached-vote lookup of the episode from DuckDB: p50 / p99 milliseconds.
@@ -19,6 +19,7 @@ import pandas as pd
 from stocker_core.context.decision import CouncilInputs
 from stocker_core.council.backends import RuleBackend
 from stocker_core.council.cache import VoteCache
+from stocker_core.council.roles import ROLE_NAMES
 from stocker_core.council.runner import run_votes
 from stocker_core.market.files_source import FilesSource
 from stocker_core.text.events import load_text_folder
@@ -42,7 +43,7 @@ def main() -> None:
         elapsed = time.perf_counter() - started
         print(
             f"rule backend, {workers} thread(s): {len(run.votes)} votes "
-            f"({len(days)} days x 7 roles) in {elapsed:.2f} s = "
+            f"({len(days)} days x {len(ROLE_NAMES)} roles) in {elapsed:.2f} s = "
             f"{len(run.votes) / elapsed:.0f} votes/s"
         )
     with tempfile.TemporaryDirectory() as tmp:
@@ -56,7 +57,7 @@ def main() -> None:
                     started = time.perf_counter()
                     found = cache.lookup("AAPL", days, backend.name, backend.model_id, versions)
                     timings.append((time.perf_counter() - started) * 1000)
-            assert len(found) == 7 * len(days)
+            assert len(found) == len(ROLE_NAMES) * len(days)
             timings.sort()
             p99 = timings[int(0.99 * (len(timings) - 1))]
             print(
