@@ -296,17 +296,18 @@ class DataSource:
 
     Register one with ``register_source(DataSource(name, factory))``; ``market.sources.
     get_source`` builds the configured one and puts it behind the quality gate (and the
-    clock). The built-in sources register below, their factories named by import path so
-    this module imports nothing above its floor and an unused source costs nothing.
+    clock). The built-in sources' names are reserved below (so settings accept them before
+    any market code is imported); ``market.sources`` provides their factories
+    (``provide_builtin_source``), so this module imports nothing above its floor.
     """
 
     name: str
-    factory: str | Callable[[Settings], Any]
-    """Builds the source (a ``market.sources.MarketDataSource``) from the settings: a
-    callable, or ``"package.module:function"`` imported on first use."""
-    corrections: str | Callable[[], list] | None = None
+    factory: Callable[[Settings], Any] | None = None
+    """Builds the source (a ``market.sources.MarketDataSource``) from the settings (None only
+    for a built-in name whose factory ``market.sources`` has not provided yet)."""
+    corrections: Callable[[], list] | None = None
     """Vetted corrections (``market.corrections.Correction``) the quality gate applies on
-    top of ``$STOCKER_HOME/corrections.csv``: a callable or an import path, like ``factory``."""
+    top of ``$STOCKER_HOME/corrections.csv``."""
 
 
 _SOURCES: dict[str, DataSource] = {}
@@ -356,16 +357,19 @@ def data_source(name: str) -> DataSource:
         raise InvalidNameError(f"unknown source {name!r}: use {_names_in_words(source_names())}") from None
 
 
-register_source(
-    DataSource(
-        "sample",
-        "stocker_core.market.sources:sample_source",
-        corrections="stocker_core.market.corrections:sample_source_corrections",
-    )
-)
-register_source(DataSource("files", "stocker_core.market.sources:files_source"))
-register_source(DataSource("yfinance", "stocker_core.market.sources:yfinance_source"))
-register_source(DataSource("synthetic", "stocker_core.market.sources:synthetic_source"))
+BUILTIN_SOURCES = ("sample", "files", "yfinance", "synthetic")
+"""Names reserved here, in this order; ``market.sources`` provides their factories."""
+
+for _name in BUILTIN_SOURCES:
+    register_source(DataSource(_name))
+
+
+def provide_builtin_source(source: DataSource) -> None:
+    """Give a reserved built-in name (``BUILTIN_SOURCES``) its factory and corrections (its
+    place in the order kept); for ``market.sources`` at import."""
+    if source.name not in BUILTIN_SOURCES or source.factory is None:
+        raise InvalidNameError(f"{source.name!r} is not a built-in source name, or has no factory")
+    _SOURCES[source.name] = source
 
 
 class SettingsError(StockerError, ValueError):

@@ -3,15 +3,13 @@ names a source registered in ``config.py`` (``register_source``), ``get_source``
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
-from typing import Any, Protocol
+from typing import Protocol
 
 import pandas as pd
 
-from stocker_core.config import Settings, data_source
+from stocker_core.config import DataSource, Settings, data_source, provide_builtin_source
 from stocker_core.errors import InvalidNameError, UnknownTickerError
 
 
@@ -95,24 +93,15 @@ def get_source(settings: Settings) -> MarketDataSource:
     from stocker_core.market.gate import QualityGatedSource
 
     spec = data_source(settings.source)
+    if spec.factory is None:  # a reserved built-in name: provided at the end of this module
+        raise InvalidNameError(f"source {spec.name!r} has no factory")
     corrections = load_corrections(settings.home / "corrections.csv")
     if spec.corrections is not None:
-        corrections += list(_resolve(spec.corrections)())
-    return QualityGatedSource(clocked(_resolve(spec.factory)(settings), settings.clock), corrections)
+        corrections += list(spec.corrections())
+    return QualityGatedSource(clocked(spec.factory(settings), settings.clock), corrections)
 
 
-def _resolve(target: str | Callable[..., Any]) -> Callable[..., Any]:
-    """A callable, or the one a ``"package.module:function"`` path names (imported now)."""
-    if callable(target):
-        return target
-    module, _, attribute = target.partition(":")
-    found: Any = importlib.import_module(module)
-    for part in attribute.split("."):
-        found = getattr(found, part)
-    return found
-
-
-# The built-in sources' factories (registered by name in ``config.py``).
+# The built-in sources' factories (their names are reserved in ``config.py``).
 
 
 def sample_source(settings: Settings) -> MarketDataSource:
@@ -143,3 +132,15 @@ def synthetic_source(settings: Settings) -> MarketDataSource:
     from stocker_core.market.synthetic import SyntheticSource, SyntheticSpec
 
     return SyntheticSource(SyntheticSpec.from_settings(settings))
+
+
+def _sample_corrections() -> list:
+    from stocker_core.market.corrections import sample_source_corrections
+
+    return sample_source_corrections()
+
+
+provide_builtin_source(DataSource("sample", sample_source, corrections=_sample_corrections))
+provide_builtin_source(DataSource("files", files_source))
+provide_builtin_source(DataSource("yfinance", yfinance_source))
+provide_builtin_source(DataSource("synthetic", synthetic_source))

@@ -1,0 +1,31 @@
+"""The language-model floor, below the council, the moderator and the agent: the model
+factory (``tiny``, ``smollm2``, any Hugging Face id) built from a ``ModelSpec``, the word
+tokenizer over a vocabulary it is given, the training runtime, the LLM clients (OpenAI-
+compatible HTTP, local ``transformers``) and their limits, scored choices (one
+implementation for inference and training) and the policy-gradient machinery.
+
+Public names are resolved lazily (PEP 562): importing the package imports no torch.
+"""
+
+from stocker_core.lazy import lazy_exports
+
+_EXPORTS = {
+    "LoadedModel": "models",
+    "ModelLoadError": "models",
+    "ModelSpec": "models",
+    "create_base": "models",
+    "load_base": "models",
+    "load_with_adapter": "models",
+    "lora_config": "models",
+    "build_word_tokenizer": "tokenizer",
+    "score_choices": "choices",
+    "answer_logits": "choices",
+    "ChatClient": "clients",
+    "OpenAIChatClient": "clients",
+    "TransformersClient": "clients",
+    "LLMError": "clients",
+    "decision_day": "limits",
+}
+
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
