@@ -29,9 +29,7 @@ def main() -> None:
     from peft import get_peft_model
 
     from stocker_core.config import Settings
-    from stocker_core.training.config import TrainingConfig
-    from stocker_core.training.grpo import run_grpo
-    from stocker_core.training.models import (
+    from stocker_core.lm.factory import (
         SMOLLM2_PACKAGE,
         build_tiny,
         load_smollm2,
@@ -39,6 +37,8 @@ def main() -> None:
         lora_config,
         save_base,
     )
+    from stocker_core.training.config import TrainingConfig
+    from stocker_core.training.grpo import run_grpo
     from stocker_core.training.pipeline import prepare_data
     from stocker_core.training.rewards import ExcessReward, RolloutReward
     from stocker_core.training.sft import run_sft
@@ -72,7 +72,7 @@ def main() -> None:
     calls = len(data.rows) * len(completions)
     print(f"excess reward: {calls / elapsed:,.0f} answers/s ({elapsed / calls * 1e6:.0f} us/answer)")
 
-    tiny = build_tiny(config)
+    tiny = build_tiny(config.model_spec())
     save_base(tiny, home / "tiny_base")
     sft = run_sft(tiny, data.rows, config, home / "tiny_sft")
     print(f"tiny SFT: {sft.steps} steps in {sft.wall_seconds:.1f} s")
@@ -89,7 +89,7 @@ def main() -> None:
     started = time.perf_counter()
     smol = load_smollm2()
     print(f"smollm2 load (GGUF -> plain fp32 model): {time.perf_counter() - started:.1f} s")
-    smol.model = get_peft_model(smol.model, lora_config(config))
+    smol.model = get_peft_model(smol.model, lora_config(config.model_spec()))
     smol_config = config.model_copy(
         update={
             "grpo_steps": args.smollm2_steps,

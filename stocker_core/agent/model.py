@@ -18,8 +18,8 @@ from stocker_core.agent.config import AgentConfig
 from stocker_core.agent.parsing import DECISIONS
 from stocker_core.agent.render import chat_messages, render_words, vocabulary
 from stocker_core.agent.trace import Trace
+from stocker_core.lm.factory import SMOLLM2, TINY, LoadedModel
 from stocker_core.text.masking import PromptMask
-from stocker_core.training.models import SMOLLM2, TINY, LoadedModel
 
 TINY_CONTEXT = 512
 STOP_TAGS = ("</tool>", "</answer>")
@@ -27,8 +27,8 @@ STOP_TAGS = ("</tool>", "</answer>")
 
 def build_tiny_agent(config: AgentConfig) -> LoadedModel:
     """A small Llama over the agent vocabulary (sizes from ``config``), seeded."""
-    from stocker_core.training.models import device_and_dtype, tiny_llama
-    from stocker_core.training.tokenizer import build_word_tokenizer
+    from stocker_core.lm.factory import device_and_dtype, tiny_llama
+    from stocker_core.lm.tokenizer import build_word_tokenizer
 
     tokenizer = build_word_tokenizer(vocabulary())
     tokenizer.model_max_length = TINY_CONTEXT
@@ -39,7 +39,7 @@ def build_tiny_agent(config: AgentConfig) -> LoadedModel:
 
 def create_agent_base(config: AgentConfig) -> LoadedModel:
     """The untrained base named by ``config.model``: tiny (built), smollm2 or a Hub id/folder."""
-    from stocker_core.training.models import load_pretrained, load_smollm2
+    from stocker_core.lm.factory import load_pretrained, load_smollm2
 
     if config.model == TINY:
         return build_tiny_agent(config)
@@ -154,7 +154,7 @@ class ModelWriter:
     def _scored(self, prompt: str, trace: Trace, text: str) -> str:
         """``text`` with its decision replaced by the most likely of BUY/SELL/HOLD when it
         opens an answer or is the last turn allowed; otherwise unchanged."""
-        from stocker_core.council.choices import score_choices
+        from stocker_core.lm.choices import score_choices
 
         lower = text.lower()
         at = lower.find("<answer>")

@@ -11,8 +11,8 @@ from typing import Any
 from stocker_core.agent.config import AgentConfig
 from stocker_core.agent.sequences import encode_trace
 from stocker_core.agent.trace import Trace
-from stocker_core.training.models import LoadedModel
-from stocker_core.training.policy_gradient import collate, token_logprobs
+from stocker_core.lm.factory import LoadedModel
+from stocker_core.lm.policy_gradient import collate, token_logprobs
 
 
 @dataclass

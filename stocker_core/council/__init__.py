@@ -1,5 +1,6 @@
 """The council: seven specialist analysts (rule-based or any LLM), their cached votes,
-and the moderator that merges them into one trade.
+and the moderator that merges them into one trade. The LLM clients and scored choices it
+uses live one floor down, in ``stocker_core.lm``.
 
 Public names are resolved lazily (PEP 562): importing the package imports nothing heavy.
 """
@@ -14,11 +15,6 @@ _EXPORTS = {
     "get_backend": "backends",
     "get_moderator": "backends",
     "VoteCache": "cache",
-    "score_choices": "choices",
-    "ChatClient": "llm",
-    "OpenAIChatClient": "llm",
-    "TransformersClient": "llm",
-    "LLMError": "llm",
     "SpecialistVote": "models",
     "CouncilDecision": "models",
     "Moderator": "moderator",

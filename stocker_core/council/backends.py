@@ -11,13 +11,13 @@ from typing import Any, Protocol
 
 from stocker_core.context.decision import DecisionContext
 from stocker_core.council.analysts import RULE_REVISIONS, RULES_VERSION, rule_vote
-from stocker_core.council.choices import VOTE_ANSWERS, VOTE_PREFIX, confidence_of, expected_value
 from stocker_core.council.config import BackendName, CouncilSettings
-from stocker_core.council.llm import ChatClient, LLMRejected, decision_day, user_text
 from stocker_core.council.models import SpecialistVote
 from stocker_core.council.parsing import parse_vote
 from stocker_core.council.roles import OUTPUT_RULES, ROLES, prompt_mask
 from stocker_core.errors import InvalidNameError
+from stocker_core.lm.choices import confidence_of, expected_value
+from stocker_core.lm.clients import ChatClient, LLMRejected, decision_day, user_text
 
 
 @dataclass(frozen=True)
@@ -59,6 +59,11 @@ class RuleBackend:
         return VoteResult(rule_vote(role, ctx))
 
 
+VOTE_PREFIX = '{"signal":'
+"""What the assistant's reply starts with before a vote is scored."""
+VOTE_VALUES = (-1.0, -0.5, 0.0, 0.5, 1.0)
+VOTE_ANSWERS = (" -1,", " -0.5,", " 0,", " 0.5,", " 1,")
+"""The vote answers as continuations of ``VOTE_PREFIX`` (the comma keeps them prefix-free)."""
 VOTE_SCHEMA = {
     "type": "object",
     "properties": {
@@ -91,7 +96,7 @@ def scored_vote(role: str, probabilities: Sequence[float], rationale: str | None
     shown = "/".join(f"{x:.2f}" for x in p)
     return SpecialistVote(
         role=role,
-        signal=expected_value(p),
+        signal=expected_value(p, VOTE_VALUES),
         confidence=confidence_of(p),
         rationale=rationale or f"scored answers -1/-0.5/0/+0.5/+1: p = {shown}",
     )
@@ -238,7 +243,7 @@ class LLMBackend:
 def get_chat_client(settings: CouncilSettings, name: str) -> ChatClient:
     """The chat client of an LLM backend (``openai`` or ``transformers``)."""
     if name == "openai":
-        from stocker_core.council.llm import OpenAIChatClient
+        from stocker_core.lm.clients import OpenAIChatClient
 
         return OpenAIChatClient(
             settings.openai_base_url,
@@ -253,7 +258,7 @@ def get_chat_client(settings: CouncilSettings, name: str) -> ChatClient:
             supports_images=settings.openai_multimodal or settings.vision,
         )
     if name == "transformers":
-        from stocker_core.council.llm import TransformersClient
+        from stocker_core.lm.clients import TransformersClient
 
         if not settings.hf_model:
             raise InvalidNameError(

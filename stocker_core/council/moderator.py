@@ -9,11 +9,11 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from stocker_core.context.decision import PortfolioState
-from stocker_core.council.llm import ChatClient
 from stocker_core.council.models import SpecialistVote
 from stocker_core.council.parsing import clamp_action, parse_action
 from stocker_core.env.actions import Action
 from stocker_core.env.portfolio import max_affordable
+from stocker_core.lm.clients import ChatClient
 
 
 class Moderator(Protocol):

@@ -10,13 +10,13 @@ Public names are resolved lazily (PEP 562): importing the package imports no tor
 from stocker_core.lazy import lazy_exports
 
 _EXPORTS = {
-    "LoadedModel": "models",
-    "ModelLoadError": "models",
-    "ModelSpec": "models",
-    "create_base": "models",
-    "load_base": "models",
-    "load_with_adapter": "models",
-    "lora_config": "models",
+    "LoadedModel": "factory",
+    "ModelLoadError": "factory",
+    "ModelSpec": "factory",
+    "create_base": "factory",
+    "load_base": "factory",
+    "load_with_adapter": "factory",
+    "lora_config": "factory",
     "build_word_tokenizer": "tokenizer",
     "score_choices": "choices",
     "answer_logits": "choices",

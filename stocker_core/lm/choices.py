@@ -1,73 +1,79 @@
-"""The moderator's decision as scored choices: a distribution over its nine answers.
+"""Scored choices: a causal LM's log-likelihood of each answer of a fixed set after a prompt.
 
-Every answer (``hold q0``, ``buy q1``..``q4``, ``sell q1``..``q4``) is scored by the
-model's log-likelihood of the answer and ``<eos>`` after the prompt; the policy is the
-softmax over the nine. Reading a decision this way cannot fail to parse, and the same
-numbers train the policy (``grpo``: the exact expected gradient over the nine answers).
+One implementation serves inference (the council's scored votes, the agent's final answer,
+a trained moderator's decision) and training (the moderator's exact expected-reward
+gradient over its nine answers). Instead of letting a model write free text and parsing it
+(which a small model fails at: it restates its input), every answer is scored: the sum of
+its tokens' log-probabilities after the prompt; the softmax of the scores over the set is
+the distribution. Reading a decision this way cannot fail to parse, and the same numbers
+train the policy.
+
+Prompts of one length (a single prompt, or the tiny moderator's fixed grammar) are read
+once each with the answers laid after them as a tree (``answer_tree``): one pass of the
+prompt plus one position per distinct answer prefix. Prompts of different lengths are
+scored as one padded sequence per prompt + answer. Both give the same numbers (tested).
+
+Answers should be prefix-free (end each with a terminator such as ``,``, ``"`` or
+``<eos>``), or a short answer also collects the mass of the longer ones it begins.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from stocker_core.training.models import LoadedModel
-from stocker_core.training.policy_gradient import collate, sequence_logprobs
-from stocker_core.training.prompts import QUARTERS, completion_for
+import numpy as np
 
-ANSWERS: tuple[str, ...] = (
-    completion_for("hold"),
-    *(completion_for("buy", q) for q in range(1, QUARTERS + 1)),
-    *(completion_for("sell", q) for q in range(1, QUARTERS + 1)),
-)
-"""The nine answers, in a fixed order: hold, buy q1..q4, sell q1..q4."""
+from stocker_core.lm.policy_gradient import collate, sequence_logprobs
 
-
-def _prompt_ids(loaded: LoadedModel, prompt: str) -> list[int]:
-    # a chat prompt is already templated (its special tokens are in the text)
-    add_special = loaded.prompt_style != "chat"
-    return list(loaded.tokenizer(prompt, add_special_tokens=add_special)["input_ids"])
-
-
-def _answer_ids(loaded: LoadedModel) -> list[list[int]]:
-    tokenizer = loaded.tokenizer
-    return [
-        list(tokenizer(" " + answer, add_special_tokens=False)["input_ids"]) + [tokenizer.eos_token_id]
-        for answer in ANSWERS
-    ]
+__all__ = [
+    "AnswerTree",
+    "answer_logits",
+    "answer_token_ids",
+    "answer_tree",
+    "confidence_of",
+    "expected_value",
+    "full_sequence_logits",
+    "score_choices",
+    "tree_logits",
+]
 
 
-def encode_choices(loaded: LoadedModel, prompts: Sequence[str]) -> list[tuple[list[int], list[int]]]:
-    """(ids, learn mask) of every prompt followed by each answer: ``len(prompts) * 9`` rows,
-    the answers of one prompt consecutive; the mask marks the answer's tokens."""
-    answers = _answer_ids(loaded)
-    encoded = []
-    for prompt in prompts:
-        head = _prompt_ids(loaded, prompt)
-        for tail in answers:
-            encoded.append((head + tail, [0] * len(head) + [1] * len(tail)))
-    return encoded
+def answer_token_ids(tokenizer: Any, answers: Sequence[str]) -> list[list[int]]:
+    """Token ids of each answer as a continuation (no special tokens added)."""
+    ids = [list(tokenizer(a, add_special_tokens=False)["input_ids"]) for a in answers]
+    empty = [a for a, i in zip(answers, ids, strict=True) if not i]
+    if empty:
+        raise ValueError(f"answers {empty!r} encode to no tokens")
+    return ids
 
 
-def answer_logits(loaded: LoadedModel, prompts: Sequence[str]) -> Any:
-    """Summed log-likelihood of each answer after each prompt, ``[len(prompts), 9]``
-    (with gradient when the model trains; wrap in ``torch.no_grad`` to read).
+def answer_logits(
+    model: Any, heads: Sequence[Sequence[int]], tails: Sequence[Sequence[int]], pad_id: int, device: Any
+) -> Any:
+    """Summed log-likelihood of each answer (``tails``, token ids) after each prompt
+    (``heads``, token ids), ``[len(heads), len(tails)]``; with gradient when the model
+    trains (wrap in ``torch.no_grad`` to read).
 
-    When every prompt has the same length (the tiny model's fixed grammar), each prompt is
-    read once with the nine answers laid after it as a tree (``answer_tree``): one pass of
-    prompt + 12 tokens instead of nine sequences; otherwise each prompt + answer is scored as
-    a whole sequence. Both give the same numbers (tested)."""
-    heads = [_prompt_ids(loaded, p) for p in prompts]
+    When every prompt has the same length each is read once with the answers laid after it
+    as a tree (``tree_logits``); otherwise every prompt + answer is scored as a whole padded
+    sequence (``full_sequence_logits``)."""
     if len({len(h) for h in heads}) == 1:
-        return tree_logits(loaded, heads, _answer_ids(loaded))
-    return full_sequence_logits(loaded, prompts)
+        return tree_logits(model, heads, tails, device)
+    return full_sequence_logits(model, heads, tails, pad_id, device)
 
 
-def full_sequence_logits(loaded: LoadedModel, prompts: Sequence[str]) -> Any:
-    """``answer_logits`` by scoring every prompt + answer as one padded sequence."""
-    batch = collate(loaded.tokenizer.pad_token_id, encode_choices(loaded, prompts), loaded.device)
-    return sequence_logprobs(loaded.model, batch).reshape(len(prompts), len(ANSWERS))
+def full_sequence_logits(
+    model: Any, heads: Sequence[Sequence[int]], tails: Sequence[Sequence[int]], pad_id: int, device: Any
+) -> Any:
+    """``answer_logits`` by scoring every prompt + answer as one right-padded sequence."""
+    encoded = [
+        (list(head) + list(tail), [0] * len(head) + [1] * len(tail)) for head in heads for tail in tails
+    ]
+    batch = collate(pad_id, encoded, device)
+    return sequence_logprobs(model, batch).reshape(len(heads), len(tails))
 
 
 @dataclass(frozen=True)
@@ -108,18 +114,20 @@ def answer_tree(head: int, tails: Sequence[Sequence[int]]) -> AnswerTree:
     return AnswerTree(tokens, positions, mask, reads)
 
 
-def tree_logits(loaded: LoadedModel, heads: list[list[int]], tails: list[list[int]]) -> Any:
+def tree_logits(
+    model: Any, heads: Sequence[Sequence[int]], tails: Sequence[Sequence[int]], device: Any
+) -> Any:
     """``answer_logits`` for prompts of one length: one forward pass of each prompt followed
     by the answers' tree (a custom 4-D attention mask and position ids)."""
     import torch
 
-    device, n = loaded.device, len(heads)
+    n = len(heads)
     tree = answer_tree(len(heads[0]), tails)
-    ids = torch.tensor([head + tree.tokens for head in heads], dtype=torch.long, device=device)
+    ids = torch.tensor([list(head) + tree.tokens for head in heads], dtype=torch.long, device=device)
     size = ids.shape[1]
     positions = torch.tensor(tree.positions, dtype=torch.long, device=device).expand(n, size)
     mask = tree.mask.to(device)[None, None].expand(n, 1, size, size)
-    logits = loaded.model(input_ids=ids, attention_mask=mask, position_ids=positions).logits
+    logits = model(input_ids=ids, attention_mask=mask, position_ids=positions).logits
     logp = torch.log_softmax(logits.float(), dim=-1)
     scores = [
         sum(logp[:, row, token] for row, token in zip(rows, tail, strict=True))
@@ -128,21 +136,43 @@ def tree_logits(loaded: LoadedModel, heads: list[list[int]], tails: list[list[in
     return torch.stack(scores, dim=1)
 
 
-def answer_probabilities(loaded: LoadedModel, prompts: Sequence[str], batch_size: int = 64) -> Any:
-    """The policy over the nine answers for each prompt (numpy ``[n, 9]``), no gradient."""
-    import numpy as np
+def score_choices(
+    model: Any, tokenizer: Any, prompt_ids: Sequence[int] | Any, answers: Sequence[str | Sequence[int]]
+) -> np.ndarray:
+    """Probabilities (summing to 1) of ``answers`` continuing ``prompt_ids`` under ``model``,
+    without gradient: ``answer_logits`` of the one prompt (one pass of the prompt and the
+    answers' tree). ``answers`` are strings (tokenized without special tokens) or token-id
+    lists. Never generates text, so there is nothing to parse.
+    """
     import torch
 
-    loaded.model.eval()
-    out = []
+    if not len(answers):
+        raise ValueError("score_choices needs at least one answer")
+    tails = [list(a) if not isinstance(a, str) else answer_token_ids(tokenizer, [a])[0] for a in answers]
+    head = [int(i) for i in torch.as_tensor(prompt_ids, dtype=torch.long).reshape(-1).tolist()]
+    if not head:
+        raise ValueError("score_choices needs a non-empty prompt")
+    device = next(model.parameters()).device
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
     with torch.no_grad():
-        for start in range(0, len(prompts), batch_size):
-            logits = answer_logits(loaded, prompts[start : start + batch_size])
-            out.append(torch.softmax(logits, dim=-1).cpu().numpy())
-    return np.concatenate(out) if out else np.zeros((0, len(ANSWERS)))
+        logits = answer_logits(model, [head], tails, int(pad), device)[0]
+    scores = [float(s) for s in logits]
+    top = max(scores)
+    weights = np.array([math.exp(s - top) for s in scores])
+    return weights / weights.sum()
 
 
-def choose_answers(loaded: LoadedModel, prompts: Sequence[str], batch_size: int = 64) -> list[str]:
-    """The most likely answer for each prompt (greedy over the nine)."""
-    probabilities = answer_probabilities(loaded, prompts, batch_size)
-    return [ANSWERS[int(i)] for i in probabilities.argmax(axis=1)]
+def expected_value(probabilities: Sequence[float], values: Sequence[float]) -> float:
+    """The probability-weighted answer value."""
+    return float(np.dot(np.asarray(probabilities, float), np.asarray(values, float)))
+
+
+def confidence_of(probabilities: Sequence[float]) -> float:
+    """1 − the distribution's entropy over log(number of answers): 0 when every answer is
+    equally likely, 1 when one answer has all the mass."""
+    p = np.asarray(probabilities, float)
+    if len(p) < 2:
+        return 1.0
+    nz = p[p > 0]
+    entropy = float(-(nz * np.log(nz)).sum())
+    return float(min(1.0, max(0.0, 1.0 - entropy / math.log(len(p)))))

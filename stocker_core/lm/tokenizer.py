@@ -1,28 +1,29 @@
-"""The tiny moderator's word-level tokenizer: one token per bucket word, built from the grammar.
+"""A word-level tokenizer: one token per word of a closed vocabulary it is given.
 
-The vocabulary is the closed set of words ``prompts.vocabulary()`` can produce, so
-no prompt ever meets ``<unk>``; building it takes milliseconds and no data.
+The moderator passes the words its grammar can produce (``prompts.vocabulary()``), the
+agent its own; a prompt of those words never meets ``<unk>``. Building one takes
+milliseconds and no data.
 """
 
 from __future__ import annotations
 
-from transformers import PreTrainedTokenizerFast
+from collections.abc import Iterable
 
-from stocker_core.training.prompts import vocabulary
+from transformers import PreTrainedTokenizerFast
 
 PAD, BOS, EOS, UNK = "<pad>", "<bos>", "<eos>", "<unk>"
 SPECIAL_TOKENS = [PAD, BOS, EOS, UNK]
 
 
-def build_word_tokenizer(words: list[str] | None = None) -> PreTrainedTokenizerFast:
-    """A WordLevel tokenizer over ``words`` (default: the moderator grammar) with specials
+def build_word_tokenizer(words: Iterable[str]) -> PreTrainedTokenizerFast:
+    """A WordLevel tokenizer over ``words`` (in order, duplicates once) with specials
     ``<pad> <bos> <eos> <unk>``; prompts get ``<bos>`` prepended."""
     from tokenizers import Tokenizer, processors
     from tokenizers.models import WordLevel
     from tokenizers.pre_tokenizers import WhitespaceSplit
 
     vocab = {token: i for i, token in enumerate(SPECIAL_TOKENS)}
-    for word in words if words is not None else vocabulary():
+    for word in words:
         vocab.setdefault(word, len(vocab))
     core = Tokenizer(WordLevel(vocab, unk_token=UNK))
     core.pre_tokenizer = WhitespaceSplit()

@@ -1,5 +1,5 @@
-"""Training the moderator: the base-model factory (the offline ``tiny`` model, ``smollm2``
-or any Hugging Face id), the dataset of train-split steps, the SFT warm start, GRPO on the
+"""Training the moderator: its model spec (built by the language-model floor's factory,
+``stocker_core.lm``), the dataset of train-split steps, the SFT warm start, GRPO on the
 environment's reward, and the trained moderators as policies.
 
 Public names are resolved lazily (PEP 562): importing the package imports no torch.
@@ -11,12 +11,6 @@ _EXPORTS = {
     "TrainingConfig": "config",
     "TrainingConfigError": "config",
     "load_config": "config",
-    "LoadedModel": "models",
-    "ModelLoadError": "models",
-    "create_base": "models",
-    "load_base": "models",
-    "load_with_adapter": "models",
-    "build_word_tokenizer": "tokenizer",
     "ModeratorState": "prompts",
     "parse_completion": "prompts",
     "prompt_words": "prompts",

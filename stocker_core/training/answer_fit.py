@@ -23,9 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from stocker_core.training.choices import ANSWERS, answer_logits, answer_probabilities
-from stocker_core.training.models import LoadedModel
-from stocker_core.training.policy_gradient import (
+from stocker_core.lm.factory import LoadedModel
+from stocker_core.lm.policy_gradient import (
     PgLog,
     PgStep,
     apply_update,
@@ -34,6 +33,7 @@ from stocker_core.training.policy_gradient import (
     trainable_optimizer,
     zero_spread_share,
 )
+from stocker_core.training.answers import ANSWERS, answer_logits, answer_probabilities
 
 StepProgress = Callable[[int, int], None]
 

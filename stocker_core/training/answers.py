@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from stocker_core.lm import choices
-from stocker_core.lm.models import LoadedModel
+from stocker_core.lm.factory import LoadedModel
 from stocker_core.training.prompts import QUARTERS, completion_for
 
 ANSWERS: tuple[str, ...] = (

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 from pydantic import Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from stocker_core.errors import StockerError
+
+if TYPE_CHECKING:
+    from stocker_core.lm.factory import ModelSpec
 
 StatePath = Literal["council", "ideal"]
 Continuation = Literal["rule", "hold"]
@@ -133,6 +136,28 @@ class TrainingConfig(BaseSettings):
     eval_max_episodes: int = Field(default=0, ge=0, description="cap on held-out episodes (0: all)")
     threads: int = Field(default=1, ge=1, description="torch CPU threads (1 is steadiest)")
     logging_steps: int = Field(default=5, ge=1)
+
+    def model_spec(self) -> ModelSpec:
+        """What the language-model floor's factory builds for the moderator: ``model`` with
+        the ``tiny_*`` sizes over the moderator grammar's vocabulary (its ordered word groups
+        spread in order), the LoRA settings and the seed."""
+        from stocker_core.lm.factory import ModelSpec
+        from stocker_core.training.prompts import ordered_word_groups, vocabulary
+
+        return ModelSpec(
+            name=self.model,
+            seed=self.seed,
+            load_in_4bit=self.load_in_4bit,
+            vocabulary=tuple(vocabulary()),
+            ordered_groups=tuple(ordered_word_groups()),
+            tiny_hidden_size=self.tiny_hidden_size,
+            tiny_intermediate_size=self.tiny_intermediate_size,
+            tiny_layers=self.tiny_layers,
+            tiny_heads=self.tiny_heads,
+            lora_r=self.lora_r,
+            lora_alpha=self.lora_alpha,
+            lora_dropout=self.lora_dropout,
+        )
 
     def public(self) -> dict[str, Any]:
         """The config as plain JSON-ready values (for metadata and ``models.runs``)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from stocker_core.training.models import LoadedModel
+from stocker_core.lm.factory import LoadedModel
 from stocker_core.training.prompts import chat_messages
 
 WORD_COMPLETION_TOKENS = 3

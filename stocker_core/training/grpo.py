@@ -26,14 +26,14 @@ from typing import Any
 
 import numpy as np
 
+from stocker_core.lm.factory import LoadedModel
+from stocker_core.lm.policy_gradient import PgLog, zero_spread_share
+from stocker_core.lm.runtime import Progress, quiet_libraries, seed_everything
 from stocker_core.training.answer_fit import FitResult, FitSettings, answer_set, fit_answers
-from stocker_core.training.choices import ANSWERS
+from stocker_core.training.answers import ANSWERS
 from stocker_core.training.config import TrainingConfig
 from stocker_core.training.dataset import EpisodeContext
-from stocker_core.training.models import LoadedModel
-from stocker_core.training.policy_gradient import PgLog, zero_spread_share
 from stocker_core.training.rewards import ExcessReward, RolloutReward, environment_answer_rewards
-from stocker_core.training.runtime import Progress, quiet_libraries, seed_everything
 from stocker_core.training.sft import StageResult
 
 

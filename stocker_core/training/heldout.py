@@ -19,8 +19,8 @@ from stocker_core.env.actions import Action
 from stocker_core.env.environment import Observation
 from stocker_core.env.policies import BuyAndHoldPolicy, RandomPolicy
 from stocker_core.evaluation.runner import PolicyRun, play, play_lockstep
+from stocker_core.lm.factory import LoadedModel
 from stocker_core.training.dataset import EpisodeContext, moderator_state, rule_action, rule_moderator
-from stocker_core.training.models import LoadedModel
 from stocker_core.training.prompts import parse_completion
 
 REFERENCE_POLICIES = ("rule_council", "buy_and_hold", "random")
@@ -46,7 +46,7 @@ class ModeratorDecider:
 
     def answers(self, prompts: Sequence[str]) -> list[str]:
         """The model's answer to each rendered prompt (each distinct prompt decided once)."""
-        from stocker_core.training.choices import choose_answers
+        from stocker_core.training.answers import choose_answers
         from stocker_core.training.generation import generate
 
         todo = list(dict.fromkeys(p for p in prompts if p not in self._answers))

@@ -20,6 +20,14 @@ from stocker_core.council.backends import get_backend
 from stocker_core.env.episode import Episode, episode_from_bars, window_bounds
 from stocker_core.env.rewards import RewardParams
 from stocker_core.errors import EmptyDataError, StockerError
+from stocker_core.lm.factory import create_base, load_base, load_with_adapter, save_base
+from stocker_core.lm.runtime import (
+    Progress,
+    library_warnings_silenced,
+    quiet_libraries,
+    seed_everything,
+    weights_sha256,
+)
 from stocker_core.market.bars import load_bars
 from stocker_core.market.validation import parse_partition_key
 from stocker_core.training.config import STAGES, TrainingConfig
@@ -36,14 +44,6 @@ from stocker_core.training.heldout import (
     play_moderator,
     play_reference,
     summarize,
-)
-from stocker_core.training.models import create_base, load_base, load_with_adapter, save_base
-from stocker_core.training.runtime import (
-    Progress,
-    library_warnings_silenced,
-    quiet_libraries,
-    seed_everything,
-    weights_sha256,
 )
 from stocker_core.training.selection import EpisodeSplits, select_episodes
 from stocker_core.training.votes import EpisodeVotes, episode_votes
@@ -313,7 +313,7 @@ def run_base(config: TrainingConfig, settings: Settings) -> StageReport:
     quiet_libraries()
     seed_everything(config.seed, config.threads)
     started = time.perf_counter()
-    loaded = create_base(config)
+    loaded = create_base(config.model_spec())
     path = save_base(loaded, model_dir(settings, "base"))
     report = _report("base", config, None, path, started, loaded.name)
     params = sum(p.numel() for p in loaded.model.parameters())

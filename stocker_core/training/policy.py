@@ -21,10 +21,10 @@ from stocker_core.council.backends import get_backend
 from stocker_core.env.actions import Action
 from stocker_core.env.environment import Observation, TradingEnv
 from stocker_core.env.policies import register_policy
+from stocker_core.lm.factory import LoadedModel, ModelLoadError
+from stocker_core.lm.runtime import quiet_libraries
 from stocker_core.training.heldout import ModeratorDecider
-from stocker_core.training.models import LoadedModel, ModelLoadError
 from stocker_core.training.pipeline import REPORT_FILE, load_moderator, model_dir
-from stocker_core.training.runtime import quiet_libraries
 from stocker_core.training.votes import episode_votes
 from stocker_core.warehouse.db import Warehouse
 

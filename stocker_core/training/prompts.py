@@ -61,7 +61,7 @@ def vocabulary() -> list[str]:
 
 def ordered_word_groups() -> list[dict[str, float]]:
     """The prompt's ordered bucket words, each group as ``{word: position in [-1, 1]}`` (signal
-    m10 … p10, confidence, move, exposure, pnl, step): what ``models.order_embeddings`` spreads
+    m10 … p10, confidence, move, exposure, pnl, step): what ``lm.factory.order_embeddings`` spreads
     along one direction so that neighbouring buckets start with neighbouring embeddings."""
 
     def spread(words: Sequence[str]) -> dict[str, float]:

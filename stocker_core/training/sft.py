@@ -21,11 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from stocker_core.training.config import TrainingConfig
-from stocker_core.training.dataset import trl_records
-from stocker_core.training.models import LoadedModel, lora_config
-from stocker_core.training.policy_gradient import PgLog
-from stocker_core.training.runtime import (
+from stocker_core.lm.factory import LoadedModel, lora_config
+from stocker_core.lm.policy_gradient import PgLog
+from stocker_core.lm.runtime import (
     Progress,
     StageLog,
     drop_printer,
@@ -35,6 +33,8 @@ from stocker_core.training.runtime import (
     stage_callback,
     trainer_precision,
 )
+from stocker_core.training.config import TrainingConfig
+from stocker_core.training.dataset import trl_records
 
 
 @contextmanager
@@ -105,7 +105,7 @@ def run_sft(
             args=args,
             train_dataset=dataset,
             processing_class=base.tokenizer,
-            peft_config=lora_config(config),
+            peft_config=lora_config(config.model_spec()),
             callbacks=[stage_callback("sft", log, progress)],
         )
         drop_printer(trainer)
@@ -136,6 +136,6 @@ def run_reward_sft(
     from stocker_core.training.grpo import run_answer_fit
 
     seed_everything(config.seed, config.threads)
-    base.model = get_peft_model(base.model, lora_config(config))
+    base.model = get_peft_model(base.model, lora_config(config.model_spec()))
     result, _, _ = run_answer_fit(base, rows, contexts, config, adapter_dir, "sft", valid, progress)
     return result

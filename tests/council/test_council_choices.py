@@ -1,4 +1,4 @@
-"""score_choices against a brute-force reference: full forward passes without a cache."""
+"""score_choices against a brute-force reference: one full forward pass per answer."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import pytest
 import torch
 import transformers
 
-from stocker_core.council.choices import confidence_of, expected_value, score_choices
+from stocker_core.council.backends import VOTE_VALUES
+from stocker_core.lm.choices import confidence_of, expected_value, score_choices
 
 
 @pytest.fixture(scope="module")
@@ -65,10 +66,10 @@ def test_single_token_answers_need_only_the_prefill(tiny_lm):
 
 
 def test_signal_and_confidence_from_the_distribution():
-    assert expected_value([0, 0, 0, 0, 1]) == 1.0
-    assert expected_value([0.5, 0, 0, 0, 0.5]) == 0.0
-    assert math.isclose(expected_value([0.1, 0.2, 0.4, 0.2, 0.1]), 0.0, abs_tol=1e-12)
-    assert math.isclose(expected_value([0, 0, 0.5, 0.5, 0]), 0.25)
+    assert expected_value([0, 0, 0, 0, 1], VOTE_VALUES) == 1.0
+    assert expected_value([0.5, 0, 0, 0, 0.5], VOTE_VALUES) == 0.0
+    assert math.isclose(expected_value([0.1, 0.2, 0.4, 0.2, 0.1], VOTE_VALUES), 0.0, abs_tol=1e-12)
+    assert math.isclose(expected_value([0, 0, 0.5, 0.5, 0], VOTE_VALUES), 0.25)
     assert confidence_of([0.2] * 5) == pytest.approx(0.0, abs=1e-12)
     assert confidence_of([0, 0, 1, 0, 0]) == 1.0
     # two equally likely answers out of five: 1 - ln 2 / ln 5
@@ -84,8 +85,8 @@ def test_bad_arguments_are_clear(tiny_lm):
 
 
 def test_a_lora_wrapped_model_scores_alike_without_deprecation_warnings(tiny_lm):
-    # a PEFT wrapper's forward takes **kwargs: the cache goes by the base model's keyword (`cache`
-    # in transformers 5.2x, whose `past_key_values` raises a FutureWarning)
+    # a PEFT wrapper's forward takes **kwargs: the tree's 4-D mask and position ids pass through
+    # it to the base model, with no deprecation warning on the way
     import copy
     import warnings
 

@@ -94,7 +94,7 @@ def leaks(text: str, raw_prices: set[str]) -> list[str]:
 
 
 def _client():
-    from stocker_core.council.llm import OpenAIChatClient
+    from stocker_core.lm.clients import OpenAIChatClient
 
     return OpenAIChatClient("http://127.0.0.1:9/v1", "m", supports_images=True)  # never called
 

@@ -12,9 +12,9 @@ import pytest
 from stocker_core.context.decision import PortfolioState
 from stocker_core.council.backends import LLMBackend, get_backend
 from stocker_core.council.config import CouncilSettings
-from stocker_core.council.llm import LLMError, OpenAIChatClient
 from stocker_core.council.models import SpecialistVote
 from stocker_core.council.moderator import LLMModerator
+from stocker_core.lm.clients import LLMError, OpenAIChatClient
 
 
 class _State:

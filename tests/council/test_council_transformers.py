@@ -66,7 +66,7 @@ def test_transformers_backend_generates_on_cpu(tiny_model_dir, easy_inputs, monk
 
 
 def test_missing_model_is_a_clear_error(tmp_path):
-    from stocker_core.council.llm import LLMError, TransformersClient
+    from stocker_core.lm.clients import LLMError, TransformersClient
 
     with pytest.raises(LLMError, match="STOCKER_HF_MODEL"):
         TransformersClient(str(tmp_path / "nope"))
@@ -75,7 +75,7 @@ def test_missing_model_is_a_clear_error(tmp_path):
 def test_lora_adapter_is_loaded_on_top_of_the_base(tiny_model_dir, tmp_path):
     from peft import LoraConfig, PeftModel, get_peft_model
 
-    from stocker_core.council.llm import TransformersClient
+    from stocker_core.lm.clients import TransformersClient
 
     base = transformers.AutoModelForCausalLM.from_pretrained(tiny_model_dir)
     lora = get_peft_model(base, LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"]))
@@ -94,9 +94,9 @@ def test_lora_adapter_is_loaded_on_top_of_the_base(tiny_model_dir, tmp_path):
 
 
 def test_scored_vote_is_the_expectation_of_the_scored_answers(tiny_model_dir, easy_inputs):
-    from stocker_core.council.backends import LLMBackend
-    from stocker_core.council.choices import VOTE_ANSWERS, VOTE_PREFIX, confidence_of, expected_value
-    from stocker_core.council.llm import TransformersClient
+    from stocker_core.council.backends import VOTE_ANSWERS, VOTE_PREFIX, VOTE_VALUES, LLMBackend
+    from stocker_core.lm.choices import confidence_of, expected_value
+    from stocker_core.lm.clients import TransformersClient
 
     client = TransformersClient(str(tiny_model_dir), max_new_tokens=8)
     backend = LLMBackend(client, "transformers")
@@ -104,7 +104,7 @@ def test_scored_vote_is_the_expectation_of_the_scored_answers(tiny_model_dir, ea
     vote = backend.vote("indicator", ctx).vote
     sent = backend.prompts("indicator", ctx)
     p = client.score(sent["system"], sent["user"], VOTE_PREFIX, VOTE_ANSWERS)
-    assert vote.signal == pytest.approx(expected_value(p)) and vote.confidence == pytest.approx(
+    assert vote.signal == pytest.approx(expected_value(p, VOTE_VALUES)) and vote.confidence == pytest.approx(
         confidence_of(p)
     )
     assert not vote.parse_error and vote.rationale.startswith("scored answers")
@@ -117,10 +117,10 @@ def test_scored_vote_is_the_expectation_of_the_scored_answers(tiny_model_dir, ea
 
 def test_scored_llm_moderator_picks_a_feasible_choice(tiny_model_dir):
     from stocker_core.context.decision import PortfolioState
-    from stocker_core.council.llm import TransformersClient
     from stocker_core.council.models import SpecialistVote
     from stocker_core.council.moderator import MODERATOR_CHOICES, LLMModerator, choice_action
     from stocker_core.council.roles import ROLE_NAMES
+    from stocker_core.lm.clients import TransformersClient
 
     moderator = LLMModerator(TransformersClient(str(tiny_model_dir), max_new_tokens=4))
     votes = [SpecialistVote(role=r, signal=0.5, confidence=0.8) for r in ROLE_NAMES]

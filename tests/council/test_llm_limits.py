@@ -12,8 +12,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from stocker_core.council.llm import LLMError, OpenAIChatClient, decision_day
-from stocker_core.council.llm_limits import DayBudgets
+from stocker_core.lm.clients import LLMError, OpenAIChatClient, decision_day
+from stocker_core.lm.limits import DayBudgets
 
 REPLY = json.dumps({"choices": [{"message": {"content": '{"signal": 0.5, "confidence": 0.5}'}}]}).encode()
 

@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 import torch
 
+from stocker_core.lm.factory import build_tiny, lora_config
+from stocker_core.lm.policy_gradient import expected_reward_weights, soft_target_loss
 from stocker_core.training.answer_fit import AnswerSet, FitSettings, fit_answers, reward_scale
-from stocker_core.training.choices import ANSWERS, answer_probabilities
+from stocker_core.training.answers import ANSWERS, answer_probabilities
 from stocker_core.training.config import TrainingConfig
-from stocker_core.training.models import build_tiny, lora_config
-from stocker_core.training.policy_gradient import expected_reward_weights, soft_target_loss
 
 
 def test_the_soft_target_gradient_is_pi_minus_target_and_does_not_fade_when_confidently_wrong():
@@ -70,8 +70,8 @@ def test_a_tiny_model_learns_a_planted_word_and_keeps_the_best_valid_checkpoint(
 
     rng = np.random.default_rng(0)
     config = TrainingConfig(seed=0)
-    policy = build_tiny(config)
-    policy.model = get_peft_model(policy.model, lora_config(config))
+    policy = build_tiny(config.model_spec())
+    policy.model = get_peft_model(policy.model, lora_config(config.model_spec()))
     train = AnswerSet(*_planted(256, rng))
     valid = AnswerSet(*_planted(64, rng))
     settings = FitSettings("soft_target", 0.5, steps=40, batch=32, learning_rate=3e-3, seed=0, eval_every=10)

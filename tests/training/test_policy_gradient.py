@@ -6,14 +6,14 @@ import numpy as np
 import pytest
 import torch
 
-from stocker_core.training.choices import ANSWERS
-from stocker_core.training.policy_gradient import (
+from stocker_core.lm.policy_gradient import (
     PgLog,
     PgStep,
     expected_reward_weights,
     group_advantages,
     zero_spread_share,
 )
+from stocker_core.training.answers import ANSWERS
 from stocker_core.training.rewards import buy_and_hold_exposure, excess_rewards
 
 
@@ -94,13 +94,13 @@ def test_log_series_last_tenth_and_tensorboard(tmp_path):
 
 
 def test_scored_choices_read_the_answers_as_a_tree_without_changing_the_numbers():
-    from stocker_core.training.choices import answer_logits, full_sequence_logits
+    from stocker_core.lm.factory import build_tiny
+    from stocker_core.training.answers import answer_logits, full_sequence_logits
     from stocker_core.training.config import TrainingConfig
-    from stocker_core.training.models import build_tiny
     from stocker_core.training.prompts import vocabulary
 
     torch.manual_seed(0)
-    loaded = build_tiny(TrainingConfig())
+    loaded = build_tiny(TrainingConfig().model_spec())
     words = vocabulary()
     prompts = [" ".join(words[i : i + 30]) for i in (0, 7, 19)]
     fast = answer_logits(loaded, prompts)
@@ -117,7 +117,7 @@ def test_scored_choices_read_the_answers_as_a_tree_without_changing_the_numbers(
 
 
 def test_answer_tree_by_hand():
-    from stocker_core.training.choices import answer_tree
+    from stocker_core.lm.choices import answer_tree
 
     # prompt of 2 tokens; answers [5, 7, 9] and [5, 8, 9] share their first token
     tree = answer_tree(2, [[5, 7, 9], [5, 8, 9]])

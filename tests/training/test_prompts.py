@@ -2,6 +2,7 @@
 
 import pytest
 
+from stocker_core.lm.tokenizer import build_word_tokenizer
 from stocker_core.training.prompts import (
     ModeratorState,
     confidence_word,
@@ -11,7 +12,6 @@ from stocker_core.training.prompts import (
     signal_word,
     vocabulary,
 )
-from stocker_core.training.tokenizer import build_word_tokenizer
 
 
 @pytest.mark.parametrize(
@@ -51,7 +51,7 @@ def test_prompt_words_bucket_every_number():
     # move -3.1% -> d-3; step 7 of 40 -> t1
     words = prompt_words(_state())
     assert words == ("chart_pattern p4 c7 news m2 c5 move d-3 exposure e1 pnl g-5 step t1 action")
-    tokenizer = build_word_tokenizer()
+    tokenizer = build_word_tokenizer(vocabulary())
     assert tokenizer.unk_token_id not in tokenizer(words)["input_ids"]
 
 

@@ -9,11 +9,11 @@ from training_testing import VALID, tiny_config
 
 from stocker_core.env.environment import TradingEnv
 from stocker_core.env.policies import make_policy, policy_names, run_episode
+from stocker_core.lm.factory import ModelLoadError, build_tiny, load_with_adapter
+from stocker_core.lm.runtime import weights_sha256
 from stocker_core.training.generation import generate
-from stocker_core.training.models import ModelLoadError, build_tiny, load_with_adapter
 from stocker_core.training.pipeline import load_episodes, model_dir
 from stocker_core.training.prompts import parse_completion
-from stocker_core.training.runtime import weights_sha256
 from stocker_core.training.sft import run_sft
 from stocker_core.warehouse.db import Warehouse
 
@@ -84,7 +84,7 @@ def test_sft_is_reproducible_with_a_fixed_seed(seed_data, tmp_path):
     config = tiny_config(sft_epochs=2.0)
     digests = []
     for name in ("a", "b"):
-        result = run_sft(build_tiny(config), seed_data.rows, config, tmp_path / name)
+        result = run_sft(build_tiny(config.model_spec()), seed_data.rows, config, tmp_path / name)
         digests.append(weights_sha256(result.adapter_dir))
     assert digests[0] == digests[1]
 
