@@ -32,7 +32,7 @@ def other_policies(settings, split: str) -> pd.DataFrame:
     from stocker_core.env.environment import TradingEnv
     from stocker_core.env.policies import make_policy
     from stocker_core.env.rewards import RewardParams
-    from stocker_core.evaluation.runner import play
+    from stocker_core.evaluation.backtests import play
     from stocker_core.evaluation.stats import bootstrap_ci
 
     rows = []

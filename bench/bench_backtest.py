@@ -19,12 +19,11 @@ import pandas as pd
 from stocker_core.env.environment import TradingEnv
 from stocker_core.env.episode import Episode
 from stocker_core.env.grader import grade_batch
-from stocker_core.env.policies import make_policy, run_episode
+from stocker_core.env.policies import has_plan, make_policy, plan_for, policy_names, run_episode
 from stocker_core.env.rewards import RewardParams
-from stocker_core.evaluation.baselines import VECTORISED_PLANS, plan_for
-from stocker_core.evaluation.runner import backtest
+from stocker_core.evaluation.backtests import backtest
 
-RULES = list(VECTORISED_PLANS)  # hold, buy_and_hold, macd, zmr, ideal
+RULES = [n for n in policy_names() if has_plan(n)]  # hold, buy_and_hold, macd, zmr, forecast, oracle, ideal
 
 
 def synthetic_episodes(count: int, days: int, history: int, seed: int = 0) -> list[Episode]:

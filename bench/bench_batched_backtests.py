@@ -17,11 +17,11 @@ import pandas as pd
 
 from stocker_core.config import get_settings
 from stocker_core.env.rewards import RewardParams
+from stocker_core.evaluation.backtests import backtest_many
 from stocker_core.evaluation.rolling import window_episodes
-from stocker_core.evaluation.runner import backtest_many
 from stocker_core.evaluation.splits import load_splits
 from stocker_core.market.bars import load_bars
-from stocker_core.training import policy as moderator_policy
+from stocker_core.moderator import policy as moderator_policy
 from stocker_core.warehouse.db import Warehouse
 
 DEFAULT_POLICIES = "moderator_base,moderator_sft,moderator_grpo,a2c,ppo"

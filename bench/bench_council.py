@@ -20,7 +20,7 @@ from stocker_core.context.decision import CouncilInputs
 from stocker_core.council.backends import RuleBackend
 from stocker_core.council.cache import VoteCache
 from stocker_core.council.roles import ROLE_NAMES
-from stocker_core.council.runner import run_votes
+from stocker_core.council.voting import run_votes
 from stocker_core.market.files_source import FilesSource
 from stocker_core.text.events import load_text_folder
 from stocker_core.warehouse.db import Warehouse

@@ -30,8 +30,8 @@ from stocker_core.agent import policy as agent_policy
 from stocker_core.config import get_settings
 from stocker_core.env.rewards import RewardParams
 from stocker_core.evaluation import stats
+from stocker_core.evaluation.backtests import Backtest, backtest_many
 from stocker_core.evaluation.rolling import slice_episode, split_bounds, window_episodes
-from stocker_core.evaluation.runner import Backtest, backtest_many
 from stocker_core.evaluation.splits import load_splits
 from stocker_core.market.bars import load_bars
 from stocker_core.warehouse.db import Warehouse

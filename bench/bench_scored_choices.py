@@ -1,5 +1,5 @@
 """Scored choices for the moderator's training step: each prompt read once with the nine answers
-laid after it as a tree (``training.answers.answer_logits``) against scoring nine whole sequences
+laid after it as a tree (``moderator.answers.answer_logits``) against scoring nine whole sequences
 (``full_sequence_logits``), forward and backward, in the same run.
 
     python bench/bench_scored_choices.py [--states 64] [--repeats 5]
@@ -20,9 +20,9 @@ def main() -> None:
     import torch
 
     from stocker_core.lm.factory import build_tiny
-    from stocker_core.training.answers import answer_logits, full_sequence_logits
-    from stocker_core.training.config import TrainingConfig
-    from stocker_core.training.prompts import vocabulary
+    from stocker_core.moderator.answers import answer_logits, full_sequence_logits
+    from stocker_core.moderator.config import TrainingConfig
+    from stocker_core.moderator.prompts import vocabulary
 
     torch.set_num_threads(1)
     torch.manual_seed(0)

@@ -37,11 +37,11 @@ def main() -> None:
         lora_config,
         save_base,
     )
-    from stocker_core.training.config import TrainingConfig
-    from stocker_core.training.grpo import run_grpo
-    from stocker_core.training.pipeline import prepare_data
-    from stocker_core.training.rewards import ExcessReward, RolloutReward
-    from stocker_core.training.sft import run_sft
+    from stocker_core.moderator.config import TrainingConfig
+    from stocker_core.moderator.grpo import run_grpo
+    from stocker_core.moderator.rewards import ExcessReward, RolloutReward
+    from stocker_core.moderator.sft import run_sft
+    from stocker_core.moderator.training import prepare_data
     from stocker_core.warehouse.db import Warehouse
 
     home = Path(tempfile.mkdtemp(prefix="bench-training-"))

@@ -2,14 +2,14 @@
 
 from stocker_assets import deploy_cli, learning_check, pipeline_cli
 from stocker_core.cli import CORE_AREAS, build_app
-from stocker_core.training import cli as training_cli
+from stocker_core.moderator import cli as moderator_cli
 
 
 def _areas() -> list:
     """The core areas with ``check-learning`` listed just before ``train`` (where the command
     stood when the library registered it), then the pipeline's areas."""
     areas = list(CORE_AREAS)
-    areas.insert(areas.index(training_cli.register), learning_check.register)
+    areas.insert(areas.index(moderator_cli.register), learning_check.register)
     return [*areas, pipeline_cli.register, deploy_cli.register]
 
 

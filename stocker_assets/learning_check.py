@@ -1,6 +1,6 @@
 """``stocker check-learning``: does the training loop learn? The run of the learning check,
 which drives the pipeline, so it lives in the layer that owns Dagster; the library keeps its
-configuration and its verdict (``stocker_core.training.learning_check``).
+configuration and its verdict (``stocker_core.moderator.learning_check``).
 
 1. ``STOCKER_SOURCE=synthetic`` in a temporary home: ``stocker materialize`` builds the
    market, env, text and council groups (a subprocess: the real assets, their checks and
@@ -30,7 +30,7 @@ import typer
 from stocker_core.cli_support import EXIT_FAILED, fail
 from stocker_core.config import Settings, use_settings
 from stocker_core.errors import StockerError
-from stocker_core.training.learning_check import (
+from stocker_core.moderator.learning_check import (
     LearningCheckConfig,
     LearningCheckError,
     format_table,
@@ -112,10 +112,10 @@ def _train_and_judge(
 ) -> dict[str, Any]:
     from stocker_core.agent.config import agent_config
     from stocker_core.agent.training import train_agent
-    from stocker_core.evaluation.pipeline import backtest_partitions, compute_and_store_splits
     from stocker_core.evaluation.splits import SplitConfig
-    from stocker_core.training.config import load_config
-    from stocker_core.training.pipeline import train
+    from stocker_core.evaluation.steps import backtest_partitions, compute_and_store_splits
+    from stocker_core.moderator.config import load_config
+    from stocker_core.moderator.training import train
     from stocker_core.warehouse.db import Warehouse
 
     warehouse = Warehouse(settings.warehouse_path)

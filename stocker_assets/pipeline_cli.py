@@ -377,7 +377,7 @@ def _foreseen_left_out(settings, tickers: list) -> dict[str, str]:
         return {}
     import pandas as pd
 
-    from stocker_core.evaluation.pipeline import foreseen_left_out
+    from stocker_core.evaluation.steps import foreseen_left_out
     from stocker_core.warehouse.db import Warehouse
 
     try:

@@ -12,13 +12,13 @@ from collections.abc import Callable, Sequence
 import typer
 
 from stocker_core.agent import cli as agent_cli
+from stocker_core.baselines.drl import cli as drl_cli
 from stocker_core.council import cli as council_cli
 from stocker_core.env import cli as env_cli
 from stocker_core.evaluation import cli as evaluation_cli
-from stocker_core.evaluation.drl import cli as drl_cli
 from stocker_core.ledger import cli as ledger_cli
 from stocker_core.market import chart_cli
-from stocker_core.training import cli as training_cli
+from stocker_core.moderator import cli as moderator_cli
 from stocker_core.warehouse import cli as warehouse_cli
 from stocker_core.web import cli as web_cli
 
@@ -30,7 +30,7 @@ CORE_AREAS: tuple[Registrar, ...] = (
     council_cli.register,
     evaluation_cli.register,
     drl_cli.register,
-    training_cli.register,
+    moderator_cli.register,
     agent_cli.register,
     ledger_cli.register,
     web_cli.register,

@@ -68,9 +68,9 @@ def test_the_copy_keeps_them_too(project_copy):
         # the environment reaching up into the council (what the context package removed)
         (
             "stocker_core.env.observation",
-            "def _planted():\n    from stocker_core.council.runner import Council\n\n    return Council",
+            "def _planted():\n    from stocker_core.council.voting import Council\n\n    return Council",
             "stocker_core.env.observation",
-            "stocker_core.council.runner",
+            "stocker_core.council.voting",
         ),
         # the warehouse importing the market calendar at module level
         (
@@ -79,12 +79,12 @@ def test_the_copy_keeps_them_too(project_copy):
             "stocker_core.warehouse.db",
             "stocker_core.market.calendar",
         ),
-        # evaluation importing training
+        # evaluation importing the moderator
         (
             "stocker_core.evaluation.metrics",
-            "import stocker_core.training.rewards  # noqa: E402",
+            "import stocker_core.moderator.rewards  # noqa: E402",
             "stocker_core.evaluation.metrics",
-            "stocker_core.training.rewards",
+            "stocker_core.moderator.rewards",
         ),
         # the library importing the Dagster layer
         (
@@ -105,12 +105,12 @@ def test_a_planted_upward_import_breaks_the_contract(project_copy, module, code,
 
 def test_an_upward_import_through_another_module_breaks_it(project_copy):
     """Indirect: env reaches the council through a new module that belongs to no floor."""
-    _plant(project_copy, "stocker_core.helpers", "import stocker_core.council.runner")
+    _plant(project_copy, "stocker_core.helpers", "import stocker_core.council.voting")
     _plant(project_copy, "stocker_core.env.observation", "import stocker_core.helpers  # noqa: E402")
     result = _lint(project_copy)
     assert result.returncode == 1, result.stdout
     assert "stocker_core.env.observation -> stocker_core.helpers" in result.stdout
-    assert "stocker_core.helpers -> stocker_core.council.runner" in result.stdout
+    assert "stocker_core.helpers -> stocker_core.council.voting" in result.stdout
 
 
 def test_the_definitions_importing_the_engine_breaks_the_dagster_layer(project_copy):

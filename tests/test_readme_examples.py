@@ -77,9 +77,9 @@ NOT_RUN: dict[str, str] = {
     "stocker serve --port 8000 --preload task_easy": "a long-running server: tests/env",
     "stocker splits --json": "needs the evaluation group's splits: tests/evaluation",
     "stocker report [--name evaluation] [--open]": "needs the evaluation group's rows: tests/evaluation",
-    "stocker train": "trains three models (minutes): tests/training",
-    "stocker train --config train.yaml": "trains (minutes): tests/training",
-    "stocker train --stages grpo": "needs trained stages: tests/training",
+    "stocker train": "trains three models (minutes): tests/moderator",
+    "stocker train --config train.yaml": "trains (minutes): tests/moderator",
+    "stocker train --stages grpo": "needs trained stages: tests/moderator",
     "stocker episode run --task task_easy --policy moderator_grpo --json": "needs a trained moderator",
     "stocker agent run --date 2016-03-15 --policy agent_rl --json": "needs a trained agent",
     "stocker agent train [--rl-steps 60] [--model tiny|smollm2|<hub id>]": "trains (minutes): tests/agent",
@@ -87,7 +87,7 @@ NOT_RUN: dict[str, str] = {
     "stocker web": "a long-running server: tests/web",
     "stocker serve": "a long-running server: tests/web",
     "stocker serve --no-web": "a long-running server: tests/env",
-    "stocker check-learning --ic 0 --seed 7": "builds a market and trains (minutes): tests/training",
+    "stocker check-learning --ic 0 --seed 7": "builds a market and trains (minutes): tests/moderator",
     "stocker materialize --groups market,text,env,council": "the synthetic market's build (minutes, needs "
     "STOCKER_SOURCE=synthetic): tests/assets/test_synthetic_materialize.py and the learning check",
     "stocker backtest --episode 'SYN1|2021-03-01' --policies oracle,buy_and_hold,council": "on the synthetic "
@@ -95,7 +95,9 @@ NOT_RUN: dict[str, str] = {
     "stocker council vote --task task_easy --date 2023-08-15 --backend openai --show-prompts --json": (
         "needs an OpenAI-compatible server: tests/council/test_council_structured.py runs a local one"
     ),
-    "stocker check-learning --ic 0.3 --seed 7 --json": "builds a market and trains (minutes): tests/training",
+    "stocker check-learning --ic 0.3 --seed 7 --json": (
+        "builds a market and trains (minutes): tests/moderator"
+    ),
     "stocker web --port 8080 --no-open --dagster-url http://127.0.0.1:3000": "a server: tests/web",
     "STOCKER_API_KEY=… stocker web --host 0.0.0.0": "a server: tests/web",
     "stocker deploy init --postgres postgresql://dagster:PASSWORD@db-host:5432/dagster \\": "tests/scale",

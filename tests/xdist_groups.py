@@ -87,8 +87,8 @@ SLOW_TESTS: dict[str, str] = {
     "tests/web/test_server_concurrency.py": "concurrent first resets of a live server",
     "tests/market/test_files_source_fuzz.py::"
     "test_corrupted_csv_never_tracebacks_and_bad_months_never_pass_the_gate": "generated bar files",
-    "tests/training/test_training_stages.py": "trains the moderator's stages once per module",
-    "tests/training/test_training_assets.py": "the training group through Dagster",
+    "tests/moderator/test_training_stages.py": "trains the moderator's stages once per module",
+    "tests/moderator/test_training_assets.py": "the training group through Dagster",
 }
 
 

@@ -10,8 +10,8 @@ from datetime import date
 import dagster as dg
 import pandas as pd
 
+from stocker_core.market.builds import MonthBuild
 from stocker_core.market.calendar import month_end
-from stocker_core.market.pipeline import MonthBuild
 from stocker_core.market.sources import slice_dates
 from stocker_core.market.validation import partition_key
 from stocker_core.warehouse import Warehouse

@@ -40,7 +40,7 @@ Report = dict[str, Any]
 
 def moderator_report(stage: str) -> Callable[[Settings], Report]:
     def read(settings: Settings) -> Report:
-        from stocker_core.training.pipeline import read_report
+        from stocker_core.moderator.training import read_report
 
         return read_report(settings, stage)
 

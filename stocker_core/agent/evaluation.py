@@ -35,7 +35,7 @@ THETA_DEPENDENT = {"agent_scripted"}
 
 
 class FixedDecisions:
-    """Plays precomputed daily decisions (a policy for ``runner.play``)."""
+    """Plays precomputed daily decisions (a policy for ``backtests.play``)."""
 
     def __init__(self, decisions: Sequence[str], cost: float) -> None:
         self.decisions, self.cost = list(decisions), cost
@@ -90,8 +90,8 @@ def rescore(traces: Sequence[Trace], data: AgentData, episode: Episode, config: 
 
 
 def play_split(episode: Episode, decisions: Sequence[str], name: str, params: RewardParams) -> object:
-    """The decisions played through the environment (a ``runner.PolicyRun``)."""
-    from stocker_core.evaluation.runner import play
+    """The decisions played through the environment (a ``backtests.PolicyRun``)."""
+    from stocker_core.evaluation.backtests import play
 
     env = TradingEnv(episode, params)
     return play(env, FixedDecisions(decisions, params.transaction_cost), name, 0, "agent_decisions")
@@ -199,13 +199,13 @@ def valid_window_records(
     window: int = 42,
 ) -> list[dict]:
     """The valid split cut into non-overlapping ``window``-day episodes per ticker, played by
-    ``writer``'s decisions and by buy-and-hold, scored by ``evaluation.runner``: one record per
+    ``writer``'s decisions and by buy-and-hold, scored by ``evaluation.backtests``: one record per
     (policy, window), as the moderator's ``heldout_episodes``. A decision without an answer
     counts as unparsable (it holds)."""
     from stocker_core.env.policies import BuyAndHoldPolicy
+    from stocker_core.evaluation.backtests import play
     from stocker_core.evaluation.rolling import slice_episode, split_bounds
-    from stocker_core.evaluation.runner import play
-    from stocker_core.training.heldout import episode_records
+    from stocker_core.moderator.heldout import episode_records
 
     episodes, tools = [], []
     for ticker, ticker_data in sorted(data.items()):

@@ -2,7 +2,7 @@
 chat model through the moderator's loader (``smollm2``, a Hub id or folder), and a
 ``ModelWriter`` that writes the next turn of many traces at once.
 
-Reused from ``stocker_core.training``: the word tokenizer builder, device placement, the
+Reused from ``stocker_core.moderator``: the word tokenizer builder, device placement, the
 SmolLM2 / Hub loaders, ``save_base`` / ``load_base`` / ``load_with_adapter``. Separate
 here: the tiny agent model itself (its own vocabulary and a longer context than the
 moderator's, since a trace holds several turns).

@@ -14,7 +14,7 @@ seen through the mask, at most ``AgentConfig.max_tool_calls`` calls) plus ``trad
   HOLD (keep) are three different portfolios (the agent's ``decision_action``);
 * ``reward="environment"`` (default): the SPEC §1 environment reward, the sum of the
   environment's step rewards over the decision's close and the ``horizon − 1`` sessions held
-  after it; ``reward="excess"``: the training reward of SPEC §3 (``training.rewards``),
+  after it; ``reward="excess"``: the training reward of SPEC §3 (``moderator.rewards``),
   ``(e_a − e_bh) · r_(t+H) − c · |e_a − e_t|``, the invested share after the decision
   against buy-and-hold's, times the return over the next ``horizon`` sessions, less costs;
 * a rollout that never calls ``trade`` holds and loses the environment's invalid-action
@@ -355,7 +355,7 @@ class StockerToolEnv:
 
     def _score(self, decision: str) -> dict[str, float]:
         from stocker_core.agent.policy import decision_action
-        from stocker_core.training.rewards import buy_and_hold_exposure, exposure
+        from stocker_core.moderator.rewards import buy_and_hold_exposure, exposure
 
         assert self._point is not None
         costs, before = self._backend.costs, self._point

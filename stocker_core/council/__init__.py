@@ -23,8 +23,8 @@ _EXPORTS = {
     "parse_vote": "parsing",
     "CouncilPolicy": "policy",
     "Role": "roles",
-    "Council": "runner",
-    "run_votes": "runner",
+    "Council": "voting",
+    "run_votes": "voting",
 }
 
 __all__ = sorted(_EXPORTS)

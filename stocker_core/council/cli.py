@@ -64,7 +64,7 @@ def register(app: typer.Typer) -> None:
         from stocker_core.config import get_settings
         from stocker_core.context.decision import PortfolioState, load_council_inputs
         from stocker_core.council.backends import get_backend, get_moderator
-        from stocker_core.council.runner import Council
+        from stocker_core.council.voting import Council
         from stocker_core.env.peers import context_symbols
 
         try:

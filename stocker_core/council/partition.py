@@ -11,7 +11,7 @@ from stocker_core.config import Settings
 from stocker_core.context.decision import load_council_inputs
 from stocker_core.council.backends import Backend
 from stocker_core.council.cache import VoteCache
-from stocker_core.council.runner import CouncilRun, run_votes
+from stocker_core.council.voting import CouncilRun, run_votes
 from stocker_core.env.peers import context_symbols
 from stocker_core.market.calendar import month_end
 from stocker_core.text.store import warehouse_text

@@ -10,7 +10,7 @@ from stocker_core.council.backends import Backend, get_backend, get_moderator
 from stocker_core.council.cache import VoteCache
 from stocker_core.council.moderator import Moderator
 from stocker_core.council.run_stats import CouncilTally
-from stocker_core.council.runner import Council
+from stocker_core.council.voting import Council
 from stocker_core.env.actions import Action
 from stocker_core.env.environment import Observation, TradingEnv
 from stocker_core.env.peers import context_symbols

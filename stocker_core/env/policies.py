@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from stocker_core.env.actions import Action
 from stocker_core.env.environment import Observation, TradingEnv
+from stocker_core.env.episode import Episode
+from stocker_core.env.plans import Plan, PlanFactory, buy_and_hold_plan, hold_plan, ideal_plan
 from stocker_core.env.portfolio import max_affordable
+from stocker_core.env.rewards import RewardParams
 from stocker_core.errors import InvalidNameError
+
+if TYPE_CHECKING:
+    from stocker_core.config import Settings
 
 
 class Policy(Protocol):
@@ -101,29 +107,41 @@ POLICIES: dict[str, PolicyFactory] = {
 BATCH_POLICIES: dict[str, BatchPolicyFactory] = {}
 """Policies that can also decide many environments at once (trained models)."""
 
+PLANS: dict[str, PlanFactory] = {"hold": hold_plan, "buy_and_hold": buy_and_hold_plan, "ideal": ideal_plan}
+"""Policies whose whole-episode actions are known at once (``env.plans``): planned at once and
+graded in a batch by the backtest."""
 
-def register_policy(name: str, factory: PolicyFactory, batch: BatchPolicyFactory | None = None) -> None:
+
+def register_policy(
+    name: str,
+    factory: PolicyFactory,
+    batch: BatchPolicyFactory | None = None,
+    *,
+    plan: PlanFactory | None = None,
+) -> None:
     """Add (or replace) a named policy, e.g. ``register_policy("council", make_council)``;
-    ``batch`` builds one decider for many environments (see ``make_batch_decider``)."""
+    ``batch`` builds one decider for many environments (see ``make_batch_decider``), ``plan``
+    the whole episode's actions at once (see ``plan_for``)."""
     POLICIES[name] = factory
-    if batch is None:
-        BATCH_POLICIES.pop(name, None)
-    else:
-        BATCH_POLICIES[name] = batch
+    for table, entry in ((BATCH_POLICIES, batch), (PLANS, plan)):
+        if entry is None:
+            table.pop(name, None)
+        else:
+            table[name] = entry
 
 
 # Policies living in other packages register themselves when imported.
 PLUGIN_MODULES = {
     "council": "stocker_core.council.policy",
-    "a2c": "stocker_core.evaluation.drl.agents",
-    "ppo": "stocker_core.evaluation.drl.agents",
-    "forecast": "stocker_core.evaluation.forecast",
-    "macd": "stocker_core.evaluation.baselines",
-    "oracle": "stocker_core.evaluation.oracle",
-    "zmr": "stocker_core.evaluation.baselines",
-    "moderator_base": "stocker_core.training.policy",
-    "moderator_sft": "stocker_core.training.policy",
-    "moderator_grpo": "stocker_core.training.policy",
+    "a2c": "stocker_core.baselines.drl.agents",
+    "ppo": "stocker_core.baselines.drl.agents",
+    "forecast": "stocker_core.baselines.forecast",
+    "macd": "stocker_core.baselines.rules",
+    "oracle": "stocker_core.baselines.oracle",
+    "zmr": "stocker_core.baselines.rules",
+    "moderator_base": "stocker_core.moderator.policy",
+    "moderator_sft": "stocker_core.moderator.policy",
+    "moderator_grpo": "stocker_core.moderator.policy",
     "agent_scripted": "stocker_core.agent.policy",
     "agent_base": "stocker_core.agent.policy",
     "agent_rl": "stocker_core.agent.policy",
@@ -174,6 +192,21 @@ def make_batch_decider(
     _import_plugin(name)
     factory = BATCH_POLICIES.get(name)
     return factory(envs, seeds) if factory is not None else None
+
+
+def has_plan(name: str) -> bool:
+    """True when policy ``name`` registered a whole-episode plan."""
+    _import_plugin(name)
+    return name in PLANS
+
+
+def plan_for(
+    name: str, episode: Episode, params: RewardParams, settings: Settings | None = None
+) -> Plan | None:
+    """The whole-episode plan of ``name`` on ``episode``, or None when it has none."""
+    _import_plugin(name)
+    factory = PLANS.get(name)
+    return factory(episode, params, settings) if factory else None
 
 
 def make_policy(name: str, env: TradingEnv, seed: int | None = None) -> Policy:

@@ -1,5 +1,6 @@
-"""Evaluation: metrics, rule baselines, the backtest runner over the policy registry,
-chronological splits, rolling windows, statistics, the ``eval.*`` tables and the report.
+"""Evaluation: metrics, the backtest runner over the policy registry, chronological splits,
+rolling windows, statistics, the ``eval.*`` tables and the report. The baselines it plays
+(rules, forecast, oracle, deep RL) are ``stocker_core.baselines``.
 
 Public names are resolved lazily (PEP 562): importing the package imports nothing heavy.
 """
@@ -10,19 +11,11 @@ _EXPORTS = {
     "METRIC_NAMES": "metrics",
     "curve_metrics": "metrics",
     "max_drawdown": "metrics",
-    "MacdPolicy": "baselines",
-    "ZmrPolicy": "baselines",
-    "macd_long": "baselines",
-    "zscores": "baselines",
-    "zmr_long": "baselines",
-    "OraclePolicy": "oracle",
-    "oracle_long": "oracle",
-    "day_sentiment": "oracle",
-    "Backtest": "runner",
-    "PolicyRun": "runner",
-    "backtest": "runner",
-    "ordered_policies": "runner",
-    "policy_label": "runner",
+    "Backtest": "backtests",
+    "PolicyRun": "backtests",
+    "backtest": "backtests",
+    "ordered_policies": "backtests",
+    "policy_label": "backtests",
     "VoteBook": "council_votes",
     "load_vote_book": "council_votes",
     "SplitConfig": "splits",
@@ -36,9 +29,9 @@ _EXPORTS = {
     "bootstrap_ci": "stats",
     "sign_test": "stats",
     "timing_test": "stats",
-    "backtest_partitions": "pipeline",
-    "compute_and_store_splits": "pipeline",
-    "rolling_evaluation": "pipeline",
+    "backtest_partitions": "steps",
+    "compute_and_store_splits": "steps",
+    "rolling_evaluation": "steps",
     "build_report": "report",
 }
 

@@ -49,8 +49,8 @@ def backtest_command(
     from stocker_core.config import get_settings
     from stocker_core.env.episode import load_episode
     from stocker_core.env.rewards import RewardParams
+    from stocker_core.evaluation.backtests import backtest, check_policy_names, ordered_policies
     from stocker_core.evaluation.council_votes import load_vote_book
-    from stocker_core.evaluation.runner import backtest, check_policy_names, ordered_policies
     from stocker_core.warehouse.db import Warehouse
 
     settings = get_settings()

@@ -58,7 +58,7 @@ def window_clones(rolling: pd.DataFrame) -> dict[str, str]:
     values = [c for c in WINDOW_VALUES if c in rolling.columns]
     if rolling.empty or not values:
         return {}
-    from stocker_core.evaluation.runner import ordered_policies
+    from stocker_core.evaluation.backtests import ordered_policies
 
     order = ordered_policies([str(p) for p in dict.fromkeys(rolling["policy"])])
     return identical_to(rolling, ["ticker", "window_index"], values, order)

@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from stocker_core.evaluation.backtests import ordered_policies, policy_label
 from stocker_core.evaluation.clones import clone_label, clone_summary, window_clones
 from stocker_core.evaluation.random_policies import random_percentile
 from stocker_core.evaluation.report_statistics import ReportStatistic, report_statistics, statistic_values
-from stocker_core.evaluation.runner import ordered_policies, policy_label
 from stocker_core.evaluation.significance import (
     DeflatedSharpe,
     SpaResult,

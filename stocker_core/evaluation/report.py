@@ -13,6 +13,7 @@ import pandas as pd
 
 from stocker_core.env.policies import FITTED_ON_TRAIN
 from stocker_core.errors import EmptyDataError, InvalidNameError
+from stocker_core.evaluation.backtests import TIMING_SHUFFLES, ordered_policies, policy_label
 from stocker_core.evaluation.clones import (
     clone_label,
     clone_lines,
@@ -32,7 +33,6 @@ from stocker_core.evaluation.pooled import (
 )
 from stocker_core.evaluation.report_templates import HTML_TEMPLATE, MARKDOWN_TEMPLATE, SECTIONS
 from stocker_core.evaluation.rolling import RollingConfig, verdict
-from stocker_core.evaluation.runner import TIMING_SHUFFLES, ordered_policies, policy_label
 from stocker_core.evaluation.store import read_eval, replace_rows
 from stocker_core.warehouse.db import Warehouse
 

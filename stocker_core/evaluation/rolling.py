@@ -22,8 +22,8 @@ import pandas as pd
 
 from stocker_core.env.episode import Episode
 from stocker_core.errors import EmptyDataError
+from stocker_core.evaluation.backtests import Backtest, PolicyRun, policy_label
 from stocker_core.evaluation.metrics import METRIC_NAMES
-from stocker_core.evaluation.runner import Backtest, PolicyRun, policy_label
 from stocker_core.evaluation.significance import holm, independent_windows
 from stocker_core.evaluation.splits import SplitRange
 from stocker_core.evaluation.stats import bootstrap_ci, sign_test

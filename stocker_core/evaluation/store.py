@@ -26,7 +26,7 @@ from stocker_core.evaluation.metrics import METRIC_NAMES
 from stocker_core.warehouse.db import Warehouse
 
 if TYPE_CHECKING:
-    from stocker_core.evaluation.runner import PolicyRun
+    from stocker_core.evaluation.backtests import PolicyRun
 
 _METRIC_COLUMNS = ", ".join(f"{m} {'BIGINT' if m == 'trades' else 'DOUBLE'}" for m in METRIC_NAMES)
 

@@ -24,7 +24,7 @@ from stocker_core.env.episode import Episode
 from stocker_core.env.policies import is_upper_bound, make_batch_decider, make_policy
 from stocker_core.env.rewards import RewardParams
 from stocker_core.errors import InvalidNameError, StockerError, UnknownTickerError
-from stocker_core.evaluation.runner import check_policy_names
+from stocker_core.evaluation.backtests import check_policy_names
 from stocker_core.ledger.entries import GENESIS, LedgerEntry, Mode, chain
 from stocker_core.ledger.store import LedgerInputError, LedgerStore
 from stocker_core.market.bars import configured_source, load_bars

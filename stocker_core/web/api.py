@@ -131,7 +131,7 @@ def build_api(context: WebContext) -> APIRouter:
     @web_errors
     def choices() -> dict[str, Any]:
         from stocker_core.env.policies import is_upper_bound
-        from stocker_core.evaluation.runner import ordered_policies, policy_label
+        from stocker_core.evaluation.backtests import ordered_policies, policy_label
 
         policies = [
             {"name": n, "label": policy_label(n), "upper_bound": is_upper_bound(n)}

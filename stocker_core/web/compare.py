@@ -8,11 +8,11 @@ from typing import Any
 
 import pandas as pd
 
+from stocker_core.evaluation.backtests import ordered_policies, policy_label
 from stocker_core.evaluation.clones import clone_label, clone_lines, identical_to, window_clones
 from stocker_core.evaluation.metrics import METRIC_HELP, METRIC_NAMES
 from stocker_core.evaluation.report import ROLLING_HEADLINE, rolling_table
 from stocker_core.evaluation.rolling import RollingConfig
-from stocker_core.evaluation.runner import ordered_policies, policy_label
 from stocker_core.web.errors import NotFoundError
 from stocker_core.web.reader import WarehouseReader, plain, records
 

@@ -15,7 +15,7 @@ from stocker_core.agent.decision_store import DecisionStore, code_digest, data_d
 from stocker_core.config import get_settings
 from stocker_core.env.episode import load_episode
 from stocker_core.env.rewards import RewardParams
-from stocker_core.evaluation.runner import backtest_many
+from stocker_core.evaluation.backtests import backtest_many
 
 KEYS = ("GOOGL|2016-03-01", "GOOGL|2016-04-01")  # overlapping two-month episodes
 

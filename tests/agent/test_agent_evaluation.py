@@ -44,12 +44,12 @@ def test_a_larger_theta_holds_more(sample_home):
 
 @pytest.mark.slow
 def test_the_agent_held_out_table_equals_the_backtest_of_the_same_episode(sample_home):
-    """One scoring home: the agent's held-out row is evaluation.runner's run of that episode."""
+    """One scoring home: the agent's held-out row is evaluation.backtests's run of that episode."""
     from stocker_core.agent.evaluation import evaluate_split, split_episode
     from stocker_core.agent.pairs import agent_splits
     from stocker_core.agent.policy import agent_data
     from stocker_core.config import use_settings
-    from stocker_core.evaluation.runner import backtest
+    from stocker_core.evaluation.backtests import backtest
 
     config = AgentConfig()
     row = evaluate_split(["agent_scripted"], sample_home, config, "valid", tickers=["GOOGL"]).iloc[0]

@@ -258,7 +258,7 @@ def test_grpo_trainer_drives_a_live_server_for_two_steps(sample_settings, rows, 
     # the adapter as the agent_trl policy finds it, scored like any policy (by name only)
     from stocker_core.agent.trl_policy import run_dir, write_run
     from stocker_core.env.policies import policy_names
-    from stocker_core.evaluation.runner import backtest, check_policy_names
+    from stocker_core.evaluation.backtests import backtest, check_policy_names
 
     trainer.save_model(str(run_dir(sample_settings) / "adapter"))
     write_run(sample_settings, model="tiny", seed=0, horizon=5, max_new_tokens=16)

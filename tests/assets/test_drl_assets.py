@@ -11,12 +11,12 @@ from stocker_testing import make_bars
 
 from stocker_assets.definitions.assets.drl import DrlAgentsConfig, drl_agents
 from stocker_assets.definitions.resources import StockerResource
+from stocker_core.baselines.drl.store import current_result
+from stocker_core.baselines.drl.training import file_sha256
 from stocker_core.env.catalog import episode_row, solve_episode
 from stocker_core.env.episode import episode_from_bars
-from stocker_core.evaluation.drl.store import current_result
-from stocker_core.evaluation.drl.training import file_sha256
-from stocker_core.evaluation.pipeline import compute_and_store_splits
 from stocker_core.evaluation.splits import SplitError
+from stocker_core.evaluation.steps import compute_and_store_splits
 from stocker_core.warehouse import Warehouse
 
 TINY = DrlAgentsConfig(timesteps=128, ppo_n_steps=64, ppo_batch_size=32)

@@ -13,8 +13,8 @@ from stocker_assets.definitions.assets.env import episodes, ideal_trajectories
 from stocker_assets.definitions.assets.market import prices
 from stocker_assets.definitions.partitions import ticker_partitions
 from stocker_assets.definitions.resources import StockerResource
+from stocker_core.market.builds import build_prices
 from stocker_core.market.files_source import FilesSource
-from stocker_core.market.pipeline import build_prices
 from stocker_core.warehouse import Warehouse
 
 KEY = "AAPL|2023-08-01"

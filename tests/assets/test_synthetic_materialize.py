@@ -12,10 +12,10 @@ from stocker_assets.definitions.assets.env import episodes, ideal_trajectories
 from stocker_assets.definitions.assets.market import charts, indicators, prices
 from stocker_assets.definitions.partitions import ticker_partitions
 from stocker_assets.definitions.resources import StockerResource
+from stocker_core.baselines.oracle import oracle_long, ticker_news
 from stocker_core.config import use_settings
 from stocker_core.env.episode import load_episode
-from stocker_core.evaluation.oracle import oracle_long, ticker_news
-from stocker_core.evaluation.runner import backtest
+from stocker_core.evaluation.backtests import backtest
 from stocker_core.market.calendar import month_sessions
 from stocker_core.text.synthetic import NEWS_SOURCE
 from stocker_core.warehouse import Warehouse

@@ -8,7 +8,7 @@ import pandas as pd
 
 from stocker_core.council.backends import RuleBackend, VoteResult
 from stocker_core.council.cache import VoteCache
-from stocker_core.council.runner import run_votes
+from stocker_core.council.voting import run_votes
 from stocker_core.warehouse.db import Warehouse
 
 

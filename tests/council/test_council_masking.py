@@ -175,7 +175,7 @@ def test_mask_is_part_of_the_cache_key():
 def test_trained_moderator_word_prompt_has_no_identity():
     from stocker_core.council.models import SpecialistVote
     from stocker_core.council.roles import ROLE_NAMES
-    from stocker_core.training.prompts import ModeratorState, prompt_words, vote_tuples
+    from stocker_core.moderator.prompts import ModeratorState, prompt_words, vote_tuples
 
     votes = vote_tuples([SpecialistVote(role=r, signal=0.4, confidence=0.7) for r in ROLE_NAMES])
     state = ModeratorState(votes, 187.23, 0.012, 5_000.0, 12, 10_000.0, 3, 43)
@@ -185,7 +185,7 @@ def test_trained_moderator_word_prompt_has_no_identity():
 def test_trained_moderator_chat_prompt_has_no_price_level():
     from stocker_core.council.models import SpecialistVote
     from stocker_core.council.roles import ROLE_NAMES
-    from stocker_core.training.prompts import ModeratorState, prompt_text, vote_tuples
+    from stocker_core.moderator.prompts import ModeratorState, prompt_text, vote_tuples
 
     votes = vote_tuples([SpecialistVote(role=r, signal=0.4, confidence=0.7) for r in ROLE_NAMES])
     state = ModeratorState(votes, 187.23, 0.012, 5_000.0, 12, 10_000.0, 3, 43)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from stocker_core.context.decision import PortfolioState
 from stocker_core.council.models import SpecialistVote
 from stocker_core.council.moderator import RuleModerator
-from stocker_core.council.runner import Council, council_policy
+from stocker_core.council.voting import Council, council_policy
 
 
 def _votes(*pairs: tuple[float, float]) -> list[SpecialistVote]:

@@ -147,7 +147,7 @@ def test_lock_held_too_long_is_a_clear_error_not_a_traceback(stored_days, monkey
 def test_votes_are_written_while_computing(stored_days):
     """Without waiting for the end: a flush after every vote stores them one by one."""
     from stocker_core.context.decision import load_council_inputs
-    from stocker_core.council.runner import run_votes
+    from stocker_core.council.voting import run_votes
 
     settings = get_settings()
     inputs = load_council_inputs("AAPL", MONTH, date(2023, 8, 31), settings=settings)

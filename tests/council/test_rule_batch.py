@@ -8,7 +8,7 @@ from stocker_core.context.decision import CouncilInputs
 from stocker_core.council.analysts import RULE_ANALYSTS
 from stocker_core.council.backends import RuleBackend
 from stocker_core.council.rule_batch import rule_votes
-from stocker_core.council.runner import run_votes
+from stocker_core.council.voting import run_votes
 from stocker_core.market.files_source import FilesSource
 from stocker_core.market.sample_source import SampleSource
 from stocker_core.text.events import TextEvents, load_text_folder, parse_records

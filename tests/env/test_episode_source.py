@@ -9,9 +9,9 @@ from stocker_testing import make_bars
 
 from stocker_core.env.episode import episode_from_bars, load_episode
 from stocker_core.market.bars import load_bars
+from stocker_core.market.builds import build_prices
 from stocker_core.market.files_source import FilesSource
 from stocker_core.market.gaps import SessionGap, session_gaps
-from stocker_core.market.pipeline import build_prices
 from stocker_core.market.sample_source import SampleSource
 from stocker_core.warehouse.db import Warehouse
 

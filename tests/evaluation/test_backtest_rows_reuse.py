@@ -4,7 +4,7 @@ versions, as the rows of each episode's runs built again (what it did before).""
 from evaluation_testing import RULE_POLICIES, store_prices, synthetic_prices
 
 from stocker_core.config import Settings
-from stocker_core.evaluation.pipeline import backtest_partitions, compute_and_store_splits
+from stocker_core.evaluation.steps import backtest_partitions, compute_and_store_splits
 from stocker_core.evaluation.store import backtest_frames, read_eval
 from stocker_core.warehouse.db import Warehouse, frame_version
 

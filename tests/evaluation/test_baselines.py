@@ -4,16 +4,16 @@ import numpy as np
 import pytest
 from evaluation_testing import episode_with_history, random_walk
 
-from stocker_core.env.episode import episode_from_closes
-from stocker_core.env.rewards import RewardParams
-from stocker_core.evaluation.baselines import (
+from stocker_core.baselines.rules import (
     MACD_MIN_CLOSES,
-    VECTORISED_PLANS,
     macd_long,
     zmr_long,
     zscores,
 )
-from stocker_core.evaluation.runner import backtest
+from stocker_core.env.episode import episode_from_closes
+from stocker_core.env.policies import has_plan, policy_names
+from stocker_core.env.rewards import RewardParams
+from stocker_core.evaluation.backtests import backtest
 
 
 def test_zmr_positions_by_hand():
@@ -61,7 +61,8 @@ def test_short_history_is_reported_and_uses_what_is_stored():
 def test_vectorised_equals_per_step(seed):
     episode = episode_with_history(random_walk(140, seed), 80)
     params = RewardParams(starting_cash=episode.starting_cash)
-    names = list(VECTORISED_PLANS)
+    names = [n for n in policy_names() if has_plan(n)]  # every policy that registered a plan
+    assert {"hold", "buy_and_hold", "macd", "zmr", "forecast", "oracle", "ideal"} <= set(names)
     fast = backtest(episode, names, params, vectorised=True)
     slow = backtest(episode, names, params, vectorised=False)
     for name in names:

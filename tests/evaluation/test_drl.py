@@ -11,19 +11,14 @@ import pytest
 from drl_testing import episode_with_history
 from gymnasium import spaces
 
-from stocker_core.config import get_settings
-from stocker_core.env.actions import Action
-from stocker_core.env.environment import TradingEnv
-from stocker_core.env.policies import make_policy, run_episode
-from stocker_core.errors import EmptyDataError, InvalidNameError
-from stocker_core.evaluation.drl.agents import DrlPolicy, load_drl_agent, make_drl_policy
-from stocker_core.evaluation.drl.store import (
+from stocker_core.baselines.drl.agents import DrlPolicy, load_drl_agent, make_drl_policy
+from stocker_core.baselines.drl.store import (
     MissingModelError,
     ModelMismatchError,
     current_result,
     drl_model_dir,
 )
-from stocker_core.evaluation.drl.training import (
+from stocker_core.baselines.drl.training import (
     DrlConfig,
     DrlConfigError,
     file_sha256,
@@ -31,6 +26,11 @@ from stocker_core.evaluation.drl.training import (
     train_drl_agent,
     train_drl_agents,
 )
+from stocker_core.config import get_settings
+from stocker_core.env.actions import Action
+from stocker_core.env.environment import TradingEnv
+from stocker_core.env.policies import make_policy, run_episode
+from stocker_core.errors import EmptyDataError, InvalidNameError
 
 TINY = DrlConfig(timesteps=256, seed=3, ppo_n_steps=64, ppo_batch_size=32, curve_points=4)
 
@@ -190,7 +190,7 @@ def _cli(home: Path, monkeypatch, *args: str):
     import typer
     from typer.testing import CliRunner
 
-    from stocker_core.evaluation.drl.cli import register
+    from stocker_core.baselines.drl.cli import register
 
     app = typer.Typer()
     register(app)
@@ -223,7 +223,7 @@ def test_cli_train_reports_bad_input_with_exit_code_2(tmp_path, monkeypatch):
 def test_backtests_play_many_episodes_in_one_batch_as_one_at_a_time(trained, episodes, monkeypatch):
     """The registry's batch decider (one predict call per step for every episode) gives the
     runs the per-episode policy gives, episode by episode."""
-    from stocker_core.evaluation.runner import backtest_many
+    from stocker_core.evaluation.backtests import backtest_many
 
     home, _ = trained
     monkeypatch.setenv("STOCKER_HOME", str(home))

@@ -10,8 +10,8 @@ from typer.testing import CliRunner
 
 from stocker_core.config import get_settings
 from stocker_core.evaluation.cli import register
-from stocker_core.evaluation.pipeline import backtest_partitions, compute_and_store_splits, rolling_evaluation
 from stocker_core.evaluation.rolling import RollingConfig
+from stocker_core.evaluation.steps import backtest_partitions, compute_and_store_splits, rolling_evaluation
 from stocker_core.warehouse.db import Warehouse
 
 runner = CliRunner()

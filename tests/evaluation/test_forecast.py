@@ -9,12 +9,7 @@ import numpy as np
 import pytest
 from drl_testing import episode_with_history, zigzag
 
-from stocker_core.env.actions import Action
-from stocker_core.env.environment import TradingEnv
-from stocker_core.env.episode import episode_from_closes
-from stocker_core.env.policies import make_policy, run_episode
-from stocker_core.errors import StockerError
-from stocker_core.evaluation.forecast import (
+from stocker_core.baselines.forecast import (
     BadPriceError,
     ForecastConfig,
     ForecastConfigError,
@@ -22,6 +17,11 @@ from stocker_core.evaluation.forecast import (
     InsufficientHistoryError,
     forecast_next_close,
 )
+from stocker_core.env.actions import Action
+from stocker_core.env.environment import TradingEnv
+from stocker_core.env.episode import episode_from_closes
+from stocker_core.env.policies import make_policy, run_episode
+from stocker_core.errors import StockerError
 
 
 def _actions(env: TradingEnv, policy: ForecastPolicy) -> list[Action]:
@@ -140,7 +140,7 @@ def test_make_policy_imports_the_plugin_module_by_name(monkeypatch):
     from stocker_core.env import policies
 
     monkeypatch.delitem(policies.POLICIES, "forecast")
-    monkeypatch.delitem(sys.modules, "stocker_core.evaluation.forecast")
+    monkeypatch.delitem(sys.modules, "stocker_core.baselines.forecast")
     env = TradingEnv(episode_from_closes(100 * 1.01 ** np.arange(5)))
     policy = make_policy("forecast", env)
     assert type(policy).__name__ == "ForecastPolicy"
@@ -148,7 +148,7 @@ def test_make_policy_imports_the_plugin_module_by_name(monkeypatch):
 
 
 def test_batched_forecast_equals_statsmodels_fit_day_by_day():
-    from stocker_core.evaluation.forecast import forecast_next_close, predicted_returns
+    from stocker_core.baselines.forecast import forecast_next_close, predicted_returns
 
     rng = np.random.default_rng(11)
     closes = 100 * np.exp(np.cumsum(rng.normal(0, 0.02, 90)))

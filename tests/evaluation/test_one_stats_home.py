@@ -11,7 +11,7 @@ import pytest
 from stocker_core.evaluation.model_checks import model_figures
 from stocker_core.evaluation.pooled import EvidenceConfig, leaderboard_table, pooled_evidence
 from stocker_core.evaluation.stats import mean_ci, t_test
-from stocker_core.training.learning_check import format_table, verdicts
+from stocker_core.moderator.learning_check import format_table, verdicts
 
 EXCESS = np.array([0.021, -0.013, 0.034, 0.002, -0.008, 0.017, 0.026, -0.019, 0.011, 0.005, 0.029, -0.004])
 """One policy's excess total return over buy-and-hold, window by window (buy-and-hold makes 0

@@ -6,13 +6,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from stocker_core.baselines.oracle import OraclePolicy, day_sentiment, oracle_long, ticker_news
 from stocker_core.config import get_settings
 from stocker_core.context.point_in_time import decision_cutoff
 from stocker_core.env.environment import TradingEnv
 from stocker_core.env.episode import load_episode
 from stocker_core.env.policies import make_policy, policy_names
-from stocker_core.evaluation.oracle import OraclePolicy, day_sentiment, oracle_long, ticker_news
-from stocker_core.evaluation.runner import backtest
+from stocker_core.evaluation.backtests import backtest
 from stocker_core.text.events import parse_records
 from stocker_core.text.sentiment import score_text
 

@@ -10,10 +10,10 @@ from evaluation_testing import RULE_POLICIES, store_prices, synthetic_prices
 from stocker_core.config import Settings
 from stocker_core.errors import EmptyDataError, InvalidNameError
 from stocker_core.evaluation.looks import look_counts
-from stocker_core.evaluation.pipeline import backtest_partitions, compute_and_store_splits, rolling_evaluation
 from stocker_core.evaluation.report import build_report
 from stocker_core.evaluation.report_templates import SECTIONS
 from stocker_core.evaluation.rolling import RollingConfig
+from stocker_core.evaluation.steps import backtest_partitions, compute_and_store_splits, rolling_evaluation
 from stocker_core.evaluation.store import read_eval
 from stocker_core.warehouse.db import Warehouse
 

@@ -7,7 +7,7 @@ from evaluation_testing import episode_with_history, random_walk
 from stocker_core.env.actions import Action
 from stocker_core.env.policies import POLICIES, register_policy
 from stocker_core.errors import InvalidNameError
-from stocker_core.evaluation.runner import backtest, check_policy_names, ordered_policies
+from stocker_core.evaluation.backtests import backtest, check_policy_names, ordered_policies
 
 
 def test_unknown_policy_lists_the_valid_names():

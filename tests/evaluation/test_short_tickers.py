@@ -4,8 +4,8 @@ import pytest
 from evaluation_testing import store_prices, synthetic_prices
 
 from stocker_core.config import Settings
-from stocker_core.evaluation.pipeline import NoWindowsError, compute_and_store_splits, rolling_evaluation
 from stocker_core.evaluation.rolling import RollingConfig
+from stocker_core.evaluation.steps import NoWindowsError, compute_and_store_splits, rolling_evaluation
 from stocker_core.evaluation.store import read_eval
 from stocker_core.warehouse.db import Warehouse
 
@@ -50,7 +50,7 @@ def test_a_ticker_scoped_run_foresees_who_the_evaluation_will_leave_out():
     MSFT as the ticker that evaluation will leave out, with the same reasons it would give."""
     import pandas as pd
 
-    from stocker_core.evaluation.pipeline import foreseen_left_out
+    from stocker_core.evaluation.steps import foreseen_left_out
 
     frames = [
         synthetic_prices(t, days=n, seed=s)

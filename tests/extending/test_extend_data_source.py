@@ -13,11 +13,11 @@ import pytest
 
 from stocker_core.config import DataSource, Settings, registered_source, settings_error_line, source_names
 from stocker_core.env.episode import load_episode
-from stocker_core.evaluation.runner import backtest
+from stocker_core.evaluation.backtests import backtest
 from stocker_core.market.bars import load_bars
+from stocker_core.market.builds import build_prices
 from stocker_core.market.calendar import sessions
 from stocker_core.market.frames import normalize_bars
-from stocker_core.market.pipeline import build_prices
 from stocker_core.market.sources import get_source
 from stocker_core.market.table_source import TableSource
 from stocker_core.warehouse.db import Warehouse

@@ -19,7 +19,7 @@ from stocker_core.council.models import SpecialistVote
 from stocker_core.council.registry import Specialist, registered_specialist
 from stocker_core.council.roles import ROLE_NAMES, ROLES, RoleMessage, expertise_prompt
 from stocker_core.council.rule_batch import rule_votes
-from stocker_core.council.runner import Council, run_votes
+from stocker_core.council.voting import Council, run_votes
 from stocker_core.market.files_source import FilesSource
 from stocker_core.text.masking import PromptMask
 

@@ -11,7 +11,7 @@ import pytest
 from ledger_testing import FIRST_DECISION, after_close, set_clock
 
 from stocker_core.env.episode import Episode
-from stocker_core.evaluation.runner import backtest
+from stocker_core.evaluation.backtests import backtest
 from stocker_core.ledger.record import record
 from stocker_core.ledger.service import score_ledger, verify_ledger
 from stocker_core.ledger.store import LedgerStore

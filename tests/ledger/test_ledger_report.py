@@ -7,9 +7,9 @@ from ledger_testing import FIRST_DECISION, after_close, invoke, set_clock
 from stocker_testing import make_bars
 
 from stocker_core.evaluation.forward_report import forward_table, read_forward_record
-from stocker_core.evaluation.pipeline import backtest_partitions, compute_and_store_splits, rolling_evaluation
 from stocker_core.evaluation.report import build_report
 from stocker_core.evaluation.rolling import RollingConfig
+from stocker_core.evaluation.steps import backtest_partitions, compute_and_store_splits, rolling_evaluation
 from stocker_core.market.clock import next_session
 from stocker_core.warehouse.db import Warehouse
 

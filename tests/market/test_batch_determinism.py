@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 import talib
 
+from stocker_core.market.builds import build_charts, build_indicators, build_prices
 from stocker_core.market.charts import chart_window, chart_windows
 from stocker_core.market.indicators import compute_indicators, indicators_by_month, trailing_mean
-from stocker_core.market.pipeline import build_charts, build_indicators, build_prices
 from stocker_core.market.sample_source import SampleSource
 from stocker_core.warehouse.db import Warehouse
 

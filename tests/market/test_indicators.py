@@ -4,9 +4,9 @@ import numpy as np
 import pandas as pd
 import talib
 
+from stocker_core.market.builds import lookback_start
 from stocker_core.market.files_source import FilesSource
 from stocker_core.market.indicators import INDICATOR_COLUMNS, MIN_HISTORY, compute_indicators
-from stocker_core.market.pipeline import lookback_start
 
 
 def test_values_match_talib_and_warmup_is_nan(seed_dir):

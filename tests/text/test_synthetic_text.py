@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 from scipy.stats import spearmanr
 
+from stocker_core.baselines.oracle import day_sentiment
 from stocker_core.config import Settings
 from stocker_core.context.point_in_time import decision_cutoff
-from stocker_core.evaluation.oracle import day_sentiment
 from stocker_core.market.synthetic import SyntheticSpec, synthetic_market
 from stocker_core.text.configured import configured_events, configured_text
 from stocker_core.text.events import parse_records

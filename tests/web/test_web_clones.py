@@ -7,8 +7,8 @@ import pytest
 from fastapi.testclient import TestClient
 from web_testing import KEY, build_tiny_home
 
-from stocker_core.evaluation.pipeline import compute_and_store_splits, rolling_evaluation
 from stocker_core.evaluation.rolling import RollingConfig
+from stocker_core.evaluation.steps import compute_and_store_splits, rolling_evaluation
 from stocker_core.web.app import create_web_app
 
 

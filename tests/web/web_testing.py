@@ -22,7 +22,7 @@ from stocker_core.council.models import SpecialistVote  # noqa: E402
 from stocker_core.council.roles import ROLE_NAMES  # noqa: E402
 from stocker_core.env.catalog import episode_row, solve_episode  # noqa: E402
 from stocker_core.env.episode import load_episode  # noqa: E402
-from stocker_core.evaluation.pipeline import backtest_partitions  # noqa: E402
+from stocker_core.evaluation.steps import backtest_partitions  # noqa: E402
 from stocker_core.evaluation.store import replace_rows  # noqa: E402
 from stocker_core.warehouse.db import Warehouse  # noqa: E402
 

@@ -67,7 +67,7 @@ def agent_policy(
 ) -> dg.MaterializeResult:
     from stocker_core.agent.store import model_run_row
     from stocker_core.agent.training import train_agent, training_data
-    from stocker_core.evaluation.drl.store import record_model_runs
+    from stocker_core.baselines.drl.store import record_model_runs
     from stocker_core.warehouse.db import frame_version
 
     settings, warehouse = stocker.settings(), stocker.warehouse()

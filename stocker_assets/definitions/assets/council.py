@@ -24,10 +24,10 @@ from stocker_core.config import Settings
 from stocker_core.council.backends import get_backend
 from stocker_core.council.partition import role_summary, split_by_month, ticker_votes, vote_stats
 from stocker_core.market.bars import load_bars
+from stocker_core.market.builds import MonthBuild
 from stocker_core.market.calendar import month_end
 from stocker_core.market.clock import text_before
 from stocker_core.market.indicators import LOOKBACK_MONTHS
-from stocker_core.market.pipeline import MonthBuild
 from stocker_core.market.validation import parse_partition_key, partition_key
 from stocker_core.text.configured import configured_events
 from stocker_core.text.events import EventKind, fetch_yfinance_news

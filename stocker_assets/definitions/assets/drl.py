@@ -12,8 +12,8 @@ from stocker_assets.definitions.automation import WEEKLY_RETRAIN
 from stocker_assets.definitions.lineage import record_build
 from stocker_assets.definitions.progress import throttled_progress
 from stocker_assets.definitions.resources import StockerResource
-from stocker_core.evaluation.drl.store import ALGOS
-from stocker_core.evaluation.drl.training import DrlConfig
+from stocker_core.baselines.drl.store import ALGOS
+from stocker_core.baselines.drl.training import DrlConfig
 
 EVALUATION = "evaluation"
 _DEFAULTS = DrlConfig()
@@ -55,9 +55,9 @@ class DrlAgentsConfig(dg.Config):
 def drl_agents(
     context: dg.AssetExecutionContext, config: DrlAgentsConfig, stocker: StockerResource
 ) -> dg.MaterializeResult:
-    from stocker_core.evaluation.drl.plots import reward_curves_png
-    from stocker_core.evaluation.drl.training import train_from_warehouse
-    from stocker_core.market.pipeline import MonthBuild
+    from stocker_core.baselines.drl.plots import reward_curves_png
+    from stocker_core.baselines.drl.training import train_from_warehouse
+    from stocker_core.market.builds import MonthBuild
 
     settings, warehouse = stocker.settings(), stocker.warehouse()
     context.log.info(f"training {', '.join(config.algos)} on the train split's stored episodes")

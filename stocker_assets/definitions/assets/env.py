@@ -25,7 +25,7 @@ from stocker_core.env.episode import episode_from_bars, window_bounds
 from stocker_core.env.plots import ideal_position_png
 from stocker_core.errors import EmptyDataError
 from stocker_core.market.bars import load_bars
-from stocker_core.market.pipeline import MonthBuild
+from stocker_core.market.builds import MonthBuild
 from stocker_core.market.validation import partition_key
 from stocker_core.warehouse.db import Warehouse, frame_version
 

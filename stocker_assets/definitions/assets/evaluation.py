@@ -15,7 +15,7 @@ from stocker_assets.definitions.lineage import combined_version, record_build
 from stocker_assets.definitions.partitions import ticker_month_partitions
 from stocker_assets.definitions.progress import throttled_progress
 from stocker_assets.definitions.resources import StockerResource
-from stocker_core.market.pipeline import MonthBuild
+from stocker_core.market.builds import MonthBuild
 from stocker_core.warehouse.db import frame_version
 
 EVALUATION = "evaluation"
@@ -78,9 +78,9 @@ def _month_keys(key: str, months: int) -> list[str]:
 def backtests(
     context: dg.AssetExecutionContext, config: EvaluationConfig, stocker: StockerResource
 ) -> dg.MaterializeResult:
-    from stocker_core.evaluation.pipeline import backtest_partitions
     from stocker_core.evaluation.plots import equity_png
     from stocker_core.evaluation.report import mean_metrics_table
+    from stocker_core.evaluation.steps import backtest_partitions
     from stocker_core.evaluation.store import backtest_frames
 
     settings, warehouse = stocker.settings(), stocker.warehouse()
@@ -156,7 +156,7 @@ def backtests(
     ),
 )
 def splits(context: dg.AssetExecutionContext, stocker: StockerResource) -> dg.MaterializeResult:
-    from stocker_core.evaluation.pipeline import compute_and_store_splits
+    from stocker_core.evaluation.steps import compute_and_store_splits
 
     warehouse = stocker.warehouse()
     result = compute_and_store_splits(warehouse)
@@ -194,10 +194,10 @@ def splits(context: dg.AssetExecutionContext, stocker: StockerResource) -> dg.Ma
 def rolling_evaluation(
     context: dg.AssetExecutionContext, config: EvaluationConfig, stocker: StockerResource
 ) -> dg.MaterializeResult:
-    from stocker_core.evaluation.pipeline import NoWindowsError
-    from stocker_core.evaluation.pipeline import rolling_evaluation as run_rolling
     from stocker_core.evaluation.plots import rolling_ci_png
     from stocker_core.evaluation.report import rolling_table, verdict_lines
+    from stocker_core.evaluation.steps import NoWindowsError
+    from stocker_core.evaluation.steps import rolling_evaluation as run_rolling
 
     settings, warehouse = stocker.settings(), stocker.warehouse()
     rolling = config.rolling()

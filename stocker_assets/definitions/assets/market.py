@@ -20,16 +20,16 @@ from stocker_assets.definitions.partitions import (
 )
 from stocker_assets.definitions.progress import throttled_progress
 from stocker_assets.definitions.resources import StockerResource
-from stocker_core.market.calendar import month_end
-from stocker_core.market.charts import thumbnail_png
-from stocker_core.market.gate import clean_segments, failed_partitions, ingest_prices
-from stocker_core.market.indicators import INDICATOR_COLUMNS, LOOKBACK_MONTHS
-from stocker_core.market.pipeline import (
+from stocker_core.market.builds import (
     CHART_LOOKBACK_MONTHS,
     MonthBuild,
     build_charts,
     build_indicators,
 )
+from stocker_core.market.calendar import month_end
+from stocker_core.market.charts import thumbnail_png
+from stocker_core.market.gate import clean_segments, failed_partitions, ingest_prices
+from stocker_core.market.indicators import INDICATOR_COLUMNS, LOOKBACK_MONTHS
 from stocker_core.market.sources import get_source
 from stocker_core.market.validation import partition_key
 from stocker_core.warehouse import Warehouse

@@ -1,6 +1,6 @@
 """Training group: the moderator's base model, SFT warm start and GRPO adapter.
 
-Each asset calls one stage of ``stocker_core.training.pipeline`` and shows what trained
+Each asset calls one stage of ``stocker_core.moderator.training`` and shows what trained
 it (base model, config, seed, episode partitions, vote-cache version), the wall time, the
 loss / reward curve and a held-out (valid split) table; the same facts go to
 ``meta.lineage`` and ``models.runs``.
@@ -19,8 +19,8 @@ from stocker_assets.definitions.automation import WEEKLY_RETRAIN
 from stocker_assets.definitions.progress import progress_message
 from stocker_assets.definitions.queues import celery_queue_tags
 from stocker_assets.definitions.resources import StockerResource
-from stocker_core.training.config import TrainingConfig, load_config
-from stocker_core.training.pipeline import (
+from stocker_core.moderator.config import TrainingConfig, load_config
+from stocker_core.moderator.training import (
     CURVE_FILE,
     StageReport,
     finish_stage,

@@ -1,0 +1,186 @@
+"""Fitting the moderator's nine answers to their known rewards, with the checkpoint chosen on
+the valid split: the loop both the SFT warm start (reward teacher) and the RL stage run.
+
+Every training state has all nine answers' rewards (``grpo.RewardTable``), so nothing is
+sampled: each update scores the nine answers of ``batch`` states and follows one of two
+objectives (``TrainingConfig.objective``):
+
+- ``soft_target``: cross-entropy toward ``softmax(R̃ / τ)``, where ``R̃`` is the state's
+  rewards centred and divided by the train table's spread. Its gradient on the logits,
+  ``π − target``, stays large where the policy is confidently wrong.
+- ``policy_gradient``: the exact expected-reward gradient ``Σ π(a)(R(a) − R̄)∇log π(a)``,
+  which fades as ``π(1 − π)`` on such states (kept to compare).
+
+Every ``eval_every`` steps (and before the first) the policy's greedy answers on the valid
+states are scored by their rewards; the best checkpoint is restored at the end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from stocker_core.lm.factory import LoadedModel
+from stocker_core.lm.policy_gradient import (
+    PgLog,
+    PgStep,
+    apply_update,
+    expected_reward_weights,
+    soft_target_loss,
+    trainable_optimizer,
+    zero_spread_share,
+)
+from stocker_core.moderator.answers import ANSWERS, answer_logits, answer_probabilities
+
+StepProgress = Callable[[int, int], None]
+
+
+@dataclass
+class AnswerSet:
+    """Rendered prompts and every answer's reward, ``[len(prompts), 9]`` in ``ANSWERS`` order."""
+
+    prompts: list[str]
+    rewards: np.ndarray
+
+    def __post_init__(self) -> None:
+        if self.rewards.shape != (len(self.prompts), len(ANSWERS)):
+            raise ValueError(f"rewards of shape {self.rewards.shape} for {len(self.prompts)} prompts")
+
+    def greedy_reward(self, probabilities: np.ndarray) -> float:
+        """Mean reward of the most likely answer of each state."""
+        if not len(self.prompts):
+            return float("nan")
+        chosen = probabilities.argmax(axis=1)
+        return float(self.rewards[np.arange(len(chosen)), chosen].mean())
+
+
+@dataclass(frozen=True)
+class FitSettings:
+    """One fit: objective, temperature, budget, batch, learning rate, seed, valid cadence."""
+
+    objective: str
+    temperature: float
+    steps: int
+    batch: int
+    learning_rate: float
+    seed: int
+    eval_every: int
+    entropy_coef: float = 0.0
+    scale_rewards: str = "batch"
+
+
+@dataclass
+class FitResult:
+    """The log of the updates, the valid curve and the step whose checkpoint was kept."""
+
+    log: PgLog
+    valid_curve: list[tuple[int, float]] = field(default_factory=list)
+    best_step: int = 0
+
+    @property
+    def best_valid(self) -> float | None:
+        scores = dict(self.valid_curve)
+        return scores.get(self.best_step)
+
+
+def reward_scale(rewards: np.ndarray) -> float:
+    """The spread of the rewards within states (std of the state-centred rewards), the unit of τ."""
+    centred = rewards - rewards.mean(axis=1, keepdims=True)
+    std = float(centred.std())
+    return std if std > 0 else 1.0
+
+
+def trainable_state(model: Any) -> dict[str, Any]:
+    """A detached copy of the trainable weights (a checkpoint kept in memory)."""
+    return {n: p.detach().clone() for n, p in model.named_parameters() if p.requires_grad}
+
+
+def restore_trainable(model: Any, state: dict[str, Any]) -> None:
+    """Copy a ``trainable_state`` back into ``model``."""
+    import torch
+
+    with torch.no_grad():
+        for name, parameter in model.named_parameters():
+            if name in state:
+                parameter.copy_(state[name])
+
+
+def fit_answers(
+    policy: LoadedModel,
+    train: AnswerSet,
+    settings: FitSettings,
+    valid: AnswerSet | None = None,
+    stage: str = "grpo",
+    progress: Callable[[str, int, int], None] | None = None,
+    log: PgLog | None = None,
+) -> FitResult:
+    """Train ``policy``'s trainable weights on ``train``; keep the checkpoint with the best
+    greedy valid reward (step 0 included, so a fit never ends worse on valid than it began)."""
+    import torch
+
+    rewards = torch.tensor(train.rewards, dtype=torch.float32, device=policy.device)
+    unit = reward_scale(train.rewards)
+    optimizer = trainable_optimizer(policy.model, settings.learning_rate)
+    rng = np.random.default_rng(settings.seed)
+    result = FitResult(log if log is not None else PgLog())
+    best_score, best_state = -np.inf, None
+    size = min(settings.batch, len(train.prompts))
+
+    def check(step: int) -> None:
+        nonlocal best_score, best_state
+        if valid is None or not valid.prompts:
+            return
+        score = valid.greedy_reward(answer_probabilities(policy, valid.prompts))
+        result.valid_curve.append((step, score))
+        if score > best_score:
+            best_score, best_state, result.best_step = score, trainable_state(policy.model), step
+
+    check(0)
+    for step in range(1, settings.steps + 1):
+        pick = rng.choice(len(train.prompts), size=size, replace=False)
+        logits = answer_logits(policy, [train.prompts[i] for i in pick])
+        batch_rewards = rewards[torch.as_tensor(pick, device=rewards.device)]
+        if settings.objective == "soft_target":
+            loss, pi = soft_target_loss(logits, batch_rewards / unit, settings.temperature)
+        elif settings.objective == "policy_gradient":
+            loss, pi = expected_reward_weights(logits, batch_rewards, settings.scale_rewards)
+        else:
+            raise ValueError(f"unknown objective {settings.objective!r}: use soft_target or policy_gradient")
+        if settings.entropy_coef:
+            log_pi = torch.log_softmax(logits, dim=-1)
+            loss = loss + settings.entropy_coef * (log_pi.exp() * log_pi).sum(dim=-1).mean()
+        loss_value = apply_update(policy.model, optimizer, loss)
+        mean_pi = pi.mean(dim=0).cpu().numpy()
+        entropy = float(-(pi * torch.log(pi.clamp_min(1e-12))).sum(dim=-1).mean())
+        result.log.add(
+            PgStep(
+                step=step,
+                reward=float((pi * batch_rewards).sum(dim=-1).mean()),
+                frac_reward_zero_std=zero_spread_share(train.rewards[pick]),
+                loss=loss_value,
+                actions={answer: float(p) for answer, p in zip(ANSWERS, mean_pi, strict=True)},
+                extra={
+                    "best_answer_reward": float(batch_rewards.max(dim=-1).values.mean()),
+                    "entropy": entropy,
+                },
+            )
+        )
+        if progress is not None:
+            progress(stage, step, settings.steps)
+        if step % settings.eval_every == 0 or step == settings.steps:
+            check(step)
+    if best_state is not None:
+        restore_trainable(policy.model, best_state)
+    result.log.close()
+    return result
+
+
+def answer_set(policy: LoadedModel, rows: Sequence[dict[str, Any]], rewards: np.ndarray) -> AnswerSet:
+    """The rows' prompts rendered for ``policy`` with their reward table."""
+    from stocker_core.moderator.generation import render_prompt
+
+    prompts = [render_prompt(policy, r["prompt_words"], r["prompt_text"]) for r in rows]
+    return AnswerSet(prompts, np.asarray(rewards, dtype=np.float64).reshape(len(prompts), len(ANSWERS)))

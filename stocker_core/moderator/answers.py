@@ -1,0 +1,92 @@
+"""The moderator's decision as scored choices: a distribution over its nine answers.
+
+Every answer (``hold q0``, ``buy q1``..``q4``, ``sell q1``..``q4``) is scored by the
+model's log-likelihood of the answer and ``<eos>`` after the prompt; the policy is the
+softmax over the nine. Reading a decision this way cannot fail to parse, and the same
+numbers train the policy (``grpo``: the exact expected gradient over the nine answers).
+
+The scoring is the language-model floor's (``stocker_core.lm.choices``); this module binds
+the moderator's answers and how its prompts and answers are tokenized.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from stocker_core.lm import choices
+from stocker_core.lm.factory import LoadedModel
+from stocker_core.moderator.prompts import QUARTERS, completion_for
+
+ANSWERS: tuple[str, ...] = (
+    completion_for("hold"),
+    *(completion_for("buy", q) for q in range(1, QUARTERS + 1)),
+    *(completion_for("sell", q) for q in range(1, QUARTERS + 1)),
+)
+"""The nine answers, in a fixed order: hold, buy q1..q4, sell q1..q4."""
+
+
+def _prompt_ids(loaded: LoadedModel, prompt: str) -> list[int]:
+    # a chat prompt is already templated (its special tokens are in the text)
+    add_special = loaded.prompt_style != "chat"
+    return list(loaded.tokenizer(prompt, add_special_tokens=add_special)["input_ids"])
+
+
+def _answer_ids(loaded: LoadedModel) -> list[list[int]]:
+    tokenizer = loaded.tokenizer
+    return [
+        list(tokenizer(" " + answer, add_special_tokens=False)["input_ids"]) + [tokenizer.eos_token_id]
+        for answer in ANSWERS
+    ]
+
+
+def encode_choices(loaded: LoadedModel, prompts: Sequence[str]) -> list[tuple[list[int], list[int]]]:
+    """(ids, learn mask) of every prompt followed by each answer: ``len(prompts) * 9`` rows,
+    the answers of one prompt consecutive; the mask marks the answer's tokens."""
+    answers = _answer_ids(loaded)
+    encoded = []
+    for prompt in prompts:
+        head = _prompt_ids(loaded, prompt)
+        for tail in answers:
+            encoded.append((head + tail, [0] * len(head) + [1] * len(tail)))
+    return encoded
+
+
+def answer_logits(loaded: LoadedModel, prompts: Sequence[str]) -> Any:
+    """Summed log-likelihood of each answer after each prompt, ``[len(prompts), 9]``
+    (with gradient when the model trains; wrap in ``torch.no_grad`` to read).
+
+    When every prompt has the same length (the tiny model's fixed grammar), each prompt is
+    read once with the nine answers laid after it as a tree (``lm.choices.answer_tree``):
+    one pass of prompt + 12 tokens instead of nine sequences; otherwise each prompt + answer
+    is scored as a whole sequence. Both give the same numbers (tested)."""
+    heads = [_prompt_ids(loaded, p) for p in prompts]
+    pad = loaded.tokenizer.pad_token_id
+    return choices.answer_logits(loaded.model, heads, _answer_ids(loaded), pad, loaded.device)
+
+
+def full_sequence_logits(loaded: LoadedModel, prompts: Sequence[str]) -> Any:
+    """``answer_logits`` by scoring every prompt + answer as one padded sequence."""
+    heads = [_prompt_ids(loaded, p) for p in prompts]
+    pad = loaded.tokenizer.pad_token_id
+    return choices.full_sequence_logits(loaded.model, heads, _answer_ids(loaded), pad, loaded.device)
+
+
+def answer_probabilities(loaded: LoadedModel, prompts: Sequence[str], batch_size: int = 64) -> Any:
+    """The policy over the nine answers for each prompt (numpy ``[n, 9]``), no gradient."""
+    import numpy as np
+    import torch
+
+    loaded.model.eval()
+    out = []
+    with torch.no_grad():
+        for start in range(0, len(prompts), batch_size):
+            logits = answer_logits(loaded, prompts[start : start + batch_size])
+            out.append(torch.softmax(logits, dim=-1).cpu().numpy())
+    return np.concatenate(out) if out else np.zeros((0, len(ANSWERS)))
+
+
+def choose_answers(loaded: LoadedModel, prompts: Sequence[str], batch_size: int = 64) -> list[str]:
+    """The most likely answer for each prompt (greedy over the nine)."""
+    probabilities = answer_probabilities(loaded, prompts, batch_size)
+    return [ANSWERS[int(i)] for i in probabilities.argmax(axis=1)]

@@ -1,0 +1,189 @@
+"""One TrainingConfig with every knob of the moderator's training, from defaults, env or YAML."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import yaml
+from pydantic import Field, ValidationError
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from stocker_core.errors import StockerError
+
+if TYPE_CHECKING:
+    from stocker_core.lm.factory import ModelSpec
+
+StatePath = Literal["council", "ideal"]
+Continuation = Literal["rule", "hold"]
+TrainingReward = Literal["excess", "environment"]
+RewardScaling = Literal["batch", "none"]
+Decode = Literal["scored", "generate"]
+SftTeacher = Literal["reward", "ideal"]
+Objective = Literal["soft_target", "policy_gradient"]
+STAGES = ("base", "sft", "grpo")
+
+
+class TrainingConfigError(StockerError, ValueError):
+    """A training configuration that cannot be used (unknown key, bad value, unreadable YAML)."""
+
+
+class TrainingConfig(BaseSettings):
+    """Everything that shapes a training run. Each field can be set in YAML (``stocker train
+    --config``) or as ``STOCKER_MODERATOR_<FIELD>`` (e.g. ``STOCKER_MODERATOR_MODEL=smollm2``)."""
+
+    model_config = SettingsConfigDict(env_prefix="STOCKER_MODERATOR_", extra="forbid")
+
+    model: str = Field(default="tiny", description="tiny | smollm2 | a Hugging Face id or local path")
+    seed: int = 0
+    # data
+    train_episodes: list[str] | None = Field(
+        default=None, description="episode keys to train on (default: the train split)"
+    )
+    valid_episodes: list[str] | None = Field(
+        default=None, description="held-out episode keys (default: the valid split)"
+    )
+    state_path: StatePath = Field(
+        default="council", description="whose trajectory the dataset's states follow"
+    )
+    vote_backend: str = Field(default="rule", description="council backend whose cached votes are read")
+    sft_teacher: SftTeacher = Field(
+        default="reward",
+        description="reward: every answer's training reward as a soft target softmax(R/sft_temperature) "
+        "(a high-entropy start that leans the way the rewards do); ideal: the hindsight-DP path "
+        "(measured: mostly future noise, correlation 0.39 with the planted factor; kept to compare)",
+    )
+    sft_temperature: float = Field(
+        default=2.0, gt=0, description="temperature of the reward teacher, in units of the rewards' std"
+    )
+    sft_target_cost: float | None = Field(
+        default=0.01,
+        ge=0,
+        description="cost rate of the ideal teacher's path (None: the environment's). At the "
+        "environment's 0.001 the hindsight optimum flips on most short swings (a teacher nobody can "
+        "learn); at 0.01 it keeps the swings worth a round trip",
+    )
+    # tiny model
+    tiny_hidden_size: int = 128
+    tiny_intermediate_size: int = 256
+    tiny_layers: int = 2
+    tiny_heads: int = 4
+    # LoRA
+    lora_r: int = Field(default=16, ge=1)
+    lora_alpha: int = Field(default=32, ge=1)
+    lora_dropout: float = Field(default=0.0, ge=0, lt=1)
+    load_in_4bit: bool = Field(default=True, description="4-bit base through bitsandbytes (CUDA only)")
+    # SFT warm start
+    sft_epochs: float = Field(
+        default=1.0,
+        gt=0,
+        description="passes over the train states (the valid checkpoint stops improving early: on the "
+        "sample, the best of two epochs was step 100 of 690)",
+    )
+    sft_learning_rate: float = Field(default=3e-3, gt=0)
+    sft_batch_size: int = Field(default=32, ge=1)
+    sft_max_steps: int = Field(default=-1, description="cap on SFT steps (-1: epochs decide)")
+    # policy gradient ("grpo": the exact expected gradient over the nine answers)
+    reward: TrainingReward = Field(
+        default="excess",
+        description="excess: per-step excess over buy-and-hold minus costs (SPEC §3); "
+        "environment: the environment's reward rolled forward rollout_k steps",
+    )
+    reward_horizon: int = Field(
+        default=5,
+        ge=1,
+        le=20,
+        description="sessions the answer's exposure is credited for: a trade pays its cost once, so a "
+        "one-session reward makes any trade a loss unless one day repays the cost (measured: the policy "
+        "collapsed to hold at 1)",
+    )
+    scale_rewards: RewardScaling = Field(
+        default="batch", description="batch: centred rewards over their batch std; none: raw"
+    )
+    grpo_prompts: int = Field(default=64, ge=1, description="states per update (all nine answers each)")
+    objective: Objective = Field(
+        default="soft_target",
+        description="soft_target: cross-entropy toward softmax(R/target_temperature) over the nine "
+        "answers, whose gradient (pi - target) stays large where the policy is confidently wrong; "
+        "policy_gradient: the exact expected-reward gradient, which fades as pi(1 - pi) there",
+    )
+    target_temperature: float = Field(
+        default=0.5, gt=0, description="temperature of the soft target, in units of the rewards' std"
+    )
+    eval_every: int = Field(
+        default=50, ge=1, description="steps between valid-split checks; the best checkpoint is kept"
+    )
+    entropy_coef: float = Field(
+        default=0.01,
+        ge=0,
+        description="bonus on the policy's entropy (a collapsed softmax has no gradient left to learn from)",
+    )
+    decode: Decode = Field(
+        default="scored",
+        description="how a trained moderator decides: scored (argmax over the nine answers; cannot "
+        "fail to parse) or generate (greedy text, parsed; kept for comparison)",
+    )
+    report_to: list[str] = Field(
+        default_factory=list, description="also log curves to: tensorboard (offline, under the model dir)"
+    )
+    grpo_steps: int = Field(
+        default=100, ge=1, description="updates of the RL stage (on the sample, 200 kept step 0's checkpoint)"
+    )
+    grpo_learning_rate: float = Field(default=1e-3, gt=0)
+    rollout_k: int = Field(default=5, ge=0, description="steps rolled forward after the sampled action")
+    continuation: Continuation = Field(default="rule", description="who acts in the rollout")
+    # evaluation
+    eval_max_episodes: int = Field(default=0, ge=0, description="cap on held-out episodes (0: all)")
+    threads: int = Field(default=1, ge=1, description="torch CPU threads (1 is steadiest)")
+    logging_steps: int = Field(default=5, ge=1)
+
+    def model_spec(self) -> ModelSpec:
+        """What the language-model floor's factory builds for the moderator: ``model`` with
+        the ``tiny_*`` sizes over the moderator grammar's vocabulary (its ordered word groups
+        spread in order), the LoRA settings and the seed."""
+        from stocker_core.lm.factory import ModelSpec
+        from stocker_core.moderator.prompts import ordered_word_groups, vocabulary
+
+        return ModelSpec(
+            name=self.model,
+            seed=self.seed,
+            load_in_4bit=self.load_in_4bit,
+            vocabulary=tuple(vocabulary()),
+            ordered_groups=tuple(ordered_word_groups()),
+            tiny_hidden_size=self.tiny_hidden_size,
+            tiny_intermediate_size=self.tiny_intermediate_size,
+            tiny_layers=self.tiny_layers,
+            tiny_heads=self.tiny_heads,
+            lora_r=self.lora_r,
+            lora_alpha=self.lora_alpha,
+            lora_dropout=self.lora_dropout,
+        )
+
+    def public(self) -> dict[str, Any]:
+        """The config as plain JSON-ready values (for metadata and ``models.runs``)."""
+        return self.model_dump(mode="json")
+
+    def to_yaml(self) -> str:
+        return yaml.safe_dump(self.public(), sort_keys=False)
+
+
+def load_config(path: Path | str | None = None, **overrides: Any) -> TrainingConfig:
+    """Defaults, then ``STOCKER_MODERATOR_*``, then the YAML file, then ``overrides``."""
+    values: dict[str, Any] = {}
+    if path is not None:
+        try:
+            loaded = yaml.safe_load(Path(path).read_text())
+        except OSError as exc:
+            raise TrainingConfigError(f"cannot read training config {path}: {exc.strerror}") from None
+        except yaml.YAMLError as exc:
+            raise TrainingConfigError(f"{path} is not valid YAML: {exc}") from None
+        if loaded is not None and not isinstance(loaded, dict):
+            raise TrainingConfigError(f"{path} must hold a mapping of settings, got {type(loaded).__name__}")
+        values.update(loaded or {})
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    try:
+        config = TrainingConfig(**values)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'config'}: {e['msg']}" for e in exc.errors())
+        raise TrainingConfigError(f"bad training config: {problems}") from None
+    return config

