@@ -44,7 +44,7 @@ def other_policies(settings, split: str) -> pd.DataFrame:
         for name in OTHERS:
             env = TradingEnv(episode, RewardParams.from_settings(settings))
             try:
-                run = play(env, make_policy(name, env), name, 0, "per_step")
+                run = play(env, make_policy(name, env, settings=settings), name, 0, "per_step")
             except Exception as exc:  # another package mid-change must not sink the agent figures
                 print(f"{name} skipped: {type(exc).__name__}: {exc}")
                 continue
@@ -68,9 +68,11 @@ def main() -> None:
     from stocker_core.agent.config import THETA_GRID, agent_config
     from stocker_core.agent.evaluation import evaluate_split
     from stocker_core.agent.training import train_agent
+    from stocker_core.composition import register_all_policies
     from stocker_core.config import get_settings
 
     settings = get_settings(fresh=True)
+    register_all_policies()
     config = agent_config()
     print(f"STOCKER_HOME={settings.home}  source={settings.source}  model={config.model}")
     if not args.skip_train:

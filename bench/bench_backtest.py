@@ -16,6 +16,8 @@ from datetime import timedelta
 import numpy as np
 import pandas as pd
 
+from stocker_core.composition import register_all_policies
+from stocker_core.config import get_settings
 from stocker_core.env.environment import TradingEnv
 from stocker_core.env.episode import Episode
 from stocker_core.env.grader import grade_batch
@@ -23,6 +25,8 @@ from stocker_core.env.policies import has_plan, make_policy, plan_for, policy_na
 from stocker_core.env.rewards import RewardParams
 from stocker_core.evaluation.backtests import backtest
 
+register_all_policies()
+SETTINGS = get_settings()  # the oracle reads its headlines with them
 RULES = [n for n in policy_names() if has_plan(n)]  # hold, buy_and_hold, macd, zmr, forecast, oracle, ideal
 
 
@@ -63,7 +67,7 @@ def play_vectorised(episodes: list[Episode], params: RewardParams) -> float:
     """Plans of every rule, graded in one batch per episode; returns the summed final values."""
     total = 0.0
     for episode in episodes:
-        plans = [plan_for(name, episode, params) for name in RULES]
+        plans = [plan_for(name, episode, params, SETTINGS) for name in RULES]
         graded = grade_batch(
             np.stack([p.sides for p in plans]),
             np.stack([p.quantities for p in plans]),
@@ -80,7 +84,7 @@ def play_per_step(episodes: list[Episode], params: RewardParams) -> float:
     for episode in episodes:
         env = TradingEnv(episode, params)
         for name in RULES:
-            total += run_episode(env, make_policy(name, env))["final_value"]
+            total += run_episode(env, make_policy(name, env, settings=SETTINGS))["final_value"]
     return total
 
 
@@ -105,8 +109,8 @@ def main() -> None:
     print(f"{len(episodes)} episodes × {len(RULES)} rule baselines ({names}) = {count} policy-episodes")
     play_vectorised(episodes[:5], params)  # warm-up (imports, TA-Lib)
     play_per_step(episodes[:5], params)
-    backtest(episodes[0], RULES, params)
-    backtest(episodes[0], RULES, params, vectorised=False)
+    backtest(episodes[0], RULES, params, settings=SETTINGS)
+    backtest(episodes[0], RULES, params, settings=SETTINGS, vectorised=False)
     fast, fast_s = timed("play, vectorised + replay grader", lambda: play_vectorised(episodes, params), count)
     slow, slow_s = timed("play, per-step environment loop", lambda: play_per_step(episodes, params), count)
     assert abs(fast - slow) < 1e-6 * count, "vectorised and per-step results differ"
@@ -114,11 +118,13 @@ def main() -> None:
     sample = episodes[: max(1, len(episodes) // 5)]
     n = len(sample) * len(RULES)
     _, full_fast = timed(
-        "backtest() incl. metrics, vectorised", lambda: [backtest(e, RULES, params) for e in sample], n
+        "backtest() incl. metrics, vectorised",
+        lambda: [backtest(e, RULES, params, settings=SETTINGS) for e in sample],
+        n,
     )
     _, full_slow = timed(
         "backtest() incl. metrics, per-step",
-        lambda: [backtest(e, RULES, params, vectorised=False) for e in sample],
+        lambda: [backtest(e, RULES, params, settings=SETTINGS, vectorised=False) for e in sample],
         n,
     )
     print(f"speed-up (full backtest on {len(sample)} episodes): {full_slow / full_fast:.1f}x")

@@ -54,9 +54,11 @@ def build_app(areas: Sequence[Registrar] = CORE_AREAS) -> typer.Typer:
 
 
 def _settings_first() -> None:
-    # every command reads the STOCKER_* settings first (a bad one is one line and exit 2) and
-    # keeps library deprecations it cannot fix out of its output
+    # every command reads the STOCKER_* settings first (a bad one is one line and exit 2),
+    # keeps library deprecations it cannot fix out of its output, and finds every layer's
+    # policies registered (the composition root; `--help` alone needs none of it)
     from stocker_core.cli_support import fail, ignore_library_warnings
+    from stocker_core.composition import register_all_policies
     from stocker_core.config import SettingsError, get_settings
 
     ignore_library_warnings()
@@ -64,6 +66,7 @@ def _settings_first() -> None:
         get_settings(fresh=True)
     except SettingsError as exc:
         fail(exc)
+    register_all_policies()
 
 
 app = build_app()

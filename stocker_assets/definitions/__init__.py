@@ -25,6 +25,9 @@ from stocker_assets.definitions.model_checks import UPKEEP_CHECKS
 from stocker_assets.definitions.resources import default_resources
 from stocker_assets.definitions.schedules import corpus_refresh, ledger_after_refresh
 from stocker_assets.definitions.sensors import universe_sync
+from stocker_core.composition import register_all_policies
+
+register_all_policies()  # the code location's runs play every layer's policies
 
 ASSETS = dg.load_assets_from_modules([market, env, council, evaluation, drl, training, agent, ledger])
 CHECKS = [prices_are_valid, prices_are_fresh, indicators_are_sane, charts_are_complete, *UPKEEP_CHECKS]

@@ -24,10 +24,10 @@ from stocker_core.agent.loop import TurnWriter, run_decisions
 from stocker_core.agent.scripted import ScriptedWriter
 from stocker_core.agent.tools import AgentTools
 from stocker_core.agent.trace import Trace
-from stocker_core.config import Settings, get_settings
+from stocker_core.config import Settings
 from stocker_core.env.actions import Action
 from stocker_core.env.environment import Observation, TradingEnv
-from stocker_core.env.policies import register_policy
+from stocker_core.env.policies import register_policy, require_settings
 from stocker_core.env.portfolio import max_affordable
 
 AGENT_POLICIES = ("agent_scripted", "agent_base", "agent_rl")
@@ -183,14 +183,13 @@ class AgentPolicy:
 def make_agent_batch(
     name: str,
     envs: Sequence[TradingEnv],
-    settings: Settings | None = None,
+    settings: Settings,
     config: AgentConfig | None = None,
     stored: bool = False,
 ) -> AgentBatch:
-    """Policy ``name`` for every environment of ``envs`` (settings and config default to
-    the environment's); ``stored``: read and add to the decisions kept on disk
-    (``decision_store``), as the evaluation stages do."""
-    settings = settings or get_settings()
+    """Policy ``name`` for every environment of ``envs`` with the caller's ``settings`` (the
+    config defaults to ``STOCKER_AGENT_*``); ``stored``: read and add to the decisions kept on
+    disk (``decision_store``), as the evaluation stages do."""
     config = config or agent_config()
     writer = agent_writer(name, settings, config)
     data = {t: agent_data(t, settings) for t in dict.fromkeys(env.episode.ticker for env in envs)}
@@ -244,15 +243,25 @@ def _mask_reader(data: Mapping[str, AgentData]) -> Callable[[Trace], Any]:
 
 
 def make_agent_policy(
-    name: str, env: TradingEnv, settings: Settings | None = None, config: AgentConfig | None = None
+    name: str, env: TradingEnv, settings: Settings, config: AgentConfig | None = None
 ) -> AgentPolicy:
-    """Policy ``name`` for ``env`` (settings and config default to the environment's)."""
+    """Policy ``name`` for ``env`` with the caller's ``settings`` (the config defaults to
+    ``STOCKER_AGENT_*``)."""
     return AgentPolicy(make_agent_batch(name, [env], settings, config))
 
 
-for _name in AGENT_POLICIES:
-    register_policy(
-        _name,
-        lambda env, seed, _name=_name: make_agent_policy(_name, env),
-        lambda envs, seeds, _name=_name: make_agent_batch(_name, envs, stored=True),
-    )
+def register_policies() -> None:
+    """``agent_scripted``, ``agent_base`` and ``agent_rl`` with batched deciders that keep their
+    decisions on disk; the trained two were fitted on the train split (called by the
+    composition root)."""
+    for name in AGENT_POLICIES:
+        register_policy(
+            name,
+            lambda env, seed, settings, name=name: make_agent_policy(
+                name, env, require_settings(name, settings)
+            ),
+            lambda envs, seeds, settings, name=name: make_agent_batch(
+                name, envs, require_settings(name, settings), stored=True
+            ),
+            fitted_on_train=name != "agent_scripted",
+        )

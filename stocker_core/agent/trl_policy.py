@@ -25,10 +25,10 @@ from stocker_core.agent.config import AgentConfig, agent_config
 from stocker_core.agent.errors import AgentNotTrainedError
 from stocker_core.agent.parsing import DECISIONS
 from stocker_core.agent.tool_catalog import TOOL_NAMES
-from stocker_core.config import Settings, get_settings
+from stocker_core.config import Settings
 from stocker_core.env.actions import Action
 from stocker_core.env.environment import Observation, TradingEnv
-from stocker_core.env.policies import register_policy
+from stocker_core.env.policies import register_policy, require_settings
 
 POLICY = "agent_trl"
 RUN_FILE = "run.json"
@@ -163,10 +163,9 @@ def decide_days(
 class TrlAgentBatch:
     """``agent_trl``'s decisions for many environments, every (ticker, day) decided once when built."""
 
-    def __init__(self, envs: Sequence[TradingEnv], settings: Settings | None = None) -> None:
+    def __init__(self, envs: Sequence[TradingEnv], settings: Settings) -> None:
         from stocker_core.agent.policy import decision_action
 
-        settings = settings or get_settings()
         config = agent_config()
         model, tokenizer, run = load_run(settings)
         keys = list(
@@ -196,11 +195,20 @@ class TrlAgentBatch:
 class TrlAgentPolicy:
     """``agent_trl`` in one environment."""
 
-    def __init__(self, env: TradingEnv) -> None:
-        self.batch = TrlAgentBatch([env])
+    def __init__(self, env: TradingEnv, settings: Settings) -> None:
+        self.batch = TrlAgentBatch([env], settings)
 
     def act(self, observation: Observation) -> Action:
         return self.batch([0], [observation])[0]
 
 
-register_policy(POLICY, lambda env, seed: TrlAgentPolicy(env), lambda envs, seeds: TrlAgentBatch(envs))
+def register_policies() -> None:
+    """``agent_trl``: opt in (played only when named; its model is trained outside the
+    pipeline), fitted on the train split (called by the composition root)."""
+    register_policy(
+        POLICY,
+        lambda env, seed, settings: TrlAgentPolicy(env, require_settings(POLICY, settings)),
+        lambda envs, seeds, settings: TrlAgentBatch(envs, require_settings(POLICY, settings)),
+        fitted_on_train=True,
+        opt_in=True,
+    )

@@ -151,7 +151,9 @@ class ForecastPolicy:
         return long_flat_action(forecast.predicted_return > self.config.threshold, observation, self.cost)
 
 
-def make_forecast_policy(env: TradingEnv, seed: int | None = None) -> ForecastPolicy:
+def make_forecast_policy(
+    env: TradingEnv, seed: int | None = None, settings: Settings | None = None
+) -> ForecastPolicy:
     """The registry's ``forecast`` policy with the default config and the env's cost."""
     return ForecastPolicy(env.params.transaction_cost)
 
@@ -170,4 +172,6 @@ def forecast_plan(episode: Episode, params: RewardParams, settings: Settings | N
     return plan
 
 
-register_policy("forecast", make_forecast_policy, plan=forecast_plan)
+def register_policies() -> None:
+    """``forecast`` with its whole-episode plan (called by the composition root)."""
+    register_policy("forecast", make_forecast_policy, plan=forecast_plan)

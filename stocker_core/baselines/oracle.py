@@ -23,12 +23,12 @@ import numpy as np
 import pandas as pd
 
 from stocker_core.baselines.rules import LongFlatPolicy
-from stocker_core.config import Settings, get_settings
+from stocker_core.config import Settings
 from stocker_core.context.point_in_time import decision_cutoff
 from stocker_core.env.environment import Observation, TradingEnv
 from stocker_core.env.episode import Episode
 from stocker_core.env.plans import Plan, long_flat_plan
-from stocker_core.env.policies import register_policy
+from stocker_core.env.policies import register_policy, require_settings
 from stocker_core.env.rewards import RewardParams
 from stocker_core.market.calendar import NEW_YORK
 from stocker_core.text.sentiment import score_text
@@ -86,11 +86,10 @@ def _stored_news(path: Path, state: tuple) -> pd.DataFrame | None:
     return read_events(warehouse, "news")[COLUMNS["news"]]
 
 
-def ticker_news(ticker: str, settings: Settings | None = None) -> pd.DataFrame:
+def ticker_news(ticker: str, settings: Settings) -> pd.DataFrame:
     """``ticker``'s headlines: the warehouse's when it stores any text, else the configured ones."""
     from stocker_core.text.configured import configured_text
 
-    settings = settings or get_settings()
     path = settings.warehouse_path
     stored = None
     if path.exists():
@@ -103,7 +102,7 @@ def ticker_news(ticker: str, settings: Settings | None = None) -> pd.DataFrame:
 class OraclePolicy(LongFlatPolicy):
     """Long (all in) on days whose pre-close headlines read positive, flat otherwise."""
 
-    def __init__(self, env: TradingEnv, settings: Settings | None = None) -> None:
+    def __init__(self, env: TradingEnv, settings: Settings) -> None:
         super().__init__(env.params.transaction_cost)
         episode = env.episode
         wanted = oracle_long(ticker_news(episode.ticker, settings), episode.dates)
@@ -114,9 +113,17 @@ class OraclePolicy(LongFlatPolicy):
 
 
 def oracle_plan(episode: Episode, params: RewardParams, settings: Settings | None = None) -> Plan:
-    """The oracle's actions for a whole episode (the vectorised twin of ``OraclePolicy``)."""
-    wanted = oracle_long(ticker_news(episode.ticker, settings), episode.dates)
+    """The oracle's actions for a whole episode (the vectorised twin of ``OraclePolicy``); the
+    headlines are read with ``settings`` (required)."""
+    news = ticker_news(episode.ticker, require_settings(ORACLE, settings))
+    wanted = oracle_long(news, episode.dates)
     return long_flat_plan(wanted, episode.closes, params.transaction_cost, params.starting_cash)
 
 
-register_policy(ORACLE, lambda env, seed: OraclePolicy(env), plan=oracle_plan)
+def register_policies() -> None:
+    """``oracle`` with its whole-episode plan (called by the composition root)."""
+    register_policy(
+        ORACLE,
+        lambda env, seed, settings: OraclePolicy(env, require_settings(ORACLE, settings)),
+        plan=oracle_plan,
+    )

@@ -155,5 +155,9 @@ def per_step_policy(name: str, env: TradingEnv) -> LongFlatPolicy | None:
     return None
 
 
-register_policy("macd", lambda env, seed: MacdPolicy(env.params.transaction_cost), plan=macd_plan)
-register_policy("zmr", lambda env, seed: ZmrPolicy(env.params.transaction_cost), plan=zmr_plan)
+def register_policies() -> None:
+    """``macd`` and ``zmr``, each with its whole-episode plan (called by the composition root)."""
+    register_policy(
+        "macd", lambda env, seed, settings: MacdPolicy(env.params.transaction_cost), plan=macd_plan
+    )
+    register_policy("zmr", lambda env, seed, settings: ZmrPolicy(env.params.transaction_cost), plan=zmr_plan)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from stocker_core.config import Settings, get_settings
+from stocker_core.config import Settings
 from stocker_core.context.decision import PortfolioState, load_council_inputs
 from stocker_core.council.backends import Backend, get_backend, get_moderator
 from stocker_core.council.cache import VoteCache
@@ -14,7 +14,7 @@ from stocker_core.council.voting import Council
 from stocker_core.env.actions import Action
 from stocker_core.env.environment import Observation, TradingEnv
 from stocker_core.env.peers import context_symbols
-from stocker_core.env.policies import register_policy
+from stocker_core.env.policies import register_policy, require_settings
 from stocker_core.text.store import warehouse_text
 from stocker_core.warehouse.db import Warehouse
 
@@ -26,11 +26,10 @@ class CouncilPolicy:
     def __init__(
         self,
         env: TradingEnv,
-        settings: Settings | None = None,
+        settings: Settings,
         backend: Backend | None = None,
         moderator: Moderator | None = None,
     ) -> None:
-        settings = settings or get_settings()
         episode = env.episode
         peers, commodity = context_symbols(episode.ticker, settings)
         warehouse = Warehouse(settings.warehouse_path)
@@ -63,4 +62,8 @@ class CouncilPolicy:
         return self.last_decision.action
 
 
-register_policy("council", lambda env, seed: CouncilPolicy(env))
+def register_policies() -> None:
+    """``council`` (called by the composition root)."""
+    register_policy(
+        "council", lambda env, seed, settings: CouncilPolicy(env, require_settings("council", settings))
+    )

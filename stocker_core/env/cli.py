@@ -98,7 +98,7 @@ def run_command(
     try:
         ep = load_episode(_episode_name(task, episode), settings)
         env = TradingEnv(ep, RewardParams.from_settings(settings))
-        player = make_policy(policy, env, seed)
+        player = make_policy(policy, env, seed, settings)
         trajectory = run_episode(env, player)
         tally = getattr(player, "tally", None)  # the council counts its fallbacks
     except StockerError as exc:

@@ -1,4 +1,14 @@
-"""Built-in policies and the registry others (e.g. the council) add theirs to."""
+"""The policy registry and the environment's own policies.
+
+Every policy is registered with ``register_policy`` together with what is known about it (a
+batch decider, a whole-episode plan, fitted on the train split, a hindsight upper bound, opt
+in). The registry starts with the environment's own policies (``hold``, ``buy_and_hold``,
+``random``, ``ideal``); nothing above registers at import: each layer that offers policies has
+a ``register_policies()`` function, and the composition root at the top
+(``stocker_core.composition.register_all_policies``, called by the ``stocker`` command, the
+Dagster definitions and the tests) calls them all. Factories receive the caller's settings;
+none reads settings of its own.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +23,7 @@ from stocker_core.env.episode import Episode
 from stocker_core.env.plans import Plan, PlanFactory, buy_and_hold_plan, hold_plan, ideal_plan
 from stocker_core.env.portfolio import max_affordable
 from stocker_core.env.rewards import RewardParams
-from stocker_core.errors import InvalidNameError
+from stocker_core.errors import InvalidNameError, StockerError
 
 if TYPE_CHECKING:
     from stocker_core.config import Settings
@@ -25,16 +35,18 @@ class Policy(Protocol):
     def act(self, observation: Observation) -> Action: ...
 
 
-PolicyFactory = Callable[[TradingEnv, int | None], Policy]
-"""Builds a policy for an environment (seeded where it is random)."""
+PolicyFactory = Callable[[TradingEnv, int | None, "Settings | None"], Policy]
+"""``factory(env, seed, settings)``: a policy for an environment (seeded where it is random;
+``settings`` are the caller's, for a policy that reads stored data or a model)."""
 
 BatchDecider = Callable[[Sequence[int], Sequence[Observation]], Sequence[Action]]
 """``decide(indices, observations)``: one action for each live environment of a batch (the
 indices say which), so one model call serves step t of every episode."""
 
-BatchPolicyFactory = Callable[[Sequence[TradingEnv], Sequence[int | None]], BatchDecider]
-"""Builds one decider for many environments (one seed each): what a model policy offers so
-that backtests play many episodes in lockstep instead of one model call per step."""
+BatchPolicyFactory = Callable[[Sequence[TradingEnv], Sequence[int | None], "Settings | None"], BatchDecider]
+"""``batch(envs, seeds, settings)``: one decider for many environments (one seed each): what a
+model policy offers so that backtests play many episodes in lockstep instead of one model
+call per step."""
 
 
 def long_flat_action(want_long: bool, observation: Observation, cost: float) -> Action:
@@ -96,20 +108,32 @@ class IdealPolicy:
         return long_flat_action(bool(self.long[observation.step]), observation, self.cost)
 
 
-POLICIES: dict[str, PolicyFactory] = {
-    "hold": lambda env, seed: HoldPolicy(),
-    "buy_and_hold": lambda env, seed: BuyAndHoldPolicy(env.params.transaction_cost),
-    "random": lambda env, seed: RandomPolicy(env.params.transaction_cost, seed),
-    "ideal": lambda env, seed: IdealPolicy(env),
-}
-
+POLICIES: dict[str, PolicyFactory] = {}
+"""Every registered policy's factory, by name (fill it with ``register_policy``)."""
 
 BATCH_POLICIES: dict[str, BatchPolicyFactory] = {}
 """Policies that can also decide many environments at once (trained models)."""
 
-PLANS: dict[str, PlanFactory] = {"hold": hold_plan, "buy_and_hold": buy_and_hold_plan, "ideal": ideal_plan}
+PLANS: dict[str, PlanFactory] = {}
 """Policies whose whole-episode actions are known at once (``env.plans``): planned at once and
 graded in a batch by the backtest."""
+
+UPPER_BOUNDS: set[str] = set()
+"""Policies that see the future (hindsight upper bounds, not strategies): labelled in every
+table. Kept by ``register_policy`` (``upper_bound=True``)."""
+
+FITTED_ON_TRAIN: set[str] = set()
+"""Policies whose models were fitted on the train split: backtests of train-split episodes
+leave them out (their numbers there are in-sample, and the most expensive to compute). Kept by
+``register_policy`` (``fitted_on_train=True``)."""
+
+OPT_IN: set[str] = set()
+"""Policies played only when named (``--policies agent_trl``), never among "every policy"
+(e.g. a model trained outside the pipeline). Kept by ``register_policy`` (``opt_in=True``)."""
+
+
+class SettingsRequiredError(StockerError, ValueError):
+    """A policy that reads stored data or a trained model was asked for without settings."""
 
 
 def register_policy(
@@ -118,52 +142,59 @@ def register_policy(
     batch: BatchPolicyFactory | None = None,
     *,
     plan: PlanFactory | None = None,
+    fitted_on_train: bool = False,
+    upper_bound: bool = False,
+    opt_in: bool = False,
 ) -> None:
-    """Add (or replace) a named policy, e.g. ``register_policy("council", make_council)``;
-    ``batch`` builds one decider for many environments (see ``make_batch_decider``), ``plan``
-    the whole episode's actions at once (see ``plan_for``)."""
+    """Add (or replace) a named policy with the facts about it:
+    ``register_policy("macd", lambda env, seed, settings: MacdPolicy(...), plan=macd_plan)``.
+
+    ``factory(env, seed, settings)`` builds the policy for one environment (``settings``: the
+    caller's, None when it has none; a policy that reads stored data or a model calls
+    ``require_settings``). ``batch(envs, seeds, settings)`` builds one decider for many
+    environments (see ``make_batch_decider``); ``plan(episode, params, settings)`` the whole
+    episode's actions at once (see ``plan_for``). ``fitted_on_train``: its model learned from
+    the train split (not played on train-split episodes); ``upper_bound``: it sees the future;
+    ``opt_in``: played only when named.
+
+    Each layer offers ``register_policies()``; the composition root
+    (``stocker_core.composition.register_all_policies``) calls them, so nothing below it names
+    a module above."""
     POLICIES[name] = factory
     for table, entry in ((BATCH_POLICIES, batch), (PLANS, plan)):
         if entry is None:
             table.pop(name, None)
         else:
             table[name] = entry
+    for flags, on in ((FITTED_ON_TRAIN, fitted_on_train), (UPPER_BOUNDS, upper_bound), (OPT_IN, opt_in)):
+        if on:
+            flags.add(name)
+        else:
+            flags.discard(name)
 
 
-# Policies living in other packages register themselves when imported.
-PLUGIN_MODULES = {
-    "council": "stocker_core.council.policy",
-    "a2c": "stocker_core.baselines.drl.agents",
-    "ppo": "stocker_core.baselines.drl.agents",
-    "forecast": "stocker_core.baselines.forecast",
-    "macd": "stocker_core.baselines.rules",
-    "oracle": "stocker_core.baselines.oracle",
-    "zmr": "stocker_core.baselines.rules",
-    "moderator_base": "stocker_core.moderator.policy",
-    "moderator_sft": "stocker_core.moderator.policy",
-    "moderator_grpo": "stocker_core.moderator.policy",
-    "agent_scripted": "stocker_core.agent.policy",
-    "agent_base": "stocker_core.agent.policy",
-    "agent_rl": "stocker_core.agent.policy",
-}
+def unregister_policy(name: str) -> None:
+    """Remove ``name`` and its facts from the registry (a no-op when it is not registered)."""
+    for table in (POLICIES, BATCH_POLICIES, PLANS):
+        table.pop(name, None)
+    for flags in (FITTED_ON_TRAIN, UPPER_BOUNDS, OPT_IN):
+        flags.discard(name)
 
-OPT_IN_MODULES = {"agent_trl": "stocker_core.agent.trl_policy"}
-"""Policies played only when named (``--policies agent_trl``), never among "every policy":
-their model is trained outside the pipeline (``examples/train_trl_grpo.py``)."""
 
-UPPER_BOUNDS = {"ideal"}
-"""Policies that see the future (hindsight upper bounds, not strategies): labelled in every table."""
-
-FITTED_ON_TRAIN = {"moderator_sft", "moderator_grpo", "agent_base", "agent_rl", "agent_trl", "a2c", "ppo"}
-"""Policies whose models were fitted on the train split: backtests of train-split episodes
-leave them out (their numbers there are in-sample, and the most expensive to compute)."""
+def require_settings(name: str, settings: Settings | None) -> Settings:
+    """``settings`` for policy ``name``, which reads stored data or a trained model with them;
+    SettingsRequiredError when its caller passed none."""
+    if settings is None:
+        raise SettingsRequiredError(
+            f"policy {name!r} reads stored data or a trained model: its caller passes the run's "
+            "settings (make_policy(..., settings=...), backtest(..., settings=...))"
+        )
+    return settings
 
 
 def policy_names(opt_in: bool = False) -> list[str]:
-    """Every policy name: the registered ones and those of plugin modules not imported yet;
-    the ``OPT_IN_MODULES`` ones only with ``opt_in``."""
-    names = {*POLICIES, *PLUGIN_MODULES}
-    return sorted(names | set(OPT_IN_MODULES) if opt_in else names - set(OPT_IN_MODULES))
+    """Every registered policy name; the opt-in ones (``OPT_IN``) only with ``opt_in``."""
+    return sorted(POLICIES if opt_in else set(POLICIES) - OPT_IN)
 
 
 def is_fitted_on_train(name: str) -> bool:
@@ -176,27 +207,17 @@ def is_upper_bound(name: str) -> bool:
     return name in UPPER_BOUNDS
 
 
-def _import_plugin(name: str) -> None:
-    module = PLUGIN_MODULES.get(name) or OPT_IN_MODULES.get(name)
-    if name not in POLICIES and module:
-        import importlib
-
-        importlib.import_module(module)
-
-
 def make_batch_decider(
-    name: str, envs: Sequence[TradingEnv], seeds: Sequence[int | None]
+    name: str, envs: Sequence[TradingEnv], seeds: Sequence[int | None], settings: Settings | None = None
 ) -> BatchDecider | None:
     """One decider for every environment of ``envs`` when policy ``name`` offers one (a
     trained model), else None: the caller plays such a policy one environment at a time."""
-    _import_plugin(name)
     factory = BATCH_POLICIES.get(name)
-    return factory(envs, seeds) if factory is not None else None
+    return factory(envs, seeds, settings) if factory is not None else None
 
 
 def has_plan(name: str) -> bool:
     """True when policy ``name`` registered a whole-episode plan."""
-    _import_plugin(name)
     return name in PLANS
 
 
@@ -204,20 +225,37 @@ def plan_for(
     name: str, episode: Episode, params: RewardParams, settings: Settings | None = None
 ) -> Plan | None:
     """The whole-episode plan of ``name`` on ``episode``, or None when it has none."""
-    _import_plugin(name)
     factory = PLANS.get(name)
     return factory(episode, params, settings) if factory else None
 
 
-def make_policy(name: str, env: TradingEnv, seed: int | None = None) -> Policy:
-    """The named policy for ``env``; InvalidNameError listing the known names otherwise."""
-    _import_plugin(name)
+def make_policy(
+    name: str, env: TradingEnv, seed: int | None = None, settings: Settings | None = None
+) -> Policy:
+    """The named policy for ``env`` (``settings``: the caller's, for a policy that reads stored
+    data or a model); InvalidNameError listing the known names otherwise."""
     try:
         factory = POLICIES[name]
     except KeyError:
-        known = ", ".join(policy_names(opt_in=True))
+        known = ", ".join(policy_names(opt_in=True)) or "none registered"
         raise InvalidNameError(f"unknown policy {name!r}: use one of {known}") from None
-    return factory(env, seed)
+    return factory(env, seed, settings)
+
+
+def register_policies() -> None:
+    """The environment's own policies: ``hold``, ``buy_and_hold``, ``random`` and the hindsight
+    ``ideal`` (an upper bound), each with its plan where it has one."""
+    register_policy("hold", lambda env, seed, settings: HoldPolicy(), plan=hold_plan)
+    register_policy(
+        "buy_and_hold",
+        lambda env, seed, settings: BuyAndHoldPolicy(env.params.transaction_cost),
+        plan=buy_and_hold_plan,
+    )
+    register_policy("random", lambda env, seed, settings: RandomPolicy(env.params.transaction_cost, seed))
+    register_policy("ideal", lambda env, seed, settings: IdealPolicy(env), plan=ideal_plan, upper_bound=True)
+
+
+register_policies()  # the registry starts with its own floor's policies; the others come from the top
 
 
 def run_episode(env: TradingEnv, policy: Policy) -> dict[str, Any]:

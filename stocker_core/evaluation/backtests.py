@@ -249,7 +249,7 @@ def _per_step_run(
         run = play(env, cached_council(book, settings), name, seed, "cached_votes")
         run.notes.append(f"votes from the cache ({book.version})")
         return run
-    return play(env, make_policy(name, env, seed), name, seed, "per_step")
+    return play(env, make_policy(name, env, seed, settings), name, seed, "per_step")
 
 
 def _failure(exc: Exception) -> str:
@@ -269,11 +269,12 @@ def backtest_many(
     """Play every policy in ``policies`` (default: the whole registry) on every episode
     (of any tickers).
 
-    ``seeds``: one per episode, or one for all; ``vote_books``: the council's cached votes
-    by ticker. A policy with a batch decider plays all
-    episodes in lockstep (one model call per step for the lot); the others play each
-    episode on its own. A policy that fails (e.g. a trained agent without a model file)
-    is reported in ``failures`` and the others still run; an unknown name raises
+    ``seeds``: one per episode, or one for all; ``settings``: the run's, handed to every
+    policy (those that read stored data or a trained model fail without them, reported in
+    ``failures``); ``vote_books``: the council's cached votes by ticker. A policy with a batch
+    decider plays all episodes in lockstep (one model call per step for the lot); the others
+    play each episode on its own. A policy that fails (e.g. a trained agent without a model
+    file) is reported in ``failures`` and the others still run; an unknown name raises
     InvalidNameError. ``vectorised=False`` plays every policy step by step, one episode
     at a time (the reference loop). ``progress(done, total)`` counts policies.
     """
@@ -295,7 +296,7 @@ def backtest_many(
     slow = [n for n in names if n not in fast]
     for done, name in enumerate(slow, start=1):
         try:
-            decide = make_batch_decider(name, envs, every) if vectorised else None
+            decide = make_batch_decider(name, envs, every, settings) if vectorised else None
         except Exception as exc:  # a model that cannot load fails every episode alike
             for failed in failures:
                 failed[name] = _failure(exc)

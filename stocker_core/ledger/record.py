@@ -158,11 +158,11 @@ class Account:
     close: float
 
 
-def _play(name: str, envs: list[TradingEnv]) -> list[Account]:
+def _play(name: str, envs: list[TradingEnv], settings: Settings) -> list[Account]:
     """Every environment played from its start by policy ``name`` (every environment's step t in
     one call when the policy offers a batch decider), and each account after its last trade."""
-    decide = make_batch_decider(name, envs, [SEED] * len(envs))
-    policies = None if decide is not None else [make_policy(name, env, SEED) for env in envs]
+    decide = make_batch_decider(name, envs, [SEED] * len(envs), settings)
+    policies = None if decide is not None else [make_policy(name, env, SEED, settings) for env in envs]
     observations = [env.reset() for env in envs]
     held_before = [0] * len(envs)
     while live := [i for i, env in enumerate(envs) if not env.done]:
@@ -293,7 +293,7 @@ def record(
                 TradingEnv(_episode(t, data[t][0], starts[t], data[t][1], settings), params)
                 for t in tickers_here
             ]
-            for ticker, account in zip(tickers_here, _play(name, envs), strict=True):
+            for ticker, account in zip(tickers_here, _play(name, envs, settings), strict=True):
                 inputs = _inputs_hash(data[ticker][0], starts[ticker], params)
                 drafts.append(
                     _draft(account, plan, versions[name], inputs, data[ticker][1], params.transaction_cost)

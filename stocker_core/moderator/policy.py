@@ -16,11 +16,11 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from stocker_core.config import Settings, get_settings
+from stocker_core.config import Settings
 from stocker_core.council.backends import get_backend
 from stocker_core.env.actions import Action
 from stocker_core.env.environment import Observation, TradingEnv
-from stocker_core.env.policies import register_policy
+from stocker_core.env.policies import register_policy, require_settings
 from stocker_core.lm.factory import LoadedModel, ModelLoadError
 from stocker_core.lm.runtime import quiet_libraries
 from stocker_core.moderator.heldout import ModeratorDecider
@@ -80,8 +80,7 @@ class ModeratorBatch:
     """A trained moderator (base, SFT or GRPO) deciding many episodes at once: step t of
     every live environment in one model call (``decide``), each episode with its own votes."""
 
-    def __init__(self, envs: Sequence[TradingEnv], stage: str, settings: Settings | None = None) -> None:
-        settings = settings or get_settings()
+    def __init__(self, envs: Sequence[TradingEnv], stage: str, settings: Settings) -> None:
         loaded = cached_moderator(settings, stage)
         backend = get_backend(settings, trained_vote_backend(settings, stage))
         episodes = [env.episode for env in envs]
@@ -108,7 +107,7 @@ class ModeratorBatch:
 class ModeratorPolicy:
     """A trained moderator playing one episode (``ModeratorBatch`` of one environment)."""
 
-    def __init__(self, env: TradingEnv, stage: str, settings: Settings | None = None) -> None:
+    def __init__(self, env: TradingEnv, stage: str, settings: Settings) -> None:
         self.batch = ModeratorBatch([env], stage, settings)
 
     @property
@@ -119,9 +118,18 @@ class ModeratorPolicy:
         return self.batch([0], [observation])[0]
 
 
-for _stage in ("base", "sft", "grpo"):
-    register_policy(
-        f"moderator_{_stage}",
-        lambda env, seed, stage=_stage: ModeratorPolicy(env, stage),
-        lambda envs, seeds, stage=_stage: ModeratorBatch(envs, stage),
-    )
+def register_policies() -> None:
+    """``moderator_base``, ``moderator_sft`` and ``moderator_grpo`` with batched deciders; the
+    last two were fitted on the train split (called by the composition root)."""
+    for stage in ("base", "sft", "grpo"):
+        name = f"moderator_{stage}"
+        register_policy(
+            name,
+            lambda env, seed, settings, stage=stage, name=name: ModeratorPolicy(
+                env, stage, require_settings(name, settings)
+            ),
+            lambda envs, seeds, settings, stage=stage, name=name: ModeratorBatch(
+                envs, stage, require_settings(name, settings)
+            ),
+            fitted_on_train=stage != "base",
+        )

@@ -183,7 +183,7 @@ class PlaySessions:
                     f"{env.episode.key} ({book.backend}): materialize specialist_votes for it first"
                 )
             return cached_council(book, self.settings)
-        return make_policy(name, env, seed)
+        return make_policy(name, env, seed, self.settings)
 
     def start(
         self, episode: str, policy: str | None = None, seed: int | None = None, client: str | None = None

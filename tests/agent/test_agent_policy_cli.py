@@ -61,13 +61,13 @@ def test_agent_policies_are_registered_and_untrained_ones_say_what_to_do(sample_
 
     assert {"agent_scripted", "agent_base", "agent_rl"} <= set(policy_names())
     env = TradingEnv(load_episode("GOOGL|2016-03-01", sample_home), RewardParams())
-    policy = make_policy("agent_scripted", env)
+    policy = make_policy("agent_scripted", env, settings=sample_home)
     assert len(policy.decisions) == env.episode.trading_days
     assert set(policy.decisions) <= {"BUY", "SELL", "HOLD"}
     from stocker_core.agent.errors import AgentNotTrainedError
 
     with pytest.raises(AgentNotTrainedError, match="materialize agent_policy first"):
-        make_policy("agent_rl", env)
+        make_policy("agent_rl", env, settings=sample_home)
 
 
 def test_agent_run_prints_the_trace_and_scores(sample_home):

@@ -72,6 +72,6 @@ def test_market_text_env_and_council_assets_on_two_synthetic_tickers(tmp_path):
     # the oracle reads the stored headlines and plays an episode of this warehouse's settings
     with use_settings(settings):
         episode = load_episode(KEYS[0], settings)
-        run = backtest(episode, ["oracle", "buy_and_hold"]).run_of("oracle")
+        run = backtest(episode, ["oracle", "buy_and_hold"], settings=settings).run_of("oracle")
         wanted = oracle_long(ticker_news("SYN1", settings), episode.dates)
     assert (run.positions > 0).tolist() == wanted.tolist()

@@ -187,7 +187,7 @@ def test_policies_and_registry(episodes):
     ideal = run_episode(env, make_policy("ideal", env))
     assert ideal["final_value"] > bh["final_value"]
     assert ideal["final_value"] / 10_000 - 1 <= env.ideal_total + 1e-12
-    register_policy("always_hold_test", lambda e, seed: make_policy("hold", e))
+    register_policy("always_hold_test", lambda e, seed, settings: make_policy("hold", e))
     try:
         assert run_episode(env, make_policy("always_hold_test", env))["final_value"] == 10_000.0
     finally:

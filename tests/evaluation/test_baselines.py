@@ -10,6 +10,7 @@ from stocker_core.baselines.rules import (
     zmr_long,
     zscores,
 )
+from stocker_core.config import Settings
 from stocker_core.env.episode import episode_from_closes
 from stocker_core.env.policies import has_plan, policy_names
 from stocker_core.env.rewards import RewardParams
@@ -58,13 +59,14 @@ def test_short_history_is_reported_and_uses_what_is_stored():
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_vectorised_equals_per_step(seed):
+def test_vectorised_equals_per_step(seed, tmp_path):
     episode = episode_with_history(random_walk(140, seed), 80)
     params = RewardParams(starting_cash=episode.starting_cash)
     names = [n for n in policy_names() if has_plan(n)]  # every policy that registered a plan
     assert {"hold", "buy_and_hold", "macd", "zmr", "forecast", "oracle", "ideal"} <= set(names)
-    fast = backtest(episode, names, params, vectorised=True)
-    slow = backtest(episode, names, params, vectorised=False)
+    settings = Settings(home=tmp_path / "home")  # the oracle reads its headlines with them
+    fast = backtest(episode, names, params, settings=settings, vectorised=True)
+    slow = backtest(episode, names, params, settings=settings, vectorised=False)
     for name in names:
         a, b = fast.run_of(name), slow.run_of(name)
         assert (a.method, b.method) == ("vectorised", "per_step")

@@ -26,7 +26,7 @@ from stocker_core.baselines.drl.training import (
     train_drl_agent,
     train_drl_agents,
 )
-from stocker_core.config import get_settings
+from stocker_core.config import Settings, get_settings
 from stocker_core.env.actions import Action
 from stocker_core.env.environment import TradingEnv
 from stocker_core.env.policies import make_policy, run_episode
@@ -96,31 +96,20 @@ def test_same_seed_gives_the_same_weights_and_reload_gives_the_same_actions(tmp_
     assert np.array_equal(predicted, reloaded)
 
 
-def test_policies_play_whole_episodes_through_the_registry(trained, episodes, monkeypatch):
+def test_policies_play_whole_episodes_through_the_registry(trained, episodes):
     home, _ = trained
-    monkeypatch.setenv("STOCKER_HOME", str(home))
-    get_settings(fresh=True)
-    try:
-        for algo in ("a2c", "ppo"):
-            env = TradingEnv(episodes[1])
-            first = run_episode(env, make_policy(algo, env))
-            again = run_episode(env, make_policy(algo, env))
-            assert first["actions"] == again["actions"] and len(first["actions"]) == 40
-            assert env.invalid_count == 0  # to_action only makes feasible trades
-    finally:
-        monkeypatch.undo()
-        get_settings(fresh=True)
+    settings = Settings(home=home)
+    for algo in ("a2c", "ppo"):
+        env = TradingEnv(episodes[1])
+        first = run_episode(env, make_policy(algo, env, settings=settings))
+        again = run_episode(env, make_policy(algo, env, settings=settings))
+        assert first["actions"] == again["actions"] and len(first["actions"]) == 40
+        assert env.invalid_count == 0  # to_action only makes feasible trades
 
 
-def test_missing_model_says_to_materialize_drl_agents(tmp_path, episodes, monkeypatch):
-    monkeypatch.setenv("STOCKER_HOME", str(tmp_path))
-    get_settings(fresh=True)
-    try:
-        with pytest.raises(MissingModelError) as caught:
-            make_policy("ppo", TradingEnv(episodes[0]))
-    finally:
-        monkeypatch.undo()
-        get_settings(fresh=True)
+def test_missing_model_says_to_materialize_drl_agents(tmp_path, episodes):
+    with pytest.raises(MissingModelError) as caught:
+        make_policy("ppo", TradingEnv(episodes[0]), settings=Settings(home=tmp_path))
     assert str(caught.value).startswith(
         "no trained ppo model: materialize drl_agents first (stocker materialize --groups evaluation)"
     )
@@ -226,14 +215,9 @@ def test_backtests_play_many_episodes_in_one_batch_as_one_at_a_time(trained, epi
     from stocker_core.evaluation.backtests import backtest_many
 
     home, _ = trained
-    monkeypatch.setenv("STOCKER_HOME", str(home))
-    get_settings(fresh=True)
-    try:
-        batched = backtest_many(episodes, ["a2c", "ppo"], seeds=[0, 1, 2])
-        alone = backtest_many(episodes, ["a2c", "ppo"], seeds=[0, 1, 2], vectorised=False)
-    finally:
-        monkeypatch.undo()
-        get_settings(fresh=True)
+    settings = Settings(home=home)
+    batched = backtest_many(episodes, ["a2c", "ppo"], seeds=[0, 1, 2], settings=settings)
+    alone = backtest_many(episodes, ["a2c", "ppo"], seeds=[0, 1, 2], settings=settings, vectorised=False)
     for fast, slow in zip(batched, alone, strict=True):
         assert not fast.failures and [r.policy for r in fast.runs] == ["a2c", "ppo"]
         for a, b in zip(fast.runs, slow.runs, strict=True):

@@ -71,7 +71,7 @@ def test_a_named_policy_that_fails_is_a_failed_run(app, files_env, monkeypatch):
         def act(self, observation):
             raise RuntimeError("no model file")
 
-    monkeypatch.setitem(POLICIES, "broken", lambda env, seed: Broken())
+    monkeypatch.setitem(POLICIES, "broken", lambda env, seed, settings: Broken())
     result = runner.invoke(app, ["backtest", "--task", "task_easy", "--policies", "hold,broken"])
     assert result.exit_code == 1 and "broken failed: RuntimeError: no model file" in result.output
 

@@ -134,16 +134,22 @@ def test_bad_settings_and_prices_raise_stocker_errors():
     assert issubclass(BadPriceError, StockerError) and issubclass(InsufficientHistoryError, StockerError)
 
 
-def test_make_policy_imports_the_plugin_module_by_name(monkeypatch):
-    import sys
-
+def test_forecast_is_registered_by_its_layer_function_not_at_import():
+    from stocker_core.baselines import forecast
     from stocker_core.env import policies
+    from stocker_core.errors import InvalidNameError
 
-    monkeypatch.delitem(policies.POLICIES, "forecast")
-    monkeypatch.delitem(sys.modules, "stocker_core.baselines.forecast")
     env = TradingEnv(episode_from_closes(100 * 1.01 ** np.arange(5)))
-    policy = make_policy("forecast", env)
-    assert type(policy).__name__ == "ForecastPolicy"
+    policies.unregister_policy("forecast")
+    try:
+        with pytest.raises(InvalidNameError, match="unknown policy 'forecast'"):
+            make_policy("forecast", env)
+        assert not policies.has_plan("forecast")
+        forecast.register_policies()  # what the composition root calls
+        policy = make_policy("forecast", env)
+    finally:
+        forecast.register_policies()
+    assert type(policy).__name__ == "ForecastPolicy" and policies.has_plan("forecast")
     assert policy.act(env.reset()) == Action.hold()  # 1 close: too little history
 
 

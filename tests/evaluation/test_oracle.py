@@ -11,7 +11,7 @@ from stocker_core.config import get_settings
 from stocker_core.context.point_in_time import decision_cutoff
 from stocker_core.env.environment import TradingEnv
 from stocker_core.env.episode import load_episode
-from stocker_core.env.policies import make_policy, policy_names
+from stocker_core.env.policies import SettingsRequiredError, make_policy, policy_names
 from stocker_core.evaluation.backtests import backtest
 from stocker_core.text.events import parse_records
 from stocker_core.text.sentiment import score_text
@@ -89,8 +89,8 @@ def test_headlines_after_the_close_never_reach_the_decision(synthetic_env):
 def test_oracle_is_registered_and_its_per_step_and_vectorised_runs_agree(synthetic_env):
     assert "oracle" in policy_names()
     episode = load_episode("SYN2|2015-09-01", synthetic_env)
-    fast = backtest(episode, ["oracle", "buy_and_hold"])
-    slow = backtest(episode, ["oracle", "buy_and_hold"], vectorised=False)
+    fast = backtest(episode, ["oracle", "buy_and_hold"], settings=synthetic_env)
+    slow = backtest(episode, ["oracle", "buy_and_hold"], settings=synthetic_env, vectorised=False)
     assert not fast.failures and not slow.failures
     a, b = fast.run_of("oracle"), slow.run_of("oracle")
     assert (a.method, b.method) == ("vectorised", "per_step")
@@ -98,8 +98,10 @@ def test_oracle_is_registered_and_its_per_step_and_vectorised_runs_agree(synthet
     np.testing.assert_allclose(a.values, b.values, rtol=0, atol=1e-9)
     wanted = oracle_long(ticker_news("SYN2", synthetic_env), episode.dates)
     np.testing.assert_array_equal(a.positions > 0, wanted)
-    policy = make_policy("oracle", TradingEnv(episode))
+    policy = make_policy("oracle", TradingEnv(episode), settings=synthetic_env)
     assert isinstance(policy, OraclePolicy)
+    with pytest.raises(SettingsRequiredError, match="oracle"):  # its headlines are the run's
+        make_policy("oracle", TradingEnv(episode))
 
 
 def test_on_real_data_the_oracle_follows_the_news(files_env):
@@ -107,7 +109,7 @@ def test_on_real_data_the_oracle_follows_the_news(files_env):
     news = ticker_news("AAPL", files_env)
     sentiment = day_sentiment(news, episode.dates)
     assert np.isfinite(sentiment).sum() >= 5  # date-only headlines count on the next day
-    run = backtest(episode, ["oracle"]).run_of("oracle")
+    run = backtest(episode, ["oracle"], settings=files_env).run_of("oracle")
     np.testing.assert_array_equal(run.positions > 0, np.nan_to_num(sentiment) > 0)
 
 

@@ -5,7 +5,7 @@ import pytest
 from evaluation_testing import episode_with_history, random_walk
 
 from stocker_core.env.actions import Action
-from stocker_core.env.policies import POLICIES, register_policy
+from stocker_core.env.policies import register_policy, unregister_policy
 from stocker_core.errors import InvalidNameError
 from stocker_core.evaluation.backtests import backtest, check_policy_names, ordered_policies
 
@@ -34,11 +34,11 @@ class _Broken:
 
 @pytest.fixture
 def extra_policies():
-    register_policy("buy_one_each_day", lambda env, seed: _BuyOneEachDay())
-    register_policy("broken", lambda env, seed: _Broken())
+    register_policy("buy_one_each_day", lambda env, seed, settings: _BuyOneEachDay())
+    register_policy("broken", lambda env, seed, settings: _Broken())
     yield
-    POLICIES.pop("buy_one_each_day")
-    POLICIES.pop("broken")
+    unregister_policy("buy_one_each_day")
+    unregister_policy("broken")
 
 
 def test_a_newly_registered_policy_is_backtested_without_code_changes(extra_policies):

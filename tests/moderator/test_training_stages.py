@@ -99,7 +99,7 @@ def test_moderators_are_registry_policies(trained, monkeypatch):
     assert {"moderator_base", "moderator_sft", "moderator_grpo"} <= set(policy_names())
     (episode,) = load_episodes(VALID, settings, Warehouse(settings.warehouse_path))
     env = TradingEnv(episode, settings)
-    policy = make_policy("moderator_sft", env)
+    policy = make_policy("moderator_sft", env, settings=settings)
     trajectory = run_episode(env, policy)
     assert len(trajectory["actions"]) == 43 and policy.unparsable <= 2
     get_settings(fresh=True)

@@ -26,11 +26,10 @@ from stocker_core.baselines.drl.store import (
     drl_model_dir,
 )
 from stocker_core.baselines.drl.training import DrlConfig, train_drl_agent, train_drl_agents
-from stocker_core.config import get_settings
 from stocker_core.env.actions import Action
 from stocker_core.env.environment import Observation, TradingEnv
 from stocker_core.env.gym_env import StockerGymEnv
-from stocker_core.env.policies import register_policy
+from stocker_core.env.policies import register_policy, require_settings
 
 __all__ = [
     "ALGOS",
@@ -56,11 +55,11 @@ def _load_model(algo: str, path: str, sha256: str) -> Any:
     return {"a2c": A2C, "ppo": PPO}[algo].load(path, device="cpu")
 
 
-def load_drl_agent(algo: str, home: Path | str | None = None) -> tuple[Any, DrlTrainingResult]:
-    """The current SB3 model of ``algo`` under ``home`` (default: STOCKER_HOME) and what
+def load_drl_agent(algo: str, home: Path | str) -> tuple[Any, DrlTrainingResult]:
+    """The current SB3 model of ``algo`` under ``home`` (``settings.home``) and what
     trained it. MissingModelError says to materialize ``drl_agents`` when there is none."""
     algo = check_algo(algo)
-    result = current_result(home if home is not None else get_settings().home, algo)
+    result = current_result(home, algo)
     return _load_model(algo, result.model_path, result.sha256), result
 
 
@@ -102,21 +101,29 @@ class DrlBatch:
         return [a.to_action(int(k), o) for a, k, o in zip(adapters, actions, observations, strict=True)]
 
 
-def make_drl_policy(algo: str, env: TradingEnv, home: Path | str | None = None) -> DrlPolicy:
+def make_drl_policy(algo: str, env: TradingEnv, home: Path | str) -> DrlPolicy:
     """The ``algo`` policy for ``env`` from the current model under ``home``."""
     model, result = load_drl_agent(algo, home)
     return DrlPolicy(model, env, int(result.config["window"]), tuple(result.config["fractions"]))
 
 
-def make_drl_batch(algo: str, envs: Sequence[TradingEnv], home: Path | str | None = None) -> DrlBatch:
+def make_drl_batch(algo: str, envs: Sequence[TradingEnv], home: Path | str) -> DrlBatch:
     """The ``algo`` policy for every environment of ``envs`` (one batched decider)."""
     model, result = load_drl_agent(algo, home)
     return DrlBatch(model, envs, int(result.config["window"]), tuple(result.config["fractions"]))
 
 
-for _algo in ALGOS:
-    register_policy(
-        _algo,
-        lambda env, seed, algo=_algo: make_drl_policy(algo, env),
-        lambda envs, seeds, algo=_algo: make_drl_batch(algo, envs),
-    )
+def register_policies() -> None:
+    """``a2c`` and ``ppo``, fitted on the train split, each with a batched decider (called by
+    the composition root); their models are read under the caller's ``settings.home``."""
+    for algo in ALGOS:
+        register_policy(
+            algo,
+            lambda env, seed, settings, algo=algo: make_drl_policy(
+                algo, env, require_settings(algo, settings).home
+            ),
+            lambda envs, seeds, settings, algo=algo: make_drl_batch(
+                algo, envs, require_settings(algo, settings).home
+            ),
+            fitted_on_train=True,
+        )
