@@ -448,8 +448,8 @@ def deactivate_settings() -> None:
 
 @contextmanager
 def use_settings(settings: Settings) -> Iterator[Settings]:
-    """Within the block, code that calls ``get_settings()`` (policy factories, loaders)
-    sees ``settings``, e.g. a Dagster run's resource configuration."""
+    """Within the block, code that calls ``get_settings()`` (loaders, app factories; policies
+    are passed their settings) sees ``settings``, e.g. a Dagster run's resource configuration."""
     activate_settings(settings)
     try:
         yield settings

@@ -5,7 +5,7 @@ arrays, seeded.
 Who calls what:
 
 - ``mean_ci``: the interval of a mean difference, a percentile bootstrap (``arch``). The
-  learning check's verdict (``training.learning_check``), the report's leaderboard
+  learning check's verdict (``moderator.learning_check``), the report's leaderboard
   (``pooled.pooled_evidence``) and the model checks (``model_checks.model_figures``) all give
   this interval, so the same values read the same everywhere
   (``tests/evaluation/test_one_stats_home.py``).
