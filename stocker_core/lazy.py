@@ -2,24 +2,27 @@
 
 from __future__ import annotations
 
-import importlib
+import sys
 from collections.abc import Callable, Mapping
+from types import ModuleType
 from typing import Any
 
 
 def lazy_exports(
-    package: str, exports: Mapping[str, str]
+    package: str, exports: Mapping[str, str], submodule: Callable[[str], ModuleType]
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
-    """``__getattr__`` and ``__dir__`` for ``package`` that import ``name`` from the
-    submodule ``exports[name]`` on first use (and cache it in the package)."""
-    module = importlib.import_module(package)
+    """``__getattr__`` and ``__dir__`` for ``package`` that take ``name`` from the submodule
+    ``exports[name]`` on first use (and cache it in the package). ``submodule(name)`` imports
+    that submodule with a plain import statement, written in the package itself, so the
+    import contract sees every edge and nothing is imported by a string."""
+    module = sys.modules[package]
 
     def __getattr__(name: str) -> Any:
         try:
-            submodule = exports[name]
+            where = exports[name]
         except KeyError:
             raise AttributeError(f"module {package!r} has no attribute {name!r}") from None
-        value = getattr(importlib.import_module(f"{package}.{submodule}"), name)
+        value = getattr(submodule(where), name)
         setattr(module, name, value)
         return value
 

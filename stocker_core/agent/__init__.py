@@ -5,6 +5,8 @@ training.
 Public names are resolved lazily (PEP 562): importing the package imports nothing heavy.
 """
 
+from types import ModuleType
+
 from stocker_core.lazy import lazy_exports
 
 _EXPORTS = {
@@ -48,4 +50,43 @@ _EXPORTS = {
 }
 
 __all__ = sorted(_EXPORTS)
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+
+
+def _submodule(name: str) -> ModuleType:
+    """The submodule holding a public name (plain imports, so the import contract sees them)."""
+    if name == "config":
+        import stocker_core.agent.config as module
+    elif name == "data":
+        import stocker_core.agent.data as module
+    elif name == "errors":
+        import stocker_core.agent.errors as module
+    elif name == "tools":
+        import stocker_core.agent.tools as module
+    elif name == "tool_catalog":
+        import stocker_core.agent.tool_catalog as module
+    elif name == "parsing":
+        import stocker_core.agent.parsing as module
+    elif name == "trace":
+        import stocker_core.agent.trace as module
+    elif name == "loop":
+        import stocker_core.agent.loop as module
+    elif name == "scripted":
+        import stocker_core.agent.scripted as module
+    elif name == "rewards":
+        import stocker_core.agent.rewards as module
+    elif name == "model":
+        import stocker_core.agent.model as module
+    elif name == "policy":
+        import stocker_core.agent.policy as module
+    elif name == "training":
+        import stocker_core.agent.training as module
+    elif name == "evaluation":
+        import stocker_core.agent.evaluation as module
+    elif name == "store":
+        import stocker_core.agent.store as module
+    else:
+        raise AttributeError(f"no submodule {name!r}")
+    return module
+
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, _submodule)

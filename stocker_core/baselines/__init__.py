@@ -6,6 +6,8 @@ stable-baselines3 A2C and PPO, trained on the train split).
 Public names are resolved lazily (PEP 562): importing the package imports nothing heavy.
 """
 
+from types import ModuleType
+
 from stocker_core.lazy import lazy_exports
 
 _EXPORTS = {
@@ -23,4 +25,19 @@ _EXPORTS = {
 }
 
 __all__ = sorted(_EXPORTS)
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+
+
+def _submodule(name: str) -> ModuleType:
+    """The submodule holding a public name (plain imports, so the import contract sees them)."""
+    if name == "rules":
+        import stocker_core.baselines.rules as module
+    elif name == "forecast":
+        import stocker_core.baselines.forecast as module
+    elif name == "oracle":
+        import stocker_core.baselines.oracle as module
+    else:
+        raise AttributeError(f"no submodule {name!r}")
+    return module
+
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, _submodule)

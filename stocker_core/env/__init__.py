@@ -4,6 +4,8 @@ trajectory, the environment and its Gymnasium wrapper, policies, replay grader, 
 Public names are resolved lazily (PEP 562): importing the package imports nothing heavy.
 """
 
+from types import ModuleType
+
 from stocker_core.lazy import lazy_exports
 
 _EXPORTS = {
@@ -47,4 +49,39 @@ _EXPORTS = {
 }
 
 __all__ = sorted(_EXPORTS)
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+
+
+def _submodule(name: str) -> ModuleType:
+    """The submodule holding a public name (plain imports, so the import contract sees them)."""
+    if name == "actions":
+        import stocker_core.env.actions as module
+    elif name == "environment":
+        import stocker_core.env.environment as module
+    elif name == "episode":
+        import stocker_core.env.episode as module
+    elif name == "grader":
+        import stocker_core.env.grader as module
+    elif name == "gym_env":
+        import stocker_core.env.gym_env as module
+    elif name == "ideal":
+        import stocker_core.env.ideal as module
+    elif name == "policies":
+        import stocker_core.env.policies as module
+    elif name == "portfolio":
+        import stocker_core.env.portfolio as module
+    elif name == "rewards":
+        import stocker_core.env.rewards as module
+    elif name == "server":
+        import stocker_core.env.server as module
+    elif name == "client":
+        import stocker_core.env.client as module
+    elif name == "peers":
+        import stocker_core.env.peers as module
+    elif name == "tasks":
+        import stocker_core.env.tasks as module
+    else:
+        raise AttributeError(f"no submodule {name!r}")
+    return module
+
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, _submodule)

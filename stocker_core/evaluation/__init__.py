@@ -5,6 +5,8 @@ rolling windows, statistics, the ``eval.*`` tables and the report. The baselines
 Public names are resolved lazily (PEP 562): importing the package imports nothing heavy.
 """
 
+from types import ModuleType
+
 from stocker_core.lazy import lazy_exports
 
 _EXPORTS = {
@@ -36,4 +38,29 @@ _EXPORTS = {
 }
 
 __all__ = sorted(_EXPORTS)
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+
+
+def _submodule(name: str) -> ModuleType:
+    """The submodule holding a public name (plain imports, so the import contract sees them)."""
+    if name == "metrics":
+        import stocker_core.evaluation.metrics as module
+    elif name == "backtests":
+        import stocker_core.evaluation.backtests as module
+    elif name == "council_votes":
+        import stocker_core.evaluation.council_votes as module
+    elif name == "splits":
+        import stocker_core.evaluation.splits as module
+    elif name == "rolling":
+        import stocker_core.evaluation.rolling as module
+    elif name == "stats":
+        import stocker_core.evaluation.stats as module
+    elif name == "steps":
+        import stocker_core.evaluation.steps as module
+    elif name == "report":
+        import stocker_core.evaluation.report as module
+    else:
+        raise AttributeError(f"no submodule {name!r}")
+    return module
+
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, _submodule)

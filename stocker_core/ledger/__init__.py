@@ -4,6 +4,8 @@ hash-chained, before its outcome exists; scored when the outcome lands (docs/for
 Public names are resolved lazily (PEP 562): importing the package imports nothing heavy.
 """
 
+from types import ModuleType
+
 from stocker_core.lazy import lazy_exports
 
 _EXPORTS = {
@@ -24,4 +26,25 @@ _EXPORTS = {
 }
 
 __all__ = sorted(_EXPORTS)
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+
+
+def _submodule(name: str) -> ModuleType:
+    """The submodule holding a public name (plain imports, so the import contract sees them)."""
+    if name == "entries":
+        import stocker_core.ledger.entries as module
+    elif name == "store":
+        import stocker_core.ledger.store as module
+    elif name == "record":
+        import stocker_core.ledger.record as module
+    elif name == "score":
+        import stocker_core.ledger.score as module
+    elif name == "verify":
+        import stocker_core.ledger.verify as module
+    elif name == "service":
+        import stocker_core.ledger.service as module
+    else:
+        raise AttributeError(f"no submodule {name!r}")
+    return module
+
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, _submodule)

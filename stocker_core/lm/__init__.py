@@ -7,6 +7,8 @@ implementation for inference and training) and the policy-gradient machinery.
 Public names are resolved lazily (PEP 562): importing the package imports no torch.
 """
 
+from types import ModuleType
+
 from stocker_core.lazy import lazy_exports
 
 _EXPORTS = {
@@ -28,4 +30,23 @@ _EXPORTS = {
 }
 
 __all__ = sorted(_EXPORTS)
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+
+
+def _submodule(name: str) -> ModuleType:
+    """The submodule holding a public name (plain imports, so the import contract sees them)."""
+    if name == "factory":
+        import stocker_core.lm.factory as module
+    elif name == "tokenizer":
+        import stocker_core.lm.tokenizer as module
+    elif name == "choices":
+        import stocker_core.lm.choices as module
+    elif name == "clients":
+        import stocker_core.lm.clients as module
+    elif name == "limits":
+        import stocker_core.lm.limits as module
+    else:
+        raise AttributeError(f"no submodule {name!r}")
+    return module
+
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, _submodule)

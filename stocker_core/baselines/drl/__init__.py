@@ -6,6 +6,8 @@ environment policies), ``training`` (seeded training through the Gymnasium wrapp
 Public names are resolved lazily (PEP 562): importing the package imports nothing heavy.
 """
 
+from types import ModuleType
+
 from stocker_core.lazy import lazy_exports
 
 _EXPORTS = {
@@ -24,4 +26,23 @@ _EXPORTS = {
 }
 
 __all__ = sorted(_EXPORTS)
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+
+
+def _submodule(name: str) -> ModuleType:
+    """The submodule holding a public name (plain imports, so the import contract sees them)."""
+    if name == "agents":
+        import stocker_core.baselines.drl.agents as module
+    elif name == "training":
+        import stocker_core.baselines.drl.training as module
+    elif name == "store":
+        import stocker_core.baselines.drl.store as module
+    elif name == "data":
+        import stocker_core.baselines.drl.data as module
+    elif name == "plots":
+        import stocker_core.baselines.drl.plots as module
+    else:
+        raise AttributeError(f"no submodule {name!r}")
+    return module
+
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, _submodule)
