@@ -43,6 +43,18 @@ class Interval:
     n: int
 
 
+def _finite_values(
+    values: Sequence[float] | np.ndarray, confidence: float, draws: int, block: int, draws_name: str
+) -> np.ndarray:
+    """``values`` without NaNs as float64, after checking a bootstrap's arguments."""
+    if not 0 < confidence < 1:
+        raise StatsError(f"confidence must be in (0, 1), got {confidence}")
+    if draws < 1 or block < 1:
+        raise StatsError(f"{draws_name} and block must be >= 1")
+    data = np.asarray(values, dtype=np.float64)
+    return data[np.isfinite(data)]
+
+
 def bootstrap_ci(
     values: Sequence[float] | np.ndarray,
     confidence: float = 0.95,
@@ -55,12 +67,7 @@ def bootstrap_ci(
     ``block`` > 1 is a moving-block bootstrap (blocks of consecutive values), for series
     whose neighbours are correlated, such as overlapping rolling windows.
     """
-    if not 0 < confidence < 1:
-        raise StatsError(f"confidence must be in (0, 1), got {confidence}")
-    if resamples < 1 or block < 1:
-        raise StatsError("resamples and block must be >= 1")
-    data = np.asarray(values, dtype=np.float64)
-    data = data[np.isfinite(data)]
+    data = _finite_values(values, confidence, resamples, block, "resamples")
     n = len(data)
     if n == 0:
         return Interval(None, None, None, 0)
@@ -103,12 +110,7 @@ def mean_ci(
     """
     from arch.bootstrap import CircularBlockBootstrap, IIDBootstrap
 
-    if not 0 < confidence < 1:
-        raise StatsError(f"confidence must be in (0, 1), got {confidence}")
-    if reps < 1 or block < 1:
-        raise StatsError("reps and block must be >= 1")
-    data = np.asarray(values, dtype=np.float64)
-    data = data[np.isfinite(data)]
+    data = _finite_values(values, confidence, reps, block, "reps")
     n = len(data)
     if n == 0:
         return Interval(None, None, None, 0)
