@@ -8,6 +8,9 @@ provided raises an error naming that file.
 
 from __future__ import annotations
 
+import hashlib
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -146,6 +149,57 @@ def read_bar_folder(folder: Path) -> BarFolder:
     return found
 
 
+@dataclass(frozen=True)
+class _ParsedFolder:
+    """What ``FilesSource`` makes of a folder: each symbol's merged frame, the raw-data issues
+    and the files that could not be used."""
+
+    frames: dict[str, pd.DataFrame]
+    issues: dict[str, list[BarIssue]]
+    problems: dict[str, str]
+
+
+PARSED_CACHE_SIZE = 8
+"""How many folders' parses a process keeps (``_parse_folder``)."""
+
+_parsed: OrderedDict[tuple[str, tuple[tuple[str, bytes], ...]], _ParsedFolder] = OrderedDict()
+_parsed_lock = threading.Lock()
+
+
+def _fingerprint(folder: Path) -> tuple[str, tuple[tuple[str, bytes], ...]] | None:
+    """The folder and the name and content digest of each file ``read_bar_folder`` reads (the
+    parse depends on nothing else); None when a file cannot be read (then nothing is cached)."""
+    try:
+        files = [p for p in sorted(folder.iterdir()) if p.suffix.lower() in BAR_SUFFIXES and p.is_file()]
+        digests = tuple((p.name, hashlib.blake2b(p.read_bytes(), digest_size=20).digest()) for p in files)
+        return str(folder.resolve()), digests
+    except OSError:
+        return None
+
+
+def _parse_folder(folder: Path) -> _ParsedFolder:
+    """The parse of ``folder``, reused while its bar files hold the same bytes: each ``stocker``
+    step, asset run and backtest asks for the files source anew, and normalizing every symbol
+    costs far more than reading the files to see that they are unchanged. The files are
+    fingerprinted before and after the parse, so a folder written meanwhile is parsed again
+    next time rather than served from a parse of other bytes."""
+    before = _fingerprint(folder) if folder.is_dir() else None
+    if before is not None:
+        with _parsed_lock:
+            found = _parsed.get(before)
+            if found is not None:
+                _parsed.move_to_end(before)
+                return found
+    read = read_bar_folder(folder)
+    parsed = _ParsedFolder({t: _merge(parts) for t, parts in read.parts.items()}, read.issues, read.problems)
+    if before is not None and _fingerprint(folder) == before:
+        with _parsed_lock:
+            _parsed[before] = parsed
+            while len(_parsed) > PARSED_CACHE_SIZE:
+                _parsed.popitem(last=False)
+    return parsed
+
+
 def load_bar_folder(folder: Path) -> dict[str, pd.DataFrame]:
     """Every symbol's normalized frame from the bar files in ``folder`` (see ``FilesSource``)."""
     return FilesSource(folder)._frames
@@ -168,16 +222,18 @@ class FilesSource(TableSource):
 
     def __init__(self, folder: Path) -> None:
         self.folder = Path(folder)
-        read = read_bar_folder(self.folder)
-        self._problems = read.problems
-        frames = {t: _merge(parts) for t, parts in read.parts.items()}
+        parsed = _parse_folder(self.folder)
+        self._problems = dict(parsed.problems)
+        # this source's own frames (shallow copies: with pandas' copy-on-write a change to one
+        # never reaches the shared parse) and issue lists
+        frames = {t: f.copy(deep=False) for t, f in parsed.frames.items()}
         if not frames:
-            detail = "; ".join(f"{n}: {p}" for n, p in sorted(read.problems.items()))
+            detail = "; ".join(f"{n}: {p}" for n, p in sorted(parsed.problems.items()))
             raise DataSourceError(
                 f"no usable CSV/Parquet bar files with date and close columns in {self.folder}"
                 + (f" ({detail})" if detail else "")
             )
-        super().__init__(frames, read.issues)
+        super().__init__(frames, {t: list(i) for t, i in parsed.issues.items()})
 
     def file_problems(self) -> dict[str, str]:
         """File name -> why it could not be used (empty when every bar file was read)."""
