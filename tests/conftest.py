@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 from stocker_testing import SEED_DIR
-from xdist_groups import SERIAL_GROUP, serial_reason, slow_reason
+from xdist_groups import SERIAL_GROUP, queue_rank, serial_reason, shared_fixture_module, slow_reason
 
 from stocker_core.composition import register_all_policies
 from stocker_core.config import Settings, get_settings
@@ -23,19 +23,32 @@ settings.register_profile("random", derandomize=False, deadline=None, max_exampl
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
-@pytest.hookimpl(tryfirst=True)  # before `-m "not slow"` deselects
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Marks the tests of ``xdist_groups.SLOW_TESTS`` slow."""
+@pytest.hookimpl(tryfirst=True)  # before `-m "not slow"` deselects (which keeps the order)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Marks the tests of ``xdist_groups.SLOW_TESTS`` slow. On an xdist worker under
+    ``--dist loadgroup`` it also orders the collection as the work queue should run
+    (``xdist_groups.queue_rank``: the serial group, modules with slow tests, shared-fixture
+    modules, the rest); the scheduler below hands the work out in that order."""
     for item in items:
         if slow_reason(item.nodeid) is not None:
             item.add_marker(pytest.mark.slow)
+    if hasattr(config, "workerinput") and getattr(config.option, "loadgroup", False):
+        slow_modules = {
+            item.nodeid.split("::", 1)[0]
+            for item in items
+            if item.get_closest_marker("slow") is not None and serial_reason(item.nodeid) is None
+        }
+        items.sort(key=lambda item: queue_rank(item.nodeid, slow_modules))  # stable
 
 
 if importlib.util.find_spec("xdist") is not None:
 
     def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
         """With ``--dist loadgroup`` (pyproject's addopts), the tests of ``SERIAL_TESTS`` form
-        one work unit: one worker runs them one after another while the others run the rest.
+        one work unit: one worker runs them one after another while the others run the rest;
+        each module of ``SHARED_FIXTURE_MODULES`` is one work unit too, every other test its own.
+        The units are handed out in the workers' collection order (the hook above puts the
+        serial group first and the longest work next), not xdist's largest-unit-first.
 
         xdist 3.8's own ``@pytest.mark.xdist_group`` does nothing on pytest 9.2: it renames
         ``item._nodeid``, which pytest 9.2 no longer reads, so the group is read off the test's
@@ -44,9 +57,13 @@ if importlib.util.find_spec("xdist") is not None:
             return None
         from xdist.scheduler import LoadGroupScheduling
 
+        config.option.loadscopereorder = False  # the collection order is the queue's order
+
         class SerialGroupScheduling(LoadGroupScheduling):
             def _split_scope(self, nodeid: str) -> str:
-                return SERIAL_GROUP if serial_reason(nodeid) else super()._split_scope(nodeid)
+                if serial_reason(nodeid):
+                    return SERIAL_GROUP
+                return shared_fixture_module(nodeid) or super()._split_scope(nodeid)
 
         return SerialGroupScheduling(config, log)
 

@@ -1,5 +1,6 @@
-"""Which tests run in the ``serial`` xdist group, and which more tests are ``slow`` (the fast lane
-skips them): tests/conftest.py applies both at collection."""
+"""Which tests run in the ``serial`` xdist group, which more tests are ``slow`` (the fast lane
+skips them), and which modules go to one worker whole (their module fixtures are built once):
+tests/conftest.py applies all three at collection and in its xdist scheduler."""
 
 from __future__ import annotations
 
@@ -95,3 +96,43 @@ SLOW_TESTS: dict[str, str] = {
 def slow_reason(nodeid: str) -> str | None:
     """Why the test ``nodeid`` is ``slow`` by this list, or None."""
     return _reason(SLOW_TESTS, nodeid)
+
+
+SHARED_FIXTURE_MODULES: dict[str, str] = {
+    # a file whose tests go to one worker, one after another, as one work unit: the module-scoped
+    # fixture they share is built once instead of once on each worker (seconds: setup on a quiet box)
+    "tests/evaluation/test_drl.py": "trained agents, ~5 s",
+    "tests/evaluation/test_report.py": "a rolling evaluation, ~4 s",
+    "tests/web/test_web_clones.py": "a home with clone policies, ~2.6 s",
+    "tests/web/test_server_episode_cache.py": "the tiny home, ~2 s",
+    "tests/web/test_bad_input_is_4xx.py": "the tiny home, ~1 s",
+    "tests/web/test_web_serve.py": "the tiny home, ~1 s",
+    "tests/web/test_server_concurrency.py": "the tiny home, ~1 s",
+    "tests/web/test_web_guards.py": "the tiny home, ~1 s",
+    "tests/web/test_web_play.py": "the tiny home, ~1 s",
+    "tests/web/test_web_views.py": "the tiny home, ~0.8 s",
+    "tests/web/test_web_charts_on_demand.py": "the tiny home, ~0.8 s",
+    "tests/web/test_web_pages.py": "the tiny home, ~0.8 s",
+    "tests/web/test_web_errors.py": "the tiny home, ~0.7 s",
+    "tests/web/test_session_quotas.py": "the tiny home, ~0.7 s",
+    "tests/council/test_council_choices.py": "a scored model, ~0.6 s",
+}
+
+
+def shared_fixture_module(nodeid: str) -> str | None:
+    """The module of ``nodeid`` when its tests go to one worker whole, else None."""
+    module = nodeid.split("::", 1)[0]
+    return module if module in SHARED_FIXTURE_MODULES else None
+
+
+def queue_rank(nodeid: str, slow_modules: set[str]) -> int:
+    """Where the test ``nodeid`` goes in the xdist work queue (``-n``; tests/conftest.py), lowest
+    first: the serial group (one worker starts it at once), then whole modules that hold a slow
+    test, then the shared-fixture modules, then the rest. The longest work is handed out first,
+    so the run does not end on one worker finishing a long test while the other waits."""
+    if serial_reason(nodeid) is not None:
+        return 0
+    module = nodeid.split("::", 1)[0]
+    if module in slow_modules:
+        return 1
+    return 2 if module in SHARED_FIXTURE_MODULES else 3
