@@ -95,7 +95,8 @@ COMMAND += ["--from", "2023-07", "--to", "2023-08", "--skip", "charts", "--group
 
 def _start_and_stop(env: dict[str, str], signum: int) -> list[psutil.Process]:
     """Start the 2-lane run, let its lanes work, send ``signum`` to the CLI; every process of the
-    run that is still alive 5 s later."""
+    run that is still alive 5 s later (a process that has ended stays ended, so the wait stops as
+    soon as none is left)."""
     cli = subprocess.Popen(COMMAND, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 240
     lanes: list[psutil.Process] = []
@@ -112,8 +113,11 @@ def _start_and_stop(env: dict[str, str], signum: int) -> list[psutil.Process]:
     stopped = time.monotonic()
     with contextlib.suppress(subprocess.TimeoutExpired):
         cli.wait(timeout=5)
-    time.sleep(max(0.0, 5 - (time.monotonic() - stopped)))
-    alive = _alive([*run, psutil.Process(cli.pid)] if cli.poll() is None else run)
+    while True:
+        alive = _alive([*run, psutil.Process(cli.pid)] if cli.poll() is None else run)
+        if not alive or time.monotonic() - stopped >= 5:
+            break
+        time.sleep(0.1)
     if cli.poll() is None:
         cli.kill()
         cli.wait()
