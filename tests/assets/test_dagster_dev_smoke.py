@@ -83,7 +83,7 @@ def test_dagster_dev_lists_assets_and_runs_a_partition(tmp_path, seed_dir):
                 pass
             assert process.poll() is None, (tmp_path / "dagster.log").read_text()[-3000:]
             assert time.monotonic() < deadline, "dagster dev did not come up in 120 s"
-            time.sleep(1)
+            time.sleep(0.25)
         by_key = {"/".join(n["assetKey"]["path"]): n for n in nodes}
         assert {"prices", "indicators"} <= set(by_key)
         assert by_key["prices"]["groupName"] == "market" and by_key["prices"]["isPartitioned"]
@@ -126,7 +126,7 @@ def test_dagster_dev_lists_assets_and_runs_a_partition(tmp_path, seed_dir):
         status = None
         while status not in {"SUCCESS", "FAILURE", "CANCELED"}:
             assert time.monotonic() < deadline, f"run still {status} after 180 s"
-            time.sleep(2)
+            time.sleep(0.5)
             status = _gql(
                 url, "query($id: ID!) { runOrError(runId: $id) { ... on Run { status } } }", {"id": run_id}
             )["runOrError"]["status"]

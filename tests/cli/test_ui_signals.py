@@ -84,7 +84,7 @@ def test_sigterm_stops_dagster_dev_and_all_its_children(tmp_path):
             except httpx.HTTPError:
                 pass
             assert time.monotonic() < deadline, "dagster dev did not serve within 180 s"
-            time.sleep(1)
+            time.sleep(0.25)
         children = _descendants(stocker.pid)
         assert len(children) >= 3  # dagster dev, the webserver, the daemon (and code servers)
         stocker.send_signal(signal.SIGTERM)
