@@ -180,6 +180,10 @@ def clone_like(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str
     env.update(
         STOCKER_HOME=str(work / "home"),
         DAGSTER_HOME=str(work / "dagster"),
+        # `stocker materialize` in its own process, as in every test (tests/conftest.py): lanes
+        # would each import the project again (~12 s of CPU here, on cores the other tests use);
+        # tests/assets/test_lanes.py and test_lane_lifetime.py run the CLI on lanes
+        STOCKER_MAIN_WORKERS="1",
         PYTHONPATH=os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep),
         NO_COLOR="1",
         COLUMNS="120",
