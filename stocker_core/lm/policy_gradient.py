@@ -136,6 +136,25 @@ def soft_target_loss(
     return loss, within.exp().detach()
 
 
+def reward_regression_loss(log_likelihoods: Any, rewards: Any, temperature: float) -> tuple[Any, Any]:
+    """Least squares between the answers' centred log-likelihoods and their centred rewards
+    over ``τ``, plus ``−log Σ_a p(a)`` (the answers keep the model's mass, so free generation
+    still parses).
+
+    The minimiser of the squared term at a state is the answers' *expected* centred reward over
+    ``τ`` given what the prompt shows: its argmax is the answer with the highest expected
+    reward however noisy one day's rewards are (the argmax of an average of ``softmax(R/τ)``
+    targets need not be). Its gradient is the error itself, so it neither fades on a confident
+    policy nor saturates. Returns (loss, the detached policy over the answers)."""
+    import torch
+
+    centred = log_likelihoods - log_likelihoods.mean(dim=-1, keepdim=True)
+    target = (rewards - rewards.mean(dim=-1, keepdim=True)) / temperature
+    mass = torch.logsumexp(log_likelihoods, dim=-1)
+    loss = ((centred - target.detach()) ** 2).mean() - mass.mean()
+    return loss, torch.softmax(log_likelihoods, dim=-1).detach()
+
+
 def apply_update(model: Any, optimizer: Any, loss: Any, max_grad_norm: float = 1.0) -> float:
     """One optimizer step on ``loss`` over the trainable weights; returns the loss value."""
     import torch

@@ -29,6 +29,7 @@ from stocker_core.lm.policy_gradient import (
     PgStep,
     apply_update,
     expected_reward_weights,
+    reward_regression_loss,
     soft_target_loss,
     trainable_optimizer,
     zero_spread_share,
@@ -70,6 +71,9 @@ class FitSettings:
     eval_every: int
     entropy_coef: float = 0.0
     scale_rewards: str = "batch"
+    averaging: float = 0.0
+    """Decay of an exponential moving average of the trainable weights (0: none); when set, the
+    valid checks and the kept checkpoint are the average's."""
 
 
 @dataclass
@@ -108,6 +112,15 @@ def restore_trainable(model: Any, state: dict[str, Any]) -> None:
                 parameter.copy_(state[name])
 
 
+def _update_average(average: dict[str, Any], model: Any, decay: float) -> None:
+    import torch
+
+    with torch.no_grad():
+        for name, parameter in model.named_parameters():
+            if name in average:
+                average[name].mul_(decay).add_(parameter.detach(), alpha=1.0 - decay)
+
+
 def fit_answers(
     policy: LoadedModel,
     train: AnswerSet,
@@ -129,14 +142,22 @@ def fit_answers(
     best_score, best_state = -np.inf, None
     size = min(settings.batch, len(train.prompts))
 
+    average = trainable_state(policy.model) if settings.averaging else None
+
     def check(step: int) -> None:
         nonlocal best_score, best_state
         if valid is None or not valid.prompts:
             return
+        current = None
+        if average is not None:
+            current = trainable_state(policy.model)
+            restore_trainable(policy.model, average)
         score = valid.greedy_reward(answer_probabilities(policy, valid.prompts))
         result.valid_curve.append((step, score))
         if score > best_score:
             best_score, best_state, result.best_step = score, trainable_state(policy.model), step
+        if current is not None:
+            restore_trainable(policy.model, current)
 
     check(0)
     for step in range(1, settings.steps + 1):
@@ -145,6 +166,8 @@ def fit_answers(
         batch_rewards = rewards[torch.as_tensor(pick, device=rewards.device)]
         if settings.objective == "soft_target":
             loss, pi = soft_target_loss(logits, batch_rewards / unit, settings.temperature)
+        elif settings.objective == "reward_regression":
+            loss, pi = reward_regression_loss(logits, batch_rewards / unit, settings.temperature)
         elif settings.objective == "policy_gradient":
             loss, pi = expected_reward_weights(logits, batch_rewards, settings.scale_rewards)
         else:
@@ -153,6 +176,8 @@ def fit_answers(
             log_pi = torch.log_softmax(logits, dim=-1)
             loss = loss + settings.entropy_coef * (log_pi.exp() * log_pi).sum(dim=-1).mean()
         loss_value = apply_update(policy.model, optimizer, loss)
+        if average is not None:
+            _update_average(average, policy.model, settings.averaging)
         mean_pi = pi.mean(dim=0).cpu().numpy()
         entropy = float(-(pi * torch.log(pi.clamp_min(1e-12))).sum(dim=-1).mean())
         result.log.add(
@@ -174,6 +199,8 @@ def fit_answers(
             check(step)
     if best_state is not None:
         restore_trainable(policy.model, best_state)
+    elif average is not None:
+        restore_trainable(policy.model, average)
     result.log.close()
     return result
 

@@ -20,7 +20,7 @@ TrainingReward = Literal["excess", "environment"]
 RewardScaling = Literal["batch", "none"]
 Decode = Literal["scored", "generate"]
 SftTeacher = Literal["reward", "ideal"]
-Objective = Literal["soft_target", "policy_gradient"]
+Objective = Literal["reward_regression", "soft_target", "policy_gradient"]
 STAGES = ("base", "sft", "grpo")
 
 
@@ -97,18 +97,35 @@ class TrainingConfig(BaseSettings):
         "one-session reward makes any trade a loss unless one day repays the cost (measured: the policy "
         "collapsed to hold at 1)",
     )
+    market_relative: bool = Field(
+        default=False,
+        description="the excess reward's return less the day's cross-sectional mean over the training "
+        "tickers (plus its average): the market's shocks are nobody's to predict, and slow shared "
+        "inputs fit them in sample (measured, and why it is not the default yet: the docs' training page)",
+    )
     scale_rewards: RewardScaling = Field(
         default="batch", description="batch: centred rewards over their batch std; none: raw"
     )
     grpo_prompts: int = Field(default=64, ge=1, description="states per update (all nine answers each)")
     objective: Objective = Field(
         default="soft_target",
-        description="soft_target: cross-entropy toward softmax(R/target_temperature) over the nine "
-        "answers, whose gradient (pi - target) stays large where the policy is confidently wrong; "
-        "policy_gradient: the exact expected-reward gradient, which fades as pi(1 - pi) there",
+        description="reward_regression: least squares between the answers' centred log-likelihoods and "
+        "their centred rewards over target_temperature, whose minimiser's argmax is the answer of "
+        "highest expected reward however noisy a day is; soft_target: cross-entropy toward "
+        "softmax(R/target_temperature), whose gradient (pi - target) stays large where the policy is "
+        "confidently wrong; policy_gradient: the exact expected-reward gradient, which fades as "
+        "pi(1 - pi) there",
     )
     target_temperature: float = Field(
         default=0.5, gt=0, description="temperature of the soft target, in units of the rewards' std"
+    )
+    weight_averaging: float = Field(
+        default=0.0,
+        ge=0,
+        lt=1,
+        description="decay of the moving average of the trained weights that the valid checks read and "
+        "the kept checkpoint is (0: the raw weights); one day's rewards are noisy, and the raw weights' "
+        "greedy answers swung from check to check (measured; 0.99 with the reward regression)",
     )
     eval_every: int = Field(
         default=50, ge=1, description="steps between valid-split checks; the best checkpoint is kept"

@@ -58,7 +58,7 @@ def reward_table(
     """Every answer's reward at every row, computed once (the rewards are deterministic)."""
     kept, table = [], []
     if config.reward == "excess":
-        excess = ExcessReward(contexts, horizon=config.reward_horizon)
+        excess = ExcessReward(contexts, horizon=config.reward_horizon, market_relative=config.market_relative)
         for row in rows:
             values = excess.answers(row, ANSWERS)
             if values is not None:
@@ -90,6 +90,7 @@ def fit_settings(config: TrainingConfig, stage: str, rows: int) -> FitSettings:
             learning_rate=config.sft_learning_rate,
             seed=config.seed,
             eval_every=config.eval_every,
+            averaging=config.weight_averaging,
         )
     return FitSettings(
         objective=config.objective,
@@ -101,6 +102,7 @@ def fit_settings(config: TrainingConfig, stage: str, rows: int) -> FitSettings:
         eval_every=config.eval_every,
         entropy_coef=config.entropy_coef,
         scale_rewards=config.scale_rewards,
+        averaging=config.weight_averaging,
     )
 
 
