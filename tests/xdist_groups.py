@@ -100,7 +100,10 @@ def slow_reason(nodeid: str) -> str | None:
 
 SHARED_FIXTURE_MODULES: dict[str, str] = {
     # a file whose tests go to one worker, one after another, as one work unit: the module-scoped
-    # fixture they share is built once instead of once on each worker (seconds: setup on a quiet box)
+    # fixture they share (or a session fixture only they use) is built once instead of once on
+    # each worker (seconds: its setup on a quiet box)
+    "tests/moderator/test_training_stages.py": "`trained`: base, SFT, GRPO, ~17 s at load 4",
+    "tests/agent/test_agent_scored_answer.py": "the tiny agent model, ~4 s",
     "tests/evaluation/test_drl.py": "trained agents, ~5 s",
     "tests/evaluation/test_report.py": "a rolling evaluation, ~4 s",
     "tests/web/test_web_clones.py": "a home with clone policies, ~2.6 s",
