@@ -76,7 +76,7 @@ def test_check_learning_runs_end_to_end_on_a_small_market(tmp_path):
         "--tickers",
         "2",
         "--years",
-        "2",
+        "1",
         "--home",
         str(home),
         "--json",
