@@ -34,7 +34,7 @@ from stocker_core.lm.policy_gradient import (
     trainable_optimizer,
     zero_spread_share,
 )
-from stocker_core.moderator.answers import ANSWERS, answer_logits, answer_probabilities
+from stocker_core.moderator.answers import ANSWERS, answer_logits, answer_probabilities, decided_indices
 
 StepProgress = Callable[[int, int], None]
 
@@ -50,11 +50,11 @@ class AnswerSet:
         if self.rewards.shape != (len(self.prompts), len(ANSWERS)):
             raise ValueError(f"rewards of shape {self.rewards.shape} for {len(self.prompts)} prompts")
 
-    def greedy_reward(self, probabilities: np.ndarray) -> float:
-        """Mean reward of the most likely answer of each state."""
+    def greedy_reward(self, probabilities: np.ndarray, by_side: bool = False) -> float:
+        """Mean reward of each state's decision (``answers.decided_indices``)."""
         if not len(self.prompts):
             return float("nan")
-        chosen = probabilities.argmax(axis=1)
+        chosen = decided_indices(probabilities, by_side)
         return float(self.rewards[np.arange(len(chosen)), chosen].mean())
 
 
@@ -72,6 +72,8 @@ class FitSettings:
     entropy_coef: float = 0.0
     scale_rewards: str = "batch"
     averaging: float = 0.0
+    by_side: bool = False
+    """Score the valid checks by the side decision (``decode: side``)."""
     """Decay of an exponential moving average of the trainable weights (0: none); when set, the
     valid checks and the kept checkpoint are the average's."""
 
@@ -152,7 +154,7 @@ def fit_answers(
         if average is not None:
             current = trainable_state(policy.model)
             restore_trainable(policy.model, average)
-        score = valid.greedy_reward(answer_probabilities(policy, valid.prompts))
+        score = valid.greedy_reward(answer_probabilities(policy, valid.prompts), settings.by_side)
         result.valid_curve.append((step, score))
         if score > best_score:
             best_score, best_state, result.best_step = score, trainable_state(policy.model), step

@@ -86,7 +86,28 @@ def answer_probabilities(loaded: LoadedModel, prompts: Sequence[str], batch_size
     return np.concatenate(out) if out else np.zeros((0, len(ANSWERS)))
 
 
-def choose_answers(loaded: LoadedModel, prompts: Sequence[str], batch_size: int = 64) -> list[str]:
-    """The most likely answer for each prompt (greedy over the nine)."""
+SIDE_ANSWERS = ("hold q0", "buy q4", "sell q4")
+"""What ``decode: side`` answers: the full move of the side the policy leans to."""
+
+
+def decided_indices(probabilities: Any, by_side: bool = False) -> Any:
+    """Index into ``ANSWERS`` of each row's decision: the most likely answer, or with
+    ``by_side`` the full move of the most likely side (hold, the four buys together, the four
+    sells together)."""
+    import numpy as np
+
+    if not by_side:
+        return probabilities.argmax(axis=1)
+    sides = np.stack(
+        [probabilities[:, 0], probabilities[:, 1:5].sum(axis=1), probabilities[:, 5:9].sum(axis=1)], axis=1
+    )
+    full = np.array([ANSWERS.index(a) for a in SIDE_ANSWERS])
+    return full[sides.argmax(axis=1)]
+
+
+def choose_answers(
+    loaded: LoadedModel, prompts: Sequence[str], batch_size: int = 64, by_side: bool = False
+) -> list[str]:
+    """Each prompt's decision over the nine answers (``decided_indices``)."""
     probabilities = answer_probabilities(loaded, prompts, batch_size)
-    return [ANSWERS[int(i)] for i in probabilities.argmax(axis=1)]
+    return [ANSWERS[int(i)] for i in decided_indices(probabilities, by_side)]

@@ -18,7 +18,7 @@ StatePath = Literal["council", "ideal"]
 Continuation = Literal["rule", "hold"]
 TrainingReward = Literal["excess", "environment"]
 RewardScaling = Literal["batch", "none"]
-Decode = Literal["scored", "generate"]
+Decode = Literal["scored", "side", "generate"]
 SftTeacher = Literal["reward", "ideal"]
 Objective = Literal["reward_regression", "soft_target", "policy_gradient"]
 STAGES = ("base", "sft", "grpo")
@@ -138,7 +138,9 @@ class TrainingConfig(BaseSettings):
     decode: Decode = Field(
         default="scored",
         description="how a trained moderator decides: scored (argmax over the nine answers; cannot "
-        "fail to parse) or generate (greedy text, parsed; kept for comparison)",
+        "fail to parse), side (the full move of the most likely side, the four buys and the four "
+        "sells each summed: measured on the dev market, the side is learned and the size is not) or "
+        "generate (greedy text, parsed; kept for comparison)",
     )
     report_to: list[str] = Field(
         default_factory=list, description="also log curves to: tensorboard (offline, under the model dir)"

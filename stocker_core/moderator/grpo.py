@@ -91,6 +91,7 @@ def fit_settings(config: TrainingConfig, stage: str, rows: int) -> FitSettings:
             seed=config.seed,
             eval_every=config.eval_every,
             averaging=config.weight_averaging,
+            by_side=config.decode == "side",
         )
     return FitSettings(
         objective=config.objective,
@@ -103,6 +104,7 @@ def fit_settings(config: TrainingConfig, stage: str, rows: int) -> FitSettings:
         entropy_coef=config.entropy_coef,
         scale_rewards=config.scale_rewards,
         averaging=config.weight_averaging,
+        by_side=config.decode == "side",
     )
 
 

@@ -52,7 +52,9 @@ class ModeratorDecider:
         todo = list(dict.fromkeys(p for p in prompts if p not in self._answers))
         if todo:
             texts = (
-                choose_answers(self.loaded, todo) if self.decode == "scored" else generate(self.loaded, todo)
+                choose_answers(self.loaded, todo, by_side=self.decode == "side")
+                if self.decode in ("scored", "side")
+                else generate(self.loaded, todo)
             )
             self._answers.update(zip(todo, texts, strict=True))
         return [self._answers[p] for p in prompts]

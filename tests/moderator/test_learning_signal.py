@@ -96,3 +96,14 @@ def test_the_weight_average_moves_by_one_minus_the_decay_per_update():
     assert float(average["weight"]) == pytest.approx(0.5)
     _update_average(average, model, decay=0.5)
     assert float(average["weight"]) == pytest.approx(0.75)
+
+
+def test_the_side_decision_sums_each_sides_answers_and_moves_in_full():
+    from stocker_core.moderator.answers import ANSWERS, decided_indices
+
+    # hold 0.20; buys 0.15 + 0.05 + 0.05 + 0.05 = 0.30; sells 0.10 each = 0.40 (none above 0.20)
+    probabilities = np.array([[0.20, 0.15, 0.05, 0.05, 0.05, 0.10, 0.10, 0.10, 0.10]])
+    assert ANSWERS[int(decided_indices(probabilities)[0])] == "hold q0"
+    assert ANSWERS[int(decided_indices(probabilities, by_side=True)[0])] == "sell q4"
+    leaning_buy = np.array([[0.30, 0.10, 0.10, 0.10, 0.10, 0.075, 0.075, 0.075, 0.075]])
+    assert ANSWERS[int(decided_indices(leaning_buy, by_side=True)[0])] == "buy q4"
