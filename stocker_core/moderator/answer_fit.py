@@ -72,10 +72,10 @@ class FitSettings:
     entropy_coef: float = 0.0
     scale_rewards: str = "batch"
     averaging: float = 0.0
-    by_side: bool = False
-    """Score the valid checks by the side decision (``decode: side``)."""
     """Decay of an exponential moving average of the trainable weights (0: none); when set, the
     valid checks and the kept checkpoint are the average's."""
+    by_side: bool = False
+    """Score the valid checks by the side decision (``decode: side``)."""
 
 
 @dataclass

@@ -117,7 +117,10 @@ class TrainingConfig(BaseSettings):
         "pi(1 - pi) there",
     )
     target_temperature: float = Field(
-        default=0.5, gt=0, description="temperature of the soft target, in units of the rewards' std"
+        default=0.5,
+        gt=0,
+        description="temperature of the soft target (or the reward regression's scale), in units of the "
+        "rewards' std",
     )
     weight_averaging: float = Field(
         default=0.0,

@@ -8,7 +8,7 @@ the next ``H`` sessions of the episode. Its spread is across actions, not states
 state enters only through ``−e_bh · r``, the same for every answer, which the group
 baseline removes. A step with no next session inside the episode has no reward.
 
-With ``market_relative`` (the default) ``r_(t+H)`` is the ticker's return less the day's
+With ``market_relative`` (off by default) ``r_(t+H)`` is the ticker's return less the day's
 cross-sectional mean over the episodes' tickers, plus that mean's average over the days
 (the drift stays, the day's common shock goes): nothing in a ticker's prompt predicts the
 market's shock, and on a small universe slow inputs shared across tickers (macro votes, the
