@@ -55,6 +55,13 @@ class AgentConfig(BaseSettings):
     sft_steps: int = Field(default=150, ge=0)
     sft_batch_size: int = Field(default=16, ge=1)
     sft_learning_rate: float = Field(default=3e-3, gt=0)
+    # decision fit: every train pair's decision against its three known results
+    decision_fit_steps: int = Field(
+        default=100, ge=0, description="updates of the decision fit between the warm start and RL (0: none)"
+    )
+    decision_fit_batch: int = Field(default=64, ge=1)
+    decision_fit_learning_rate: float = Field(default=1e-3, gt=0)
+    decision_fit_eval_every: int = Field(default=25, ge=1, description="steps between valid checks")
     # RL (group-relative policy gradient with LoRA)
     rl_steps: int = Field(default=60, ge=0)
     rl_prompts_per_step: int = Field(default=8, ge=1)
@@ -66,10 +73,11 @@ class AgentConfig(BaseSettings):
         description="add a loss over the final BUY/SELL/HOLD of each rollout with all three results "
         "known (its tool turns fixed; word-level models)",
     )
-    objective: Literal["soft_target", "policy_gradient"] = Field(
+    objective: Literal["soft_target", "reward_regression", "policy_gradient"] = Field(
         default="soft_target",
         description="the decision loss: cross-entropy toward softmax(result/target_temperature) "
-        "(its gradient does not fade on confident mistakes) or the exact expected-result gradient",
+        "(its gradient does not fade on confident mistakes), least squares toward the centred "
+        "results (its argmax is the best decision in expectation) or the exact expected-result gradient",
     )
     target_temperature: float = Field(
         default=0.5, gt=0, description="soft target temperature, in units of the results' spread"

@@ -21,9 +21,9 @@ import pandas as pd
 
 from stocker_core.agent.config import AgentConfig
 from stocker_core.agent.data import AgentData
+from stocker_core.agent.decision_fit import decision_loss
 from stocker_core.agent.model import ModelWriter
 from stocker_core.agent.parsing import DECISIONS
-from stocker_core.agent.rewards import result_score
 from stocker_core.agent.scoring import run_scored
 from stocker_core.agent.sequences import encode_trace
 from stocker_core.agent.trace import Trace
@@ -34,9 +34,7 @@ from stocker_core.lm.policy_gradient import (
     action_shares,
     apply_update,
     collate,
-    expected_reward_weights,
     group_advantages,
-    soft_target_loss,
     token_logprobs,
     trainable_optimizer,
     zero_spread_share,
@@ -86,55 +84,6 @@ def rl_step(
     if loss is not None:
         loss_value = apply_update(model, optimizer, loss)
     return _record(step, traces, loss_value, np.asarray(rewards).reshape(-1, group))
-
-
-def decision_loss(loaded: LoadedModel, traces: Sequence[Trace], tools: list, config: AgentConfig) -> Any:
-    """A loss over the final decision (BUY / SELL / HOLD) of every rollout that answered, with
-    its tool turns fixed: each decision's result is known from the forward return (HOLD keeps
-    the rollout's held position, costs charged), so the three are scored, not sampled. By
-    ``config.objective``: cross-entropy toward softmax(result / τ) (``soft_target``, the
-    default) or the exact expected-result gradient. Word-level models only (one token per
-    decision); None when no rollout answered or the model is a chat model."""
-    import torch
-
-    if loaded.prompt_style != "words":
-        return None
-    decision_ids = loaded.tokenizer.convert_tokens_to_ids(list(DECISIONS))
-    rows, positions, rewards = [], [], []
-    for trace in traces:
-        if trace.decision is None or trace.forward_return is None:
-            continue
-        ids, mask = encode_trace(loaded, trace, tools, config.max_tool_calls)
-        spots = [k for k, (t, m) in enumerate(zip(ids, mask, strict=True)) if m and t in decision_ids]
-        if not spots:
-            continue
-        rows.append((ids, mask))
-        positions.append(spots[-1])
-        held = 0.5 if trace.held is None else trace.held
-        rewards.append(
-            [
-                config.w_result
-                * result_score(
-                    d, trace.forward_return, config.theta, config.result_mode, held, config.transaction_cost
-                )
-                for d in DECISIONS
-            ]
-        )
-    if not rows:
-        return None
-    batch = collate(loaded.tokenizer.pad_token_id, rows, loaded.device)
-    logits = loaded.model(input_ids=batch.input_ids, attention_mask=batch.attention_mask).logits
-    index = torch.tensor(positions, device=logits.device) - 1  # the logits that predict the decision
-    at = logits[torch.arange(len(rows), device=logits.device), index].float()
-    choice = torch.log_softmax(at, dim=-1)[:, decision_ids]
-    results = torch.tensor(rewards, dtype=torch.float32, device=logits.device)
-    if config.objective == "soft_target":
-        centred = results - results.mean(dim=-1, keepdim=True)
-        unit = centred.std().clamp_min(1e-6)
-        loss, _ = soft_target_loss(choice, results / unit, config.target_temperature)
-    else:
-        loss, _ = expected_reward_weights(choice, results, scale="batch")
-    return loss
 
 
 def _record(step: int, traces: list[Trace], loss: float, grouped: np.ndarray) -> PgStep:

@@ -5,6 +5,8 @@
 3. Warm start: supervised on the format teacher's traces of the train pairs (its tool
    script, each result read back, a balanced decision with no verdict before it:
    ``scripted.FormatWriter``), or on agent_scripted's (``warm_start_teacher="scripted"``).
+   Then, when ``decision_fit_steps`` is set, the decision fit (``decision_fit``): every train
+   pair's decision against its three known results, the checkpoint chosen on every valid pair.
 4. RL: our rollout loop + GRPO-style update on a LoRA adapter (``grpo``), with held-out
    greedy validation (result / format / tool) at step 0 and every ``eval_every`` steps;
    the checkpoint with the best valid result is kept.
@@ -29,6 +31,8 @@ from stocker_core.config import Settings
 from stocker_core.warehouse.db import Warehouse
 
 Progress = Callable[[str], None]
+EVERY_PAIR = 1_000_000
+"""``split_pairs``' cap for the decision fit, which reads every pair of its splits."""
 
 
 @dataclass
@@ -54,6 +58,8 @@ class AgentTrainingResult:
     kept_step: int = 0
     """The RL step whose checkpoint was kept (the best valid result; 0 without RL)."""
     warm_start_losses: list[tuple[int, float]] = field(default_factory=list)
+    decision_fit: dict[str, Any] = field(default_factory=dict)
+    """The decision fit: pairs, steps, seconds, valid curve and the kept step (empty when off)."""
     rl_log: list[dict[str, Any]] = field(default_factory=list)
     valid_keys: list[str] = field(default_factory=list)
     """``TICKER|YYYY-MM-DD`` of each held-out decision, in order."""
@@ -102,6 +108,49 @@ def _span(pairs: list) -> tuple[str, str]:
     return days[0].date().isoformat(), days[-1].date().isoformat()
 
 
+def _fit_decisions(
+    loaded: Any,
+    teacher: Any,
+    data: dict[str, AgentData],
+    splits: Any,
+    config: AgentConfig,
+    tools: list,
+    say: Progress,
+) -> dict[str, Any]:
+    """The decision fit on every train pair's teacher trace, checked on every valid pair's
+    (``decision_fit``); a summary for the run's record, empty when the stage is off."""
+    from stocker_core.agent.decision_fit import decision_batch, fit_decisions
+
+    if config.decision_fit_steps == 0:
+        return {}
+    started = time.perf_counter()
+    every = {
+        split: split_pairs(data, splits, split, config.horizon, EVERY_PAIR, config.seed)
+        for split in ("train", "valid")
+    }
+    batches = {
+        split: decision_batch(loaded, run_scored(teacher, pairs, data, config, "agent_scripted"), tools, config)
+        for split, pairs in every.items()
+    }
+    if batches["train"] is None:
+        say("decision fit: skipped (a chat model writes its decision in more than one token)")
+        return {}
+    fit = fit_decisions(loaded, batches["train"], batches["valid"], config)
+    curve = ", ".join(f"{step}: {score:+.3f}" for step, score in fit.valid_curve)
+    say(
+        f"decision fit: {fit.steps} steps on {len(batches['train'])} train decisions in "
+        f"{time.perf_counter() - started:.1f}s; valid result by step {curve}; kept step {fit.best_step}"
+    )
+    return {
+        "train_pairs": len(batches["train"]),
+        "valid_pairs": len(batches["valid"] or ()),
+        "steps": fit.steps,
+        "seconds": round(time.perf_counter() - started, 1),
+        "valid_curve": fit.valid_curve,
+        "kept_step": fit.best_step,
+    }
+
+
 def train_agent(
     config: AgentConfig,
     settings: Settings,
@@ -145,6 +194,7 @@ def train_agent(
         f"warm start: {warm.steps} steps in {warm.wall_seconds:.1f}s, "
         f"last loss {warm.losses[-1][1] if warm.losses else 0.0:.3f}"
     )
+    fitted = _fit_decisions(loaded, teacher, data, source.splits, config, tools, say)
 
     run_id = f"agent_rl-{datetime.now():%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:6]}"
     run_dir = agent_model_dir(settings.home) / run_id
@@ -206,6 +256,7 @@ def train_agent(
         curves=curves,
         kept_step=int(kept["step"]),
         warm_start_losses=warm.losses,
+        decision_fit=fitted,
         rl_log=[asdict(s) for s in (log.steps if log else [])],
         valid_keys=[f"{t}|{d.date().isoformat()}" for t, d in valid],
         valid_decisions=[t.action for t in last],

@@ -82,6 +82,7 @@ class LearningCheckConfig:
                 **self.agent,
                 "sft_steps": 10,
                 "rl_steps": 2,
+                "decision_fit_steps": 4,
                 "max_train_pairs": 40,
                 "max_valid_pairs": 10,
                 "eval_every": 2,

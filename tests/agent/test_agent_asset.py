@@ -28,6 +28,8 @@ def test_agent_policy_trains_and_records_run_and_lineage(tmp_path):
         "max_train_pairs": 12,
         "max_valid_pairs": 4,
         "max_new_tokens": 24,
+        "decision_fit_steps": 4,
+        "decision_fit_eval_every": 2,
     }
     run_config = AgentPolicyConfig(rl_steps=1, sft_steps=10, overrides_json=json.dumps(overrides))
     result = dg.materialize(

@@ -71,6 +71,8 @@ def test_a_few_rl_steps_with_tool_calls_end_to_end(tmp_path: Path):
         max_valid_pairs=4,
         eval_every=1,
         max_new_tokens=24,
+        decision_fit_steps=4,
+        decision_fit_eval_every=2,
     )
     settings = Settings(home=tmp_path / "home")
     data = {"SYN": walk_data()}
@@ -82,6 +84,9 @@ def test_a_few_rl_steps_with_tool_calls_end_to_end(tmp_path: Path):
     assert (run_dir / "curves.png").read_bytes()[:4] == b"\x89PNG"
     assert [p["step"] for p in result.curves] == [0, 1, 2]
     assert len(result.rl_log) == 2 and len(result.sha256) == 64
+    fit = result.decision_fit  # every train and valid pair's decision, checked at steps 0, 2, 4
+    assert fit["steps"] == 4 and [step for step, _ in fit["valid_curve"]] == [0, 2, 4]
+    assert fit["train_pairs"] > config.max_train_pairs and fit["kept_step"] in (0, 2, 4)
     manifest = current_run(settings.home)
     assert manifest["run_id"] == result.run_id
     assert json.loads((run_dir / "agent.json").read_text())["valid_fingerprint"] == result.valid_fingerprint
