@@ -128,10 +128,10 @@ def _fit_decisions(
         split: split_pairs(data, splits, split, config.horizon, EVERY_PAIR, config.seed)
         for split in ("train", "valid")
     }
-    batches = {
-        split: decision_batch(loaded, run_scored(teacher, pairs, data, config, "agent_scripted"), tools, config)
-        for split, pairs in every.items()
-    }
+    batches = {}
+    for split, pairs in every.items():
+        traces = run_scored(teacher, pairs, data, config, "agent_scripted")
+        batches[split] = decision_batch(loaded, traces, tools, config)
     if batches["train"] is None:
         say("decision fit: skipped (a chat model writes its decision in more than one token)")
         return {}

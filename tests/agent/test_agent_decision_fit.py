@@ -22,7 +22,8 @@ def planted_decisions(loaded, n: int, seed: int) -> tuple[DecisionBatch, np.ndar
     for _ in range(n):
         s = int(rng.choice([-3, -2, -1, 1, 2, 3]))
         seen = "positive" if s > 0 else "negative"
-        context = f"decide buy sell or hold at the close use tools first <result> news n2 s{s:+d} left3 </result>"
+        task = "decide buy sell or hold at the close use tools first"
+        context = f"{task} <result> news n2 s{s:+d} left3 </result>"
         written = f"<think> news {seen} </think> <answer> HOLD </answer>"
         head = [tokenizer.bos_token_id] + tokenizer(context, add_special_tokens=False)["input_ids"]
         tail = tokenizer(written, add_special_tokens=False)["input_ids"]
@@ -38,7 +39,10 @@ def planted_decisions(loaded, n: int, seed: int) -> tuple[DecisionBatch, np.ndar
 def test_the_fit_reads_the_news_word_and_keeps_the_best_valid_step():
     torch.manual_seed(0)
     config = AgentConfig(
-        decision_fit_steps=60, decision_fit_batch=32, decision_fit_eval_every=20, objective="reward_regression"
+        decision_fit_steps=60,
+        decision_fit_batch=32,
+        decision_fit_eval_every=20,
+        objective="reward_regression",
     )
     loaded = build_tiny_agent(config)
     train, _ = planted_decisions(loaded, 256, seed=1)
