@@ -112,10 +112,13 @@ def train_rl(
     on_step: Callable[[int, int], None] | None = None,
 ) -> PgLog:
     """Wrap ``loaded.model`` in a fresh LoRA adapter and run ``config.rl_steps`` updates;
-    ``on_eval(step)`` is called every ``eval_every`` steps and after the last."""
+    ``on_eval(step)`` is called with the fresh adapter (step 0), every ``eval_every`` steps and
+    after the last."""
     from peft import get_peft_model
 
     loaded.model = get_peft_model(loaded.model, agent_lora_config(config))
+    if on_eval is not None:
+        on_eval(0)
     optimizer = trainable_optimizer(loaded.model, config.rl_learning_rate)
     rng = np.random.default_rng(config.seed + 1)
     log = PgLog()

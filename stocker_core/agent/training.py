@@ -9,7 +9,8 @@
    pair's decision against its three known results, the checkpoint chosen on every valid pair.
 4. RL: our rollout loop + GRPO-style update on a LoRA adapter (``grpo``), with held-out
    greedy validation (result / format / tool) at step 0 and every ``eval_every`` steps;
-   the checkpoint with the best valid result is kept.
+   the checkpoint with the best valid result is kept, step 0 (the adapter untouched: the
+   warm start and decision fit alone) included, so RL never leaves the agent worse on valid.
 5. Save: ``models/agent_rl/<run>/{base,adapter,agent.json,curves.png}`` and ``current.json``.
 """
 
@@ -208,16 +209,19 @@ def train_agent(
         last[:] = traces
         point = {"step": step, **summarise(traces).as_dict()}
         curves.append(point)
-        if step > 0 and point["result"] > kept["result"]:
+        if point["result"] > kept["result"]:
             kept.update(step=step, result=point["result"], state=trainable_state(loaded.model), traces=traces)
         say(
             f"valid @ step {step}: result {point['result']:.3f} "
             f"format {point['format']:.3f} tool {point['tool']:.3f}"
         )
 
-    evaluate(0)
     rl_started = time.perf_counter()
-    log = train_rl(loaded, train, data, config, on_eval=evaluate, on_step=steps) if config.rl_steps else None
+    log = None
+    if config.rl_steps:  # train_rl checks step 0 once its adapter is on, so step 0 can be kept
+        log = train_rl(loaded, train, data, config, on_eval=evaluate, on_step=steps)
+    else:
+        evaluate(0)
     if kept["state"] is not None and kept["step"] != curves[-1]["step"]:
         restore_trainable(loaded.model, kept["state"])
         last[:] = kept["traces"]

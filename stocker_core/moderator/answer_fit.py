@@ -34,7 +34,14 @@ from stocker_core.lm.policy_gradient import (
     trainable_optimizer,
     zero_spread_share,
 )
-from stocker_core.moderator.answers import ANSWERS, answer_logits, answer_probabilities, decided_indices
+from stocker_core.moderator.answers import (
+    ANSWERS,
+    SIDE_COLUMNS,
+    answer_logits,
+    answer_probabilities,
+    decided_indices,
+    side_logits,
+)
 
 StepProgress = Callable[[int, int], None]
 
@@ -75,7 +82,12 @@ class FitSettings:
     """Decay of an exponential moving average of the trainable weights (0: none); when set, the
     valid checks and the kept checkpoint are the average's."""
     by_side: bool = False
-    """Score the valid checks by the side decision (``decode: side``)."""
+    """Decide by side (``decode: side``): the loss is taken over the three sides (each side's
+    likelihood summed over its answers, its reward the full move's) and the valid checks
+    score the side decision."""
+    keep_last: bool = False
+    """Keep the last weights (the moving average's, when averaging) instead of the best valid
+    check's: the valid checks are still run and recorded."""
 
 
 @dataclass
@@ -133,11 +145,13 @@ def fit_answers(
     log: PgLog | None = None,
 ) -> FitResult:
     """Train ``policy``'s trainable weights on ``train``; keep the checkpoint with the best
-    greedy valid reward (step 0 included, so a fit never ends worse on valid than it began)."""
+    greedy valid reward (step 0 included, so a fit never ends worse on valid than it began),
+    or with ``keep_last`` the last weights."""
     import torch
 
-    rewards = torch.tensor(train.rewards, dtype=torch.float32, device=policy.device)
-    unit = reward_scale(train.rewards)
+    table = train.rewards[:, list(SIDE_COLUMNS)] if settings.by_side else train.rewards
+    rewards = torch.tensor(table, dtype=torch.float32, device=policy.device)
+    unit = reward_scale(table)
     optimizer = trainable_optimizer(policy.model, settings.learning_rate)
     rng = np.random.default_rng(settings.seed)
     result = FitResult(log if log is not None else PgLog())
@@ -164,7 +178,8 @@ def fit_answers(
     check(0)
     for step in range(1, settings.steps + 1):
         pick = rng.choice(len(train.prompts), size=size, replace=False)
-        logits = answer_logits(policy, [train.prompts[i] for i in pick])
+        answer_scores = answer_logits(policy, [train.prompts[i] for i in pick])
+        logits = side_logits(answer_scores) if settings.by_side else answer_scores
         batch_rewards = rewards[torch.as_tensor(pick, device=rewards.device)]
         if settings.objective == "soft_target":
             loss, pi = soft_target_loss(logits, batch_rewards / unit, settings.temperature)
@@ -180,17 +195,20 @@ def fit_answers(
         loss_value = apply_update(policy.model, optimizer, loss)
         if average is not None:
             _update_average(average, policy.model, settings.averaging)
+        expected = float((pi * batch_rewards).sum(dim=-1).mean())
+        best = float(batch_rewards.max(dim=-1).values.mean())
+        pi = torch.softmax(answer_scores.detach(), dim=-1)  # the log reads the nine answers
         mean_pi = pi.mean(dim=0).cpu().numpy()
         entropy = float(-(pi * torch.log(pi.clamp_min(1e-12))).sum(dim=-1).mean())
         result.log.add(
             PgStep(
                 step=step,
-                reward=float((pi * batch_rewards).sum(dim=-1).mean()),
+                reward=expected,
                 frac_reward_zero_std=zero_spread_share(train.rewards[pick]),
                 loss=loss_value,
                 actions={answer: float(p) for answer, p in zip(ANSWERS, mean_pi, strict=True)},
                 extra={
-                    "best_answer_reward": float(batch_rewards.max(dim=-1).values.mean()),
+                    "best_answer_reward": best,
                     "entropy": entropy,
                 },
             )
@@ -199,7 +217,11 @@ def fit_answers(
             progress(stage, step, settings.steps)
         if step % settings.eval_every == 0 or step == settings.steps:
             check(step)
-    if best_state is not None:
+    if settings.keep_last:
+        if average is not None:
+            restore_trainable(policy.model, average)
+        result.best_step = settings.steps
+    elif best_state is not None:
         restore_trainable(policy.model, best_state)
     elif average is not None:
         restore_trainable(policy.model, average)

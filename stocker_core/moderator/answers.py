@@ -90,6 +90,19 @@ SIDE_ANSWERS = ("hold q0", "buy q4", "sell q4")
 """What ``decode: side`` answers: the full move of the side the policy leans to."""
 
 
+SIDE_COLUMNS = tuple(ANSWERS.index(a) for a in SIDE_ANSWERS)
+"""Where each side's full move sits in ``ANSWERS``: its reward is the side's reward."""
+
+
+def side_logits(logits: Any) -> Any:
+    """``[n, 3]`` log-likelihoods of the three sides from the nine answers' ``[n, 9]``: hold,
+    the four buys together, the four sells together (a log-sum-exp within each side)."""
+    import torch
+
+    buys, sells = torch.logsumexp(logits[:, 1:5], dim=-1), torch.logsumexp(logits[:, 5:9], dim=-1)
+    return torch.stack([logits[:, 0], buys, sells], dim=-1)
+
+
 def decided_indices(probabilities: Any, by_side: bool = False) -> Any:
     """Index into ``ANSWERS`` of each row's decision: the most likely answer, or with
     ``by_side`` the full move of the most likely side (hold, the four buys together, the four

@@ -21,6 +21,7 @@ RewardScaling = Literal["batch", "none"]
 Decode = Literal["scored", "side", "generate"]
 SftTeacher = Literal["reward", "ideal"]
 Objective = Literal["reward_regression", "soft_target", "policy_gradient"]
+Checkpoint = Literal["best_valid", "last"]
 STAGES = ("base", "sft", "grpo")
 
 
@@ -132,6 +133,13 @@ class TrainingConfig(BaseSettings):
     )
     eval_every: int = Field(
         default=50, ge=1, description="steps between valid-split checks; the best checkpoint is kept"
+    )
+    checkpoint: Checkpoint = Field(
+        default="best_valid",
+        description="which weights a stage keeps: best_valid (the valid check with the best greedy "
+        "reward) or last (the last weights, the moving average's when weight_averaging is set; the "
+        "checks are still recorded). A few hundred valid states pick among near-uniform policies by "
+        "tiny logit differences (measured on the dev markets: the docs' training page)",
     )
     entropy_coef: float = Field(
         default=0.01,

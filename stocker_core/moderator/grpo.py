@@ -92,6 +92,7 @@ def fit_settings(config: TrainingConfig, stage: str, rows: int) -> FitSettings:
             eval_every=config.eval_every,
             averaging=config.weight_averaging,
             by_side=config.decode == "side",
+            keep_last=config.checkpoint == "last",
         )
     return FitSettings(
         objective=config.objective,
@@ -105,6 +106,7 @@ def fit_settings(config: TrainingConfig, stage: str, rows: int) -> FitSettings:
         scale_rewards=config.scale_rewards,
         averaging=config.weight_averaging,
         by_side=config.decode == "side",
+        keep_last=config.checkpoint == "last",
     )
 
 

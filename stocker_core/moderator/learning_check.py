@@ -43,6 +43,18 @@ class LearningCheckError(StockerError, RuntimeError):
     """The learning check could not build its market or train."""
 
 
+LEARNING_RECIPE: dict[str, Any] = {
+    "market_relative": True,
+    "objective": "reward_regression",
+    "target_temperature": 1.0,
+    "weight_averaging": 0.99,
+    "decode": "side",
+    "checkpoint": "last",
+}
+"""The moderator's settings the check trains with (each measured on the dev markets, seeds 101
+and 202: the docs' training page)."""
+
+
 @dataclass(frozen=True)
 class LearningCheckConfig:
     """The synthetic market and the training budgets of one learning check."""
@@ -58,7 +70,13 @@ class LearningCheckConfig:
     planted IC of 0.1 is a daily information ratio of ~0.07 for the oracle: ~1,400 test days
     to show it at p < 0.01, ~5,600 for a policy that captures half of it)."""
     moderator: dict[str, Any] = field(
-        default_factory=lambda: {"grpo_steps": 300, "grpo_prompts": 64, "sft_epochs": 1.0, "threads": 1}
+        default_factory=lambda: {
+            "grpo_steps": 100,
+            "grpo_prompts": 64,
+            "sft_epochs": 1.0,
+            "threads": 1,
+            **LEARNING_RECIPE,
+        }
     )
     agent: dict[str, Any] = field(
         default_factory=lambda: {
