@@ -5,7 +5,7 @@ configuration and its verdict (``stocker_core.moderator.learning_check``).
 1. ``STOCKER_SOURCE=synthetic`` in a temporary home: ``stocker materialize`` builds the
    market, env, text and council groups (a subprocess: the real assets, their checks and
    the warehouse), then the chronological splits.
-2. The moderator (base → SFT → policy gradient) and the agent (warm start → RL) train on
+2. The moderator (base → SFT → policy gradient) and the agent (warm start → decision fit → RL) train on
    the train split with their own configurations, exactly as the training assets do.
 3. ``evaluation.backtest_partitions`` plays the policies on the test split's
    non-overlapping episodes, every ticker pooled, and ``learning_check.verdicts`` judges

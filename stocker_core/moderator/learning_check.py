@@ -4,7 +4,7 @@ and its verdict on backtests of a synthetic market with a planted signal of know
 The run itself (``stocker check-learning``) belongs to the pipeline layer above this
 library: it builds the market with ``stocker materialize`` (``STOCKER_SOURCE=synthetic`` in a
 temporary home, the variables of ``LearningCheckConfig.environment``), trains the moderator
-(base → SFT → policy gradient) and the agent (warm start → RL) on the train split exactly as
+(base → SFT → policy gradient) and the agent (warm start → decision fit → RL) on the train split as
 the training assets do, plays every policy on the test split's non-overlapping episodes
 (``non_overlapping``), every ticker pooled, and hands the rows to ``verdicts``.
 
@@ -43,18 +43,6 @@ class LearningCheckError(StockerError, RuntimeError):
     """The learning check could not build its market or train."""
 
 
-LEARNING_RECIPE: dict[str, Any] = {
-    "market_relative": True,
-    "objective": "reward_regression",
-    "target_temperature": 1.0,
-    "weight_averaging": 0.99,
-    "decode": "side",
-    "checkpoint": "last",
-}
-"""The moderator's settings the check trains with (each measured on the dev markets, seeds 101
-and 202: the docs' training page)."""
-
-
 @dataclass(frozen=True)
 class LearningCheckConfig:
     """The synthetic market and the training budgets of one learning check."""
@@ -75,7 +63,6 @@ class LearningCheckConfig:
             "grpo_prompts": 64,
             "sft_epochs": 1.0,
             "threads": 1,
-            **LEARNING_RECIPE,
         }
     )
     agent: dict[str, Any] = field(
