@@ -97,6 +97,9 @@ class FitResult:
     log: PgLog
     valid_curve: list[tuple[int, float]] = field(default_factory=list)
     best_step: int = 0
+    last_state: dict[str, Any] | None = None
+    """The last weights (the moving average's when averaging), kept when the fit ends on
+    another checkpoint: where a following stage continues from (``continue_dir``)."""
 
     @property
     def best_valid(self) -> float | None:
@@ -217,14 +220,13 @@ def fit_answers(
             progress(stage, step, settings.steps)
         if step % settings.eval_every == 0 or step == settings.steps:
             check(step)
-    if settings.keep_last:
-        if average is not None:
-            restore_trainable(policy.model, average)
-        result.best_step = settings.steps
-    elif best_state is not None:
-        restore_trainable(policy.model, best_state)
-    elif average is not None:
+    if average is not None:
         restore_trainable(policy.model, average)
+    if settings.keep_last:
+        result.best_step = settings.steps
+    elif best_state is not None and result.best_step != settings.steps:
+        result.last_state = trainable_state(policy.model)
+        restore_trainable(policy.model, best_state)
     result.log.close()
     return result
 

@@ -22,7 +22,6 @@ Decode = Literal["scored", "side", "generate"]
 SftTeacher = Literal["reward", "ideal"]
 Objective = Literal["reward_regression", "soft_target", "policy_gradient"]
 Checkpoint = Literal["best_valid", "last"]
-Checkpoint = Literal["best_valid", "last"]
 STAGES = ("base", "sft", "grpo")
 
 
@@ -135,18 +134,12 @@ class TrainingConfig(BaseSettings):
     eval_every: int = Field(default=50, ge=1, description="steps between valid-split checks")
     checkpoint: Checkpoint = Field(
         default="last",
-        description="which weights a stage keeps: last (the last weights, the moving average's when "
-        "weight_averaging is set; the valid checks are still recorded) or best_valid (the check with "
-        "the best greedy valid reward). A few hundred valid states pick among near-uniform policies by "
-        "tiny logit differences: measured on the dev markets, the pick did not carry over (the docs' "
-        "training page)",
-    )
-    checkpoint: Checkpoint = Field(
-        default="best_valid",
-        description="which weights a stage keeps: best_valid (the valid check with the best greedy "
-        "reward) or last (the last weights, the moving average's when weight_averaging is set; the "
-        "checks are still recorded). A few hundred valid states pick among near-uniform policies by "
-        "tiny logit differences (measured on the dev markets: the docs' training page)",
+        description="which weights the RL stage keeps: last (the last weights, the moving average's "
+        "when weight_averaging is set; the valid checks are still recorded) or best_valid (the check "
+        "with the best greedy valid reward). A few hundred valid states pick among near-uniform "
+        "policies by tiny logit differences: measured on the dev markets, the pick did not carry over "
+        "(the docs' training page). SFT publishes its best valid check either way; with last, the RL "
+        "stage continues from SFT's last weights",
     )
     entropy_coef: float = Field(
         default=0.01,

@@ -29,7 +29,14 @@ import numpy as np
 from stocker_core.lm.factory import LoadedModel
 from stocker_core.lm.policy_gradient import PgLog, zero_spread_share
 from stocker_core.lm.runtime import Progress, quiet_libraries, seed_everything
-from stocker_core.moderator.answer_fit import FitResult, FitSettings, answer_set, fit_answers
+from stocker_core.moderator.answer_fit import (
+    FitResult,
+    FitSettings,
+    answer_set,
+    fit_answers,
+    restore_trainable,
+    trainable_state,
+)
 from stocker_core.moderator.answers import ANSWERS
 from stocker_core.moderator.config import TrainingConfig
 from stocker_core.moderator.dataset import EpisodeContext
@@ -75,8 +82,10 @@ def reward_table(
 
 def fit_settings(config: TrainingConfig, stage: str, rows: int) -> FitSettings:
     """The fit of a stage: ``sft`` (reward teacher: soft targets at ``sft_temperature`` for
-    ``sft_epochs`` over the rows, or ``sft_max_steps``) or ``grpo`` (``objective`` at
-    ``target_temperature`` for ``grpo_steps``)."""
+    ``sft_epochs`` over the rows, or ``sft_max_steps``; it publishes its best valid check, step
+    0 included, and with ``checkpoint: last`` keeps its last weights for the RL stage to continue
+    from) or ``grpo`` (``objective`` at ``target_temperature`` for ``grpo_steps``, keeping
+    ``checkpoint``'s weights)."""
     if stage == "sft":
         per_epoch = max(1, -(-rows // config.sft_batch_size))
         steps = (
@@ -92,7 +101,6 @@ def fit_settings(config: TrainingConfig, stage: str, rows: int) -> FitSettings:
             eval_every=config.eval_every,
             averaging=config.weight_averaging,
             by_side=config.decode == "side",
-            keep_last=config.checkpoint == "last",
         )
     return FitSettings(
         objective=config.objective,
@@ -146,8 +154,28 @@ def run_answer_fit(
     )
     adapter_dir.mkdir(parents=True, exist_ok=True)
     policy.model.save_pretrained(adapter_dir)
+    _save_continuation(policy, fit, adapter_dir, stage == "sft" and config.checkpoint == "last")
     result = StageResult(adapter_dir, fit.log, time.perf_counter() - started, settings.steps, fit)
     return result, table, fit
+
+
+def continue_dir(adapter_dir: Path) -> Path:
+    """Where a stage that published its best valid check keeps its last weights for the next
+    stage to continue from (absent when the two are the same)."""
+    return adapter_dir / "continue"
+
+
+def _save_continuation(policy: LoadedModel, fit: FitResult, adapter_dir: Path, wanted: bool) -> None:
+    import shutil
+
+    target = continue_dir(adapter_dir)
+    shutil.rmtree(target, ignore_errors=True)
+    if not wanted or fit.last_state is None:
+        return
+    kept = trainable_state(policy.model)
+    restore_trainable(policy.model, fit.last_state)
+    policy.model.save_pretrained(target)
+    restore_trainable(policy.model, kept)
 
 
 def run_grpo(

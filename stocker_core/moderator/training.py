@@ -384,11 +384,16 @@ def teacher_flips(data: TrainingData, config: TrainingConfig) -> int:
 def run_grpo_stage(
     config: TrainingConfig, settings: Settings, data: TrainingData, progress: Progress | None = None
 ) -> StageReport:
-    """GRPO continuing the SFT adapter on the rollout reward; adapter saved."""
-    from stocker_core.moderator.grpo import run_grpo
+    """The RL stage continuing the SFT fit (its last weights when SFT kept them apart from its
+    published best valid check, else its adapter); adapter saved."""
+    from stocker_core.moderator.grpo import continue_dir, run_grpo
 
     started = time.perf_counter()
-    policy = load_moderator(settings, "sft", trainable=True)
+    resume = continue_dir(model_dir(settings, "sft"))
+    if (resume / "adapter_config.json").is_file():  # SFT's last weights, where its fit ended
+        policy = load_with_adapter(model_dir(settings, "base"), resume, trainable=True)
+    else:
+        policy = load_moderator(settings, "sft", trainable=True)
     with library_warnings_silenced():
         result, table = run_grpo(
             policy,

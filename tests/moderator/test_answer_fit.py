@@ -82,3 +82,37 @@ def test_a_tiny_model_learns_a_planted_word_and_keeps_the_best_valid_checkpoint(
     # the kept checkpoint is the one in the model now
     assert valid.greedy_reward(answer_probabilities(policy, valid.prompts)) == pytest.approx(best)
     assert best > 0.5  # the planted side's mean reward is +1 (the other side -1, the rest 0)
+
+
+def test_a_fit_that_keeps_an_earlier_check_hands_on_its_last_weights():
+    """SFT publishes its best valid check; the RL stage continues from where the fit ended."""
+    from peft import get_peft_model
+
+    from stocker_core.moderator.answer_fit import restore_trainable, trainable_state
+
+    rng = np.random.default_rng(0)
+    config = TrainingConfig(seed=0)
+    policy = build_tiny(config.model_spec())
+    policy.model = get_peft_model(policy.model, lora_config(config.model_spec()))
+    train = AnswerSet(*_planted(256, rng))
+    # a valid split whose rewards are the reverse of train's: the untrained start scores best
+    prompts, rewards = _planted(64, rng)
+    valid = AnswerSet(prompts, -rewards)
+    settings = FitSettings(
+        "reward_regression", 1.0, steps=30, batch=32, learning_rate=3e-3, seed=0, eval_every=10, averaging=0.9
+    )
+    result = fit_answers(policy, train, settings, valid)
+    assert result.best_step < 30 and result.last_state is not None
+    kept = answer_probabilities(policy, valid.prompts)
+    assert valid.greedy_reward(kept) == pytest.approx(result.best_valid)
+    kept_state = trainable_state(policy.model)
+    assert any(not torch.equal(kept_state[k], v) for k, v in result.last_state.items())
+    restore_trainable(policy.model, result.last_state)
+    last = valid.greedy_reward(answer_probabilities(policy, valid.prompts))
+    assert last == pytest.approx(dict(result.valid_curve)[30]) and last < result.best_valid
+
+    state = trainable_state(policy.model)
+    keep_last = FitSettings(**{**settings.__dict__, "keep_last": True, "steps": 10})
+    last_kept = fit_answers(policy, train, keep_last, valid)
+    assert last_kept.best_step == 10 and last_kept.last_state is None
+    assert any(not torch.equal(state[k], v) for k, v in trainable_state(policy.model).items())

@@ -107,3 +107,17 @@ def test_the_side_decision_sums_each_sides_answers_and_moves_in_full():
     assert ANSWERS[int(decided_indices(probabilities, by_side=True)[0])] == "sell q4"
     leaning_buy = np.array([[0.30, 0.10, 0.10, 0.10, 0.10, 0.075, 0.075, 0.075, 0.075]])
     assert ANSWERS[int(decided_indices(leaning_buy, by_side=True)[0])] == "buy q4"
+
+
+def test_the_defaults_are_the_measured_learning_recipe():
+    """The recipe the learning check measured (docs/training.md) is what a plain config trains."""
+    from stocker_core.moderator.config import load_config
+    from stocker_core.moderator.grpo import fit_settings
+
+    config = load_config()
+    assert (config.market_relative, config.objective) == (True, "reward_regression")
+    assert config.target_temperature == 1.0
+    assert (config.weight_averaging, config.decode, config.checkpoint) == (0.99, "side", "last")
+    rl, sft = fit_settings(config, "grpo", 640), fit_settings(config, "sft", 640)
+    assert rl.keep_last and rl.by_side and rl.averaging == 0.99
+    assert not sft.keep_last and sft.by_side  # SFT publishes its best valid check
