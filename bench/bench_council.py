@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from stocker_core.config import REFERENCE_TASKS_DIR
 from stocker_core.context.decision import CouncilInputs
 from stocker_core.council.backends import RuleBackend
 from stocker_core.council.cache import VoteCache
@@ -25,7 +26,7 @@ from stocker_core.market.files_source import FilesSource
 from stocker_core.text.events import load_text_folder
 from stocker_core.warehouse.db import Warehouse
 
-FIXTURE = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "seed_tasks"
+FIXTURE = REFERENCE_TASKS_DIR
 
 
 def main() -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from stocker_core.config import REFERENCE_TASKS_DIR
 from stocker_core.env.environment import TradingEnv
 from stocker_core.env.episode import Episode, episode_from_closes, load_episode
 from stocker_core.env.grader import grade_batch, grade_trajectory, sweep
@@ -20,7 +21,7 @@ from stocker_core.env.ideal import ideal_totals, ideal_trajectory
 from stocker_core.env.policies import make_policy, run_episode
 from stocker_core.env.rewards import RewardParams
 
-SEED_DIR = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "seed_tasks"
+SEED_DIR = REFERENCE_TASKS_DIR
 GRID = {
     "transaction_cost": [0.0, 0.001, 0.002],
     "w_perf": [0.5, 0.7, 0.9],

@@ -10,17 +10,17 @@ from __future__ import annotations
 
 import argparse
 import time
-from pathlib import Path
 
 import pandas as pd
 
+from stocker_core.config import REFERENCE_TASKS_DIR
 from stocker_core.context.decision import CouncilInputs
 from stocker_core.council.analysts import RULE_ANALYSTS
 from stocker_core.council.rule_batch import rule_votes
 from stocker_core.market.files_source import FilesSource
 from stocker_core.text.events import load_text_folder
 
-FIXTURE = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "seed_tasks"
+FIXTURE = REFERENCE_TASKS_DIR
 
 
 def main() -> None:

@@ -34,7 +34,9 @@ from pathlib import Path
 import httpx
 import numpy as np
 
-SEED_DIR = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "seed_tasks"
+from stocker_core.config import REFERENCE_TASKS_DIR
+
+SEED_DIR = REFERENCE_TASKS_DIR
 TASKS = ("task_easy", "task_medium", "task_hard")
 ACTIONS = ({"side": "hold", "quantity": 0}, {"side": "buy", "quantity": 1}, {"side": "sell", "quantity": 1})
 

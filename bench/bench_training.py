@@ -15,8 +15,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from stocker_core.config import REFERENCE_TASKS_DIR
+
 ROOT = Path(__file__).resolve().parents[1]
-SEED_DIR = ROOT.parent / "shared" / "fixtures" / "seed_tasks"
+SEED_DIR = REFERENCE_TASKS_DIR
 TRAIN = ["META|2022-09-01", "INTC|2024-01-01"]
 
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 
-SEED_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "seed_tasks"
+from stocker_core.config import REFERENCE_TASKS_DIR
+
+SEED_DIR = REFERENCE_TASKS_DIR  # the three reference episodes' data, shipped in the package
 
 
 def make_bars(

@@ -13,6 +13,7 @@ import pytest
 from PIL import Image
 from typer.testing import CliRunner
 
+from stocker_core.config import REFERENCE_TASKS_DIR
 from stocker_core.errors import StockerError
 from stocker_core.market.chart_render import reference_png
 from stocker_core.market.charts import (
@@ -26,7 +27,7 @@ from stocker_core.market.charts import (
 )
 from stocker_core.market.files_source import FilesSource
 
-FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "seed_tasks"
+FIXTURES = REFERENCE_TASKS_DIR
 MAX_MEAN_ABS_DIFF = 1.0  # per channel, 0-255 scale
 
 

@@ -4,16 +4,15 @@ invalid ticker — each with its file and row, never a traceback and never a sil
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
+from stocker_core.config import REFERENCE_TASKS_DIR
 from stocker_core.errors import DataSourceError, UnknownTickerError
 from stocker_core.market.files_source import FilesSource
 
-SEED = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "seed_tasks" / "prices.csv"
+SEED = REFERENCE_TASKS_DIR / "prices.csv"
 
 
 def _aapl(spelling: str) -> pd.DataFrame:

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
+from stocker_core.config import REFERENCE_TASKS_DIR
 from stocker_core.errors import DataSourceError
 from stocker_core.text.events import fetch_yfinance_news, load_events, load_text_folder
 from stocker_core.text.store import read_events, replace_events
 from stocker_core.warehouse.db import Warehouse
 
-FIXTURE = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "seed_tasks"
+FIXTURE = REFERENCE_TASKS_DIR
 
 
 def test_fixture_folder_loads():
