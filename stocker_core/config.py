@@ -69,76 +69,159 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="STOCKER_", extra="ignore")
 
-    home: Path = Field(default=Path("data"), description="Root folder for generated content")
+    home: Path = Field(
+        default=Path("data"),
+        description="Root of everything generated: the warehouse, charts, models, reports, the CLI's "
+        "Dagster instance and the universe file (a relative path is taken from the working folder)",
+    )
     source: SourceName = Field(
         default="sample",
-        description="Market data source: a registered one (sample, files, yfinance, synthetic)",
+        description="Market data source: a registered one (sample: offline, files, yfinance, synthetic, "
+        "or one added with register_source)",
     )
-    files_dir: Path | None = Field(default=None, description="Folder of CSV/Parquet bars")
-    start_month: str = Field(default="2009-05-01", description="First monthly partition")
+    files_dir: Path | None = Field(
+        default=None,
+        description="Folder of CSV/Parquet bars for the files source: long (a ticker or symbol column) "
+        "or one file per symbol",
+    )
+    start_month: str = Field(
+        default="2009-05-01",
+        description="First month partition (YYYY-MM or a day; not after this month); on the synthetic "
+        "source its first month unless set",
+    )
     default_tickers: list[str] = Field(
         default_factory=lambda: ["GOOGL"],
-        description="Universe when no universe file exists (sample source: GOOGL + 10 S&P 500 closes)",
+        description="Universe when universe.txt does not exist. Unless set: on the sample source GOOGL "
+        "and JPM, JNJ, XOM, PG, KO, WMT, HD, PFE, CVX, UNH; on the synthetic source its tickers",
     )
     main_from: str | None = Field(
-        default=None, description="The main job's first month when --from is not given (sample: 2014-06)"
+        default=None,
+        description="The first month `stocker materialize` runs when --from is not given (None: all data; "
+        "sample source: 2014-06 unless set)",
     )
     main_to: str | None = Field(
-        default=None, description="The main job's last month when --to is not given (sample: 2018-08)"
+        default=None,
+        description="The last month `stocker materialize` runs when --to is not given (None: all data; "
+        "sample source: 2018-08, the end of GOOGL's data, unless set)",
     )
-    benchmark: str = Field(default="^GSPC", description="Peer of last resort for the council")
-    peers: dict[str, list[str]] = Field(default_factory=dict, description='e.g. {"AAPL": ["MSFT"]}')
-    commodities: dict[str, str] = Field(default_factory=dict, description='e.g. {"XOM": "CL=F"}')
+    benchmark: str = Field(
+        default="^GSPC", description="The council's peer of last resort (synthetic source: ^SYN unless set)"
+    )
+    peers: dict[str, list[str]] = Field(
+        default_factory=dict, description='Peers per ticker, e.g. {"AAPL": ["MSFT"]}'
+    )
+    commodities: dict[str, str] = Field(
+        default_factory=dict, description='Commodity per ticker, e.g. {"XOM": "CL=F"}'
+    )
 
     # Episodes and rewards (SPEC §1)
     starting_cash: float = 10_000.0
+    """Cash at the start of an episode."""
     episode_months: int = 2
+    """Months an episode spans from its start month."""
     transaction_cost: float = 0.001
+    """Cost rate ``c`` of every trade: a buy costs quantity × close × (1 + c), a sell returns
+    quantity × close × (1 − c)."""
     invalid_penalty: float = 0.01
+    """Taken off the step's reward for an invalid action (a buy beyond cash, a sell beyond the
+    position)."""
     w_perf: float = 0.7
+    """Weight of the reward's performance term."""
     w_infl: float = 0.3
+    """Weight of the reward's inflation term."""
     annual_inflation: float = 0.05
+    """Yearly inflation of the reward's inflation term."""
     lookahead_k: int = 0
+    """Sessions ahead that the optional lookahead term looks (0 disables it)."""
     lookahead_weight: float = 0.0
+    """Weight of the optional lookahead term (0 disables it)."""
 
     # Council (SPEC §1): backend, endpoint, models, runner
     council_backend: BackendName = "rule"
+    """Who votes: ``rule`` (offline quant analysts), ``openai`` (any OpenAI-compatible endpoint:
+    vLLM, the llama.cpp server, Ollama) or ``transformers`` (a local or Hub model,
+    ``STOCKER_HF_MODEL``)."""
     council_moderator: ModeratorName = "rule"
+    """Who turns the votes into a trade: ``rule``, or ``llm`` (the LLM backend's client)."""
     openai_base_url: str = "http://127.0.0.1:8000/v1"
+    """The endpoint of the ``openai`` backend."""
     openai_model: str = "gpt-4o-mini"
-    openai_api_key: str | None = Field(default=None, description="Falls back to OPENAI_API_KEY")
+    """The model the ``openai`` backend asks for."""
+    openai_api_key: str | None = Field(default=None, description="Its key; falls back to OPENAI_API_KEY")
     openai_multimodal: bool = False
+    """The ``openai`` backend's model takes images (the chart analyst sends its chart)."""
     hf_model: str | None = None
+    """The ``transformers`` backend's model: ``smollm2``, a local model folder or a Hub id. It
+    serves the council's votes (and the ``llm`` council moderator); the trained moderator and
+    the agent name theirs with ``STOCKER_MODERATOR_MODEL`` and ``STOCKER_AGENT_MODEL``."""
     hf_adapter: str | None = None
+    """An optional LoRA adapter folder loaded over ``STOCKER_HF_MODEL`` (PEFT)."""
     hf_multimodal: bool = False
+    """``STOCKER_HF_MODEL`` is an image-text-to-text model, loaded with its processor (the chart
+    analyst sends its chart)."""
     hf_load_in_4bit: bool = True  # only ever applied when CUDA is present
-    llm_timeout_s: float = Field(default=60.0, gt=0)
-    llm_retries: int = Field(default=3, ge=0)
-    llm_backoff_s: float = Field(default=0.5, ge=0)
-    llm_max_tokens: int = Field(default=256, gt=0)
-    llm_temperature: float = Field(default=0.0, ge=0)
-    llm_concurrency: int = Field(default=4, ge=1)
-    council_workers: int = Field(default=4, ge=1)
+    """Load ``STOCKER_HF_MODEL`` in 4-bit through bitsandbytes; applied only when CUDA is present
+    (on CPU the model always runs unquantized)."""
+    llm_timeout_s: float = Field(default=60.0, gt=0, description="Timeout of one LLM request, in seconds")
+    llm_retries: int = Field(default=3, ge=0, description="Retries of a failed LLM request")
+    llm_backoff_s: float = Field(default=0.5, ge=0, description="Back-off before a retry, in seconds")
+    llm_max_tokens: int = Field(default=256, gt=0, description="Most tokens one LLM call generates")
+    llm_temperature: float = Field(default=0.0, ge=0, description="Sampling temperature (0: greedy)")
+    llm_concurrency: int = Field(default=4, ge=1, description="Concurrent requests to the LLM endpoint")
+    council_workers: int = Field(default=4, ge=1, description="Threads voting in parallel")
     llm_mode: LLMMode = Field(
-        default="scored", description="scored: answers scored by likelihood; free: generate and parse"
+        default="scored",
+        description="scored: a vote is read as a distribution over fixed answers (parsing cannot fail); "
+        "free: generate text and parse it (kept for comparison)",
     )
-    llm_rationale: bool = Field(default=False, description="Scored votes also generate a rationale")
-    llm_mask: bool = Field(default=True, description="Mask ticker, names, dates and price levels")
+    llm_rationale: bool = Field(
+        default=False,
+        description="Scored votes also generate a one-sentence rationale (cached with the vote)",
+    )
+    llm_mask: bool = Field(
+        default=True,
+        description="Mask ticker, names, dates and price levels in every LLM prompt; 0: real ticker, dates "
+        "and prices",
+    )
     openai_structured: StructuredOutput = Field(
-        default="auto", description="OpenAI-compatible: json_schema, logprobs, off, or auto (try in order)"
+        default="auto",
+        description="How the openai backend asks for a vote: auto (json_schema, then logprobs, then text), "
+        "json_schema, logprobs or off (text)",
     )
-    vision: bool = Field(default=False, description="Send the chart PNG to the model as an image")
-    text_dir: Path | None = Field(default=None, description="news/forums/macro .jsonl drop folder")
+    vision: bool = Field(
+        default=False,
+        description="The chart analyst sends the day's stored chart PNG to the model as an image",
+    )
+    text_dir: Path | None = Field(
+        default=None,
+        description="Folder with news.jsonl, forums.jsonl and macro.jsonl (None: STOCKER_FILES_DIR; on the "
+        "sample source without either, the reference tasks' text shipped in the package)",
+    )
     news_online: bool = False  # also pull recent yfinance headlines for registered tickers
+    """The ``news`` asset also pulls recent yfinance headlines of the registered tickers."""
 
     # The synthetic market (STOCKER_SOURCE=synthetic): a seeded market with a planted signal
     synth_ic: float = Field(
         default=0.1, ge=-1.0, le=1.0, description="Information coefficient of the planted news factor"
     )
     synth_seed: int = Field(default=7, description="Seed: the same seed gives the same bars and text")
-    synth_tickers: str = Field(default="4", description="A count (4: SYN1..SYN4) or names (SYN1,SYN2)")
-    synth_years: float = Field(default=3.0, gt=0, le=40, description="Years of sessions to make")
-    synth_start: date = Field(default=date(2021, 1, 1), description="First calendar day of the market")
+    synth_tickers: str = Field(
+        default="4",
+        description="A count (4: SYN1 … SYN4, 1 to 200) or names (ALFA,BETA); the default universe on "
+        "this source",
+    )
+    synth_years: float = Field(
+        default=3.0,
+        gt=0,
+        le=40,
+        description="Years of sessions to make (whole months; the span must end within the exchange "
+        "calendar, a year past today)",
+    )
+    synth_start: date = Field(
+        default=date(2021, 1, 1),
+        description="First calendar day of the market (the first month partition follows it unless "
+        "STOCKER_START_MONTH is set)",
+    )
     synth_persistence: float = Field(
         default=0.8,
         ge=0.0,
@@ -148,7 +231,8 @@ class Settings(BaseSettings):
     # The forward ledger (docs/forward-ledger.md): a simulated clock for replays; the policies recorded
     clock: datetime | None = Field(
         default=None,
-        description="ISO timestamp with zone: sources reveal only bars closed and text published before it",
+        description="An ISO timestamp with zone (None: the wall clock): every source reveals only bars whose "
+        "XNYS session closed by it and text published before it; ledger entries made under it are replayed",
     )
     ledger_policies: list[str] = Field(
         default_factory=lambda: ["buy_and_hold", "council", "moderator_grpo", "agent_rl"],
@@ -157,9 +241,16 @@ class Settings(BaseSettings):
     # Charts: drawn by the `charts` asset (eager) or only when something asks (on_demand: the
     # environment's observation draws and keeps a day's chart); auto = eager only for a vision council
     charts: ChartsMode = "auto"
+    """``eager``: the ``charts`` asset draws every day's chart; ``on_demand``: a day's chart is
+    drawn when something asks for it (the environment's observation, the web page) and kept in
+    ``$STOCKER_HOME/charts/``; ``auto``: eager only for a council that sends charts to a vision
+    model (``openai`` with ``STOCKER_OPENAI_MULTIMODAL``, ``transformers`` with
+    ``STOCKER_HF_MULTIMODAL``)."""
 
     # Work sizes
-    chart_workers: int | None = Field(default=None, ge=1, description="Chart processes (None: by size)")
+    chart_workers: int | None = Field(
+        default=None, ge=1, description="Chart processes (None: by the work's size)"
+    )
     main_workers: int | None = Field(
         default=None,
         ge=1,
