@@ -25,49 +25,64 @@ class AgentConfig(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="STOCKER_AGENT_", extra="forbid")
 
     # loop
-    max_tool_calls: int = Field(default=4, ge=1, le=8)
-    max_turns: int = Field(default=6, ge=2, le=12)
+    max_tool_calls: int = Field(default=4, ge=1, le=8, description="tool calls per decision")
+    max_turns: int = Field(
+        default=6, ge=2, le=12, description="turns per decision: the tool turns and the answer"
+    )
     # reward
     theta: float = Field(default=DEFAULT_THETA, gt=0, lt=0.5, description="result score band")
     horizon: int = Field(default=5, ge=1, le=60, description="forward return horizon, trading days")
     result_mode: Literal["graded", "band"] = Field(
         default="graded",
-        description="graded: excess over buy-and-hold in units of θ; band: SPEC §2's 0/1 θ-band hit",
+        description="graded: the decision's excess over buy-and-hold after costs in units of θ, clipped to "
+        "±1; band: 1 when the answer matches the forward return's θ band (BUY above θ, SELL below −θ, "
+        "HOLD within), else 0",
     )
     transaction_cost: float = Field(
         default=0.001, ge=0, lt=0.1, description="cost rate charged by the graded result (the environment's)"
     )
-    w_result: float = Field(default=1.0, ge=0)
-    w_format: float = Field(default=0.5, ge=0)
-    w_tool: float = Field(default=0.5, ge=0)
-    min_reasoning_words: int = Field(default=2, ge=0)
-    max_reasoning_words: int = Field(default=120, ge=1)
+    w_result: float = Field(default=1.0, ge=0, description="weight of the result score")
+    w_format: float = Field(default=0.5, ge=0, description="weight of the format score")
+    w_tool: float = Field(default=0.5, ge=0, description="weight of the tool-use score")
+    min_reasoning_words: int = Field(
+        default=2, ge=0, description="shortest reasoning the format score accepts"
+    )
+    max_reasoning_words: int = Field(
+        default=120, ge=1, description="longest reasoning the format score accepts"
+    )
     # model
-    model: str = Field(default="tiny", description="tiny | smollm2 | a Hugging Face id or folder")
-    seed: int = 0
-    threads: int = Field(default=1, ge=1)
-    tiny_hidden_size: int = 96
-    tiny_intermediate_size: int = 192
-    tiny_layers: int = 2
-    tiny_heads: int = 4
+    model: str = Field(
+        default="tiny",
+        description="the agent's base model: tiny (a 2-layer Llama over the agent's word vocabulary), "
+        "smollm2 or a Hugging Face id or folder (bf16 on CUDA, always 4-bit there through bitsandbytes; "
+        "fp32 on CPU)",
+    )
+    seed: int = Field(default=0, description="seed of the tiny model, the pairs drawn and sampling")
+    threads: int = Field(default=1, ge=1, description="torch CPU threads")
+    tiny_hidden_size: int = Field(default=96, description="hidden size of the tiny model")
+    tiny_intermediate_size: int = Field(default=192, description="MLP size of the tiny model")
+    tiny_layers: int = Field(default=2, description="layers of the tiny model")
+    tiny_heads: int = Field(default=4, description="attention heads of the tiny model")
     max_new_tokens: int = Field(default=40, ge=4, description="tokens per turn")
     # supervised warm start on scripted traces
-    sft_steps: int = Field(default=150, ge=0)
-    sft_batch_size: int = Field(default=16, ge=1)
-    sft_learning_rate: float = Field(default=3e-3, gt=0)
+    sft_steps: int = Field(default=150, ge=0, description="steps of the supervised warm start")
+    sft_batch_size: int = Field(default=16, ge=1, description="traces per warm-start step")
+    sft_learning_rate: float = Field(default=3e-3, gt=0, description="learning rate of the warm start")
     # decision fit: every train pair's decision against its three known results
     decision_fit_steps: int = Field(
         default=100, ge=0, description="updates of the decision fit between the warm start and RL (0: none)"
     )
-    decision_fit_batch: int = Field(default=64, ge=1)
-    decision_fit_learning_rate: float = Field(default=1e-3, gt=0)
+    decision_fit_batch: int = Field(default=64, ge=1, description="traces per decision-fit update")
+    decision_fit_learning_rate: float = Field(
+        default=1e-3, gt=0, description="learning rate of the decision fit"
+    )
     decision_fit_eval_every: int = Field(default=25, ge=1, description="steps between valid checks")
     # RL (group-relative policy gradient with LoRA)
-    rl_steps: int = Field(default=60, ge=0)
-    rl_prompts_per_step: int = Field(default=8, ge=1)
-    num_generations: int = Field(default=4, ge=2)
-    rl_learning_rate: float = Field(default=2e-3, gt=0)
-    temperature: float = Field(default=1.0, gt=0)
+    rl_steps: int = Field(default=60, ge=0, description="updates of the RL stage")
+    rl_prompts_per_step: int = Field(default=8, ge=1, description="(ticker, day) prompts per RL step")
+    num_generations: int = Field(default=4, ge=2, description="rollouts per prompt (the group)")
+    rl_learning_rate: float = Field(default=2e-3, gt=0, description="learning rate of the RL stage")
+    temperature: float = Field(default=1.0, gt=0, description="sampling temperature of the RL rollouts")
     exact_decision: bool = Field(
         default=True,
         description="add a loss over the final BUY/SELL/HOLD of each rollout with all three results "
@@ -87,8 +102,8 @@ class AgentConfig(BaseSettings):
         description="format: the tool script with balanced decisions and no verdict before the answer; "
         "scripted: agent_scripted's trend-following traces (measured to fight the news signal)",
     )
-    lora_r: int = Field(default=8, ge=1)
-    lora_alpha: int = Field(default=16, ge=1)
+    lora_r: int = Field(default=8, ge=1, description="LoRA rank of the RL adapter")
+    lora_alpha: int = Field(default=16, ge=1, description="LoRA alpha of the RL adapter")
     eval_every: int = Field(default=15, ge=1, description="RL steps between validation points")
     max_train_pairs: int = Field(default=400, ge=1, description="(ticker, date) pairs sampled for training")
     max_valid_pairs: int = Field(default=60, ge=1, description="held-out pairs for the curves")

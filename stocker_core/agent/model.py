@@ -1,11 +1,13 @@
 """The agent's language model: the tiny word-level Llama over the agent vocabulary, or a
-chat model through the moderator's loader (``smollm2``, a Hub id or folder), and a
-``ModelWriter`` that writes the next turn of many traces at once.
+chat model through the language-model floor's factory (``stocker_core.lm.factory``:
+``smollm2``, a Hub id or folder), and a ``ModelWriter`` that writes the next turn of many
+traces at once.
 
-Reused from ``stocker_core.moderator``: the word tokenizer builder, device placement, the
-SmolLM2 / Hub loaders, ``save_base`` / ``load_base`` / ``load_with_adapter``. Separate
-here: the tiny agent model itself (its own vocabulary and a longer context than the
-moderator's, since a trace holds several turns).
+Reused from ``stocker_core.lm`` (the factory the moderator uses too): the word tokenizer
+builder (``lm.tokenizer``), device placement, the tiny Llama, the SmolLM2 / Hub loaders,
+``save_base`` / ``load_base`` / ``load_with_adapter`` (``lm.factory``). Separate here: the
+tiny agent model itself (its own vocabulary and a longer context than the moderator's,
+since a trace holds several turns). A Hub model is loaded in 4-bit when CUDA is present.
 """
 
 from __future__ import annotations

