@@ -51,8 +51,11 @@ class LearningCheckConfig:
     """At 0.3 the oracle beats buy-and-hold on the default test windows at t ~ 4 (p < 0.001); at
     0.1 it does not show at all (p 0.23): a check must have a ceiling it can see."""
     seed: int = 7
+    """Seed of the synthetic market (``STOCKER_SYNTH_SEED``) and of the backtests."""
     tickers: int = 8
+    """Synthetic tickers (``STOCKER_SYNTH_TICKERS``)."""
     years: float = 3.0
+    """Years of sessions (``STOCKER_SYNTH_YEARS``)."""
     split: tuple[float, float, float] = (0.45, 0.10, 0.45)
     """train / valid / test shares: the test half gives the verdict its power (an edge of a
     planted IC of 0.1 is a daily information ratio of ~0.07 for the oracle: ~1,400 test days
@@ -65,6 +68,7 @@ class LearningCheckConfig:
             "threads": 1,
         }
     )
+    """Overrides of the moderator's ``TrainingConfig`` (every other field keeps its default)."""
     agent: dict[str, Any] = field(
         default_factory=lambda: {
             "sft_steps": 120,
@@ -74,7 +78,10 @@ class LearningCheckConfig:
             "eval_every": 30,
         }
     )
+    """Overrides of the agent's ``AgentConfig`` (every other field keeps its default)."""
     policies: tuple[str, ...] = POLICIES
+    """The policies played on the test windows: the oracle (the ceiling), buy-and-hold (the
+    benchmark), the rule council and the trained policies."""
 
     def quick(self) -> LearningCheckConfig:
         """The same market with token training budgets: checks the plumbing, not the learning."""

@@ -42,14 +42,19 @@ class DrlConfig:
     (20,480 timesteps per algorithm: both agents in ~40 s on 2 idle CPU cores)."""
 
     algos: tuple[str, ...] = ALGOS
+    """The stable-baselines3 algorithms trained, each a policy of its name (``a2c``, ``ppo``)."""
     timesteps: int = 20_480
+    """Environment steps each algorithm trains for."""
     seed: int = 0
+    """Seed of the training run (weights, episode order)."""
     window: int = 10
     """Daily log returns in the observation (StockerGymEnv ``window``)."""
     fractions: tuple[float, ...] = DEFAULT_FRACTIONS
     """Buy/sell sizes as fractions of what is affordable / held (StockerGymEnv ``fractions``)."""
     ppo_n_steps: int = 2048
+    """PPO's rollout length between updates."""
     ppo_batch_size: int = 64
+    """PPO's minibatch size."""
     curve_points: int = 50
     """Most points kept in the training-reward curve."""
 
