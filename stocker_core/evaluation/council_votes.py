@@ -3,7 +3,8 @@
 ``council`` in the registry builds its inputs and looks its votes up day by day; on a
 ticker whose votes the ``specialist_votes`` asset already cached, ``CachedCouncilPolicy``
 makes the same decisions (a test holds them equal) at a fraction of the cost. Days the
-cache lacks fall back to the registered policy.
+cache lacks fall back to the registered policy, or are voted now by ``vote_missing_days``
+(in memory, for a reader that must not write: the web page).
 """
 
 from __future__ import annotations
@@ -11,8 +12,9 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -26,6 +28,15 @@ from stocker_core.council.roles import ROLE_NAMES
 from stocker_core.env.actions import Action
 from stocker_core.env.environment import Observation
 from stocker_core.warehouse.db import Warehouse
+
+if TYPE_CHECKING:
+    from stocker_core.env.episode import Episode
+    from stocker_core.text.events import TextEvents
+
+LOCAL_BACKENDS = frozenset({"rule"})
+"""Backends whose votes ``vote_missing_days`` computes: quick, offline, deterministic. An LLM
+backend's take minutes per episode (and often the network); they are cached by the
+``specialist_votes`` asset or ``stocker episode run --policy council``."""
 
 
 @dataclass(frozen=True)
@@ -93,3 +104,45 @@ class CachedCouncilPolicy:
 def cached_council(book: VoteBook, settings: Settings) -> CachedCouncilPolicy:
     """A cached council with the configured moderator."""
     return CachedCouncilPolicy(book, get_moderator(settings, cost_rate=settings.transaction_cost))
+
+
+def vote_missing_days(
+    book: VoteBook, episode: Episode, settings: Settings, text: TextEvents | None
+) -> VoteBook:
+    """``book`` with the votes of every day of ``episode`` it lacks, computed now the way
+    ``--policy council`` computes them (``CouncilPolicy``'s inputs: the ticker's bars with
+    history, its peers' and commodity's closes, ``text``, else the configured text; then
+    ``run_votes``), held in memory only: nothing is written. ``text``: the warehouse's stored
+    text events, or None when it has none (as ``text.store.warehouse_text`` answers).
+
+    Only for the backends of ``LOCAL_BACKENDS`` (ValueError otherwise) and for ``book`` of the
+    configured backend and prompt versions (``load_vote_book``/``stored_vote_book``)."""
+    from stocker_core.context.decision import load_council_inputs
+    from stocker_core.council.voting import run_votes, votes_from_frame
+    from stocker_core.env.peers import context_symbols
+
+    missing = [d.normalize() for d in episode.dates if d.normalize() not in book.votes]
+    if not missing:
+        return book
+    backend = get_backend(settings)
+    if backend.name not in LOCAL_BACKENDS:
+        raise ValueError(f"the {backend.name} backend's votes are not computed on demand")
+    versions = {role: backend.prompt_version(role) for role in ROLE_NAMES}
+    if (book.backend, book.model_id, book.prompt_versions) != (backend.name, backend.model_id, versions):
+        raise ValueError(f"{book.version} is not the configured backend's vote set")
+    peers, commodity = context_symbols(episode.ticker, settings)
+    inputs = load_council_inputs(
+        episode.ticker,
+        episode.start,
+        episode.end,
+        peers=peers,
+        commodity=commodity,
+        settings=settings,
+        text=text,
+    )
+    run = run_votes(episode.ticker, missing, inputs.context, backend, cache=None, inputs=inputs)
+    votes = dict(book.votes)
+    for day, part in run.votes.groupby("date", sort=True):
+        by_role = {v.role: v for v in votes_from_frame(part)}
+        votes[pd.Timestamp(day).normalize()] = [by_role[role] for role in ROLE_NAMES]
+    return replace(book, votes=votes)

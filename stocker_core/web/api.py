@@ -80,6 +80,11 @@ class PlayRequest(BaseModel):
     episode: str = "task_easy"
     policy: str | None = None
     seed: int | None = Field(None, ge=0, le=2**32 - 1, description="for policies that draw at random")
+    replaces: str | None = Field(
+        None,
+        pattern=r"^[0-9a-f]{32}$",
+        description="the session this page played before: closed first (when it is this client's)",
+    )
 
 
 def web_errors(fn: F) -> F:
@@ -143,8 +148,15 @@ def build_api(context: WebContext) -> APIRouter:
     @web_errors
     def play_start(request: PlayRequest, http: Request) -> dict[str, Any]:
         client = http.client.host if http.client else None
-        session = sessions.start(request.episode, request.policy, request.seed, client)
+        session = sessions.start(request.episode, request.policy, request.seed, client, request.replaces)
         return {"episode": episode_payload(session.env), "state": session_state(session)}
+
+    @router.delete("/play/{session_id}")
+    @web_errors
+    def play_close(session_id: str, http: Request) -> dict[str, Any]:
+        """End a play session (the page closes its own when it leaves)."""
+        sessions.close(_session_id(session_id), http.client.host if http.client else None)
+        return {"closed": session_id}
 
     @router.get("/play/{session_id}")
     @web_errors

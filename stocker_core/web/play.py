@@ -8,7 +8,7 @@ import time
 import uuid
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stocker_core.config import Settings
 from stocker_core.env.actions import Action
@@ -19,7 +19,10 @@ from stocker_core.env.rewards import RewardBreakdown, RewardParams
 from stocker_core.web import names
 from stocker_core.web.errors import BadInputError, ConflictError, NotFoundError, WebError
 from stocker_core.web.reader import WarehouseReader, plain
-from stocker_core.web.votes import stored_vote_book
+from stocker_core.web.votes import stored_text, stored_vote_book
+
+if TYPE_CHECKING:
+    from stocker_core.evaluation.council_votes import VoteBook
 
 MAX_SESSIONS = 64
 MAX_PER_CLIENT = 16
@@ -145,7 +148,8 @@ def session_state(session: PlaySession) -> dict[str, Any]:
 
 class PlaySessions:
     """Sessions by id (at most ``MAX_SESSIONS``, ``MAX_PER_CLIENT`` per client, each dropped
-    after an idle hour; a full page answers 429) and the episodes they play (loaded once per key)."""
+    after an idle hour or closed by its page when it leaves or plays again; a full page answers
+    429) and the episodes they play (loaded once per key)."""
 
     def __init__(self, settings: Settings, reader: WarehouseReader) -> None:
         self.settings = settings
@@ -153,7 +157,10 @@ class PlaySessions:
         self.params = RewardParams.from_settings(settings)
         self.sessions: OrderedDict[str, PlaySession] = OrderedDict()
         self.episodes: OrderedDict[str, Episode] = OrderedDict()
+        self.vote_books: OrderedDict[tuple[str, str], VoteBook] = OrderedDict()
+        """Council votes computed on demand, by (episode key, vote cache version)."""
         self.lock = threading.Lock()
+        self.vote_lock = threading.Lock()
 
     def episode(self, name: str) -> Episode:
         """The episode of a task alias or partition key (cached)."""
@@ -171,28 +178,66 @@ class PlaySessions:
         return episode
 
     def _policy(self, name: str, env: TradingEnv, seed: int | None) -> Policy:
-        """A registry policy; the council plays from its cached votes only (the page never writes)."""
+        """A registry policy; the council plays from its stored votes, the days they lack voted
+        now (``council_book``)."""
         if name == "council":
             from stocker_core.evaluation.council_votes import cached_council
 
-            book = stored_vote_book(self.reader, self.settings, env.episode.ticker, env.episode.dates)
-            if not book.covers(env.episode.dates):
-                missing = sum(1 for d in env.episode.dates if d.normalize() not in book.votes)
-                raise ConflictError(
-                    f"the council has no cached votes for {missing} of {env.total_steps} days of "
-                    f"{env.episode.key} ({book.backend}): materialize specialist_votes for it first"
-                )
-            return cached_council(book, self.settings)
+            return cached_council(self.council_book(env.episode), self.settings)
         return make_policy(name, env, seed, self.settings)
 
+    def council_book(self, episode: Episode) -> VoteBook:
+        """The configured backend's votes on every day of ``episode``: the stored ones, and the
+        days they lack computed now as ``stocker episode run --policy council`` computes them
+        (``vote_missing_days``: same inputs, same ``run_votes``), kept in this process only. The
+        page never writes the warehouse (the pipeline may be writing it; its reader is read-only):
+        ``stocker episode run`` or the ``specialist_votes`` asset store votes. An LLM backend's
+        missing votes are not computed here (minutes, often the network): ConflictError."""
+        from stocker_core.evaluation.council_votes import LOCAL_BACKENDS, vote_missing_days
+
+        book = stored_vote_book(self.reader, self.settings, episode.ticker, episode.dates)
+        if book.covers(episode.dates):
+            return book
+        memo_key = (episode.key, book.version)
+        with self.vote_lock:  # one computation at a time: a second request for the same days waits
+            known = self.vote_books.get(memo_key)
+            if known is not None:
+                self.vote_books.move_to_end(memo_key)
+                return known
+            if book.backend not in LOCAL_BACKENDS:
+                missing = sum(1 for d in episode.dates if d.normalize() not in book.votes)
+                raise ConflictError(
+                    f"the council has no stored votes for {missing} of {len(episode.dates)} days of "
+                    f"{episode.key} ({book.backend}:{book.model_id}), and the page computes only the "
+                    f"rule backend's (an LLM's take minutes and often the network): run `stocker "
+                    f"episode run --episode '{episode.key}' --policy council` or materialize "
+                    "specialist_votes for it first"
+                )
+            full = vote_missing_days(book, episode, self.settings, stored_text(self.reader))
+            self.vote_books[memo_key] = full
+            while len(self.vote_books) > MAX_EPISODES:
+                self.vote_books.popitem(last=False)
+        return full
+
     def start(
-        self, episode: str, policy: str | None = None, seed: int | None = None, client: str | None = None
+        self,
+        episode: str,
+        policy: str | None = None,
+        seed: int | None = None,
+        client: str | None = None,
+        replaces: str | None = None,
     ) -> PlaySession:
         """A new session of ``client`` (its address) on ``episode`` with ``policy`` (None: by hand
-        only); WebError 429 when the page or the client holds its maximum of sessions."""
+        only); WebError 429 when the page or the client holds its maximum of sessions.
+        ``replaces``: the session this page played before, closed first when it is the same
+        client's (a page that plays again frees its old session; an unknown one is ignored)."""
         if policy is not None:
             names.policy(policy)
         with self.lock:  # refuse before loading anything
+            if replaces is not None:
+                old = self.sessions.get(replaces)
+                if old is not None and old.client == client:
+                    del self.sessions[replaces]
             self._admit(client)
         env = TradingEnv(self.episode(episode), self.params)
         chosen = self._policy(policy, env, seed) if policy else None
@@ -220,6 +265,17 @@ class PlaySessions:
         cutoff = time.monotonic() - IDLE_SECONDS
         for sid in [sid for sid, s in self.sessions.items() if s.touched < cutoff]:
             del self.sessions[sid]
+
+    def close(self, session_id: str, client: str | None = None) -> None:
+        """End session ``session_id`` of ``client`` (the page leaving): NotFoundError when unknown
+        or expired, ConflictError when another client started it."""
+        with self.lock:
+            session = self.sessions.get(session_id)
+            if session is None:
+                raise NotFoundError(f"no play session {session_id!r} (expired, closed or never started)")
+            if session.client != client:
+                raise ConflictError(f"play session {session_id!r} belongs to another client")
+            del self.sessions[session_id]
 
     def get(self, session_id: str) -> PlaySession:
         """The session ``session_id``; NotFoundError when unknown or expired."""

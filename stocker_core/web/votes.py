@@ -1,5 +1,6 @@
 """The council as the web page shows it: the cached votes of a day or an episode (read-only
-from ``council.votes``) and the moderator's decisions replayed on them."""
+from ``council.votes``) and the moderator's decisions replayed on them; the text events the
+council reads, read-only too (for votes computed on demand)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from stocker_core.env.environment import TradingEnv
 from stocker_core.env.episode import Episode
 from stocker_core.env.rewards import RewardParams
 from stocker_core.evaluation.council_votes import CachedCouncilPolicy, VoteBook
+from stocker_core.text.events import TextEvents
 from stocker_core.web.errors import BadInputError
 from stocker_core.web.reader import WarehouseReader, plain
 
@@ -85,6 +87,32 @@ def stored_vote_book(
     backend = get_backend(settings)
     versions = {role: backend.prompt_version(role) for role in ROLE_NAMES}
     return _book(reader, ticker, days, backend.name, backend.model_id, versions)
+
+
+def stored_text(reader: WarehouseReader) -> TextEvents | None:
+    """The text events stored by the text assets, read-only, or None when none are stored
+    (what ``text.store.warehouse_text`` answers, without its write connection that creates or
+    migrates the text tables: a table from before ``published_at`` gets the date-only rule)."""
+    from stocker_core.text.events import COLUMNS, TextEvents, empty_events, publication_times
+    from stocker_core.text.store import TEXT_TABLES
+
+    frames = {}
+    for kind, table in TEXT_TABLES.items():
+        frame = reader.frame(f"SELECT * FROM {table}", needs=[table])
+        if frame.empty:
+            frames[kind] = empty_events(kind)
+            continue
+        frame["date"] = pd.to_datetime(frame["date"]).astype("datetime64[ns]")
+        for column in ("published_at", "time_stated"):
+            if column not in frame.columns:
+                frame[column] = None
+        # a row without its instant takes the date-only rule, as the migration fills it
+        frame["published_at"] = publication_times(frame["date"], frame["published_at"])
+        frame["time_stated"] = frame["time_stated"].fillna(False).astype(bool)
+        frame = frame.sort_values(["date", "published_at"], kind="stable")
+        frames[kind] = frame[COLUMNS[kind]].reset_index(drop=True)
+    events = TextEvents(frames["news"], frames["forums"], frames["macro"])
+    return events if any(len(f) for f in (events.news, events.forums, events.macro)) else None
 
 
 def chosen_vote_book(

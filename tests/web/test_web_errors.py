@@ -67,9 +67,11 @@ def test_bad_actions_and_policy_steps_without_policy(client):
     assert client.post(f"/web/api/play/{sid}/run").status_code == 400
 
 
-def test_council_policy_without_cached_votes_is_refused(client):
+def test_council_policy_without_cached_votes_plays_votes_computed_now(client):
+    """The rule backend's missing votes are computed in memory (test_web_council_on_demand.py;
+    an LLM backend's get a 409 there)."""
     response = client.post("/web/api/play", json={"episode": "SYN|2015-06-01", "policy": "council"})
-    assert response.status_code == 409 and "materialize specialist_votes" in response.json()["error"]
+    assert response.status_code == 200, response.text
 
 
 def _digest(path) -> str:
