@@ -179,6 +179,14 @@ def materialize(
         help="Comma-separated assets of those groups to leave out, e.g. charts when nothing needs the PNGs "
         "(the rule council reads bars, not images).",
     ),
+    force: bool = typer.Option(
+        False,
+        "--force",
+        help=(
+            "Rebuild every partition and model even when its code, settings and inputs are "
+            "unchanged since its last build (by default those are skipped, and said so)."
+        ),
+    ),
     allow_failed_checks: bool = typer.Option(
         False,
         "--allow-failed-checks",
@@ -199,6 +207,8 @@ def materialize(
     from stocker_assets.engine.materialize_progress import MaterializeProgress
     from stocker_assets.engine.runner import months_with_data, select_assets
     from stocker_assets.engine.stages import plan_stages
+    from stocker_assets.engine.up_to_date import UpToDate
+    from stocker_core.warehouse import Warehouse
 
     settings = get_settings(fresh=True)
     start, end = start or settings.main_from, end or settings.main_to  # the main job's span
@@ -244,13 +254,15 @@ def materialize(
         if not months and partitioned:
             console.print(f"[yellow]{name}: no months with data in range; skipped[/yellow]")
     units = plan_units(plan_stages([*unpartitioned, *partitioned]), plan, checks)
-    options = LaneOptions(worker_count(settings), allow_failed_checks=allow_failed_checks)
+    planner = UpToDate(defs, settings, source, Warehouse(settings.warehouse_path), list(plan), force)
+    options = LaneOptions(worker_count(settings), allow_failed_checks=allow_failed_checks, up_to_date=planner)
     try:  # before anything runs: the lanes of a killed earlier run must be gone
         wait_for_leftover_lanes(settings.home, console.print)
     except StockerError as exc:
         fail(exc, EXIT_FAILED)
     if options.workers > 1 and len(units) > 1:
         console.print(f"{len(units)} runs on {options.workers} lanes (STOCKER_MAIN_WORKERS)")
+    skipped_units: list[RunUnit] = []
     with MaterializeProgress(console, check_names) as progress:
         tasks: dict[str, object] = {}
 
@@ -260,17 +272,22 @@ def materialize(
             return on_step
 
         def on_done(unit: RunUnit, run) -> None:
+            if run.skipped:
+                skipped_units.append(unit)
             results.append(replace(run, ticker=", ".join(unit.assets)) if unit.ticker is None else run)
             progress.finish(tasks[unit.name], unit.label, run.success, run.seconds)
 
         for unit in run_units(instance, defs, units, options, on_start, on_done, console.print):
             console.print(f"[yellow]{unit.label} not run: an earlier run failed[/yellow]")
         _mark_empty_months(instance, source, plan, partitioned, progress)
+    _report_skipped(instance, skipped_units, len(results))
     table = Table(title="Materialized")
     for col in ("run of", "months", "runs (job: id)", "seconds", "status"):
         table.add_column(col)
     for r in results:
         status = "ok" if r.success else "[red]FAILED[/red]"
+        if r.skipped:
+            status = f"up to date: skipped ({r.skipped.removeprefix('up to date: ')})"
         if r.checks_failed:
             status += f" [yellow](checks failed: {', '.join(r.checks_failed)})[/yellow]"
         runs = "\n".join(f"{job}: {run_id[:8]}" for job, run_id in r.runs) or "–"
@@ -283,6 +300,24 @@ def materialize(
     _print_closing_notes(settings, results, held_back, tickers if held_back else [])
     if unusable or not all(r.success for r in results):
         raise typer.Exit(EXIT_FAILED)
+
+
+def _report_skipped(instance, skipped: list, total: int) -> None:
+    """Say how many runs were up to date (skipped), and show it on each asset in Dagster."""
+    from stocker_assets.engine.up_to_date import observe_skipped
+
+    if not skipped:
+        return
+    by_asset: dict[str, list[str]] = {}
+    for unit in skipped:
+        for asset in unit.assets:
+            by_asset.setdefault(asset, []).extend(f"{unit.ticker}|{m}" for m in unit.months)
+    observe_skipped(instance, by_asset)
+    console.print(
+        f"{len(skipped)} of {total} run(s) up to date, skipped (code, settings and inputs "
+        "unchanged since their last build; `--force` rebuilds; decisions in meta.builds)",
+        soft_wrap=True,
+    )
 
 
 def _without(skip: str, partitioned: list, unpartitioned: list, checks: list) -> tuple[list, list, list]:

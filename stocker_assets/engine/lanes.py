@@ -24,8 +24,9 @@ import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
+from typing import TYPE_CHECKING
 
 import dagster as dg
 
@@ -47,6 +48,9 @@ from stocker_assets.engine.runner import (
 )
 from stocker_assets.engine.stages import Stage
 from stocker_core.config import Settings
+
+if TYPE_CHECKING:
+    from stocker_assets.engine.up_to_date import UpToDate
 
 MAX_DEFAULT_WORKERS = 4
 
@@ -181,6 +185,8 @@ class LaneOptions:
     workers: int = 1
     log_level: str = "WARNING"
     allow_failed_checks: bool = False
+    up_to_date: UpToDate | None = None
+    """Decides what is up to date before each unit (None: every unit runs in full)."""
 
 
 def run_units(
@@ -210,12 +216,48 @@ def _run_here(instance, defs, units, options, on_start, on_done) -> list[RunUnit
         if unit is None:
             break  # what is left waits on units that are not in the plan
         pending.remove(unit)
+        decision, unit = _decide(options, unit)
+        if decision is not None and not decision.run:
+            _skip(options, unit, decision, on_start, on_done)
+            finished.add(unit.name)
+            continue
         run = execute_unit(instance, defs, unit, options, on_step=on_start(unit))
+        _record(options, unit, decision, run)
         on_done(unit, run)
         if not run.success:
             break
         finished.add(unit.name)
     return pending
+
+
+def _decide(options: LaneOptions, unit: RunUnit):
+    """(the decision, the unit narrowed to its stale months) — (None, unit) without a planner."""
+    if options.up_to_date is None:
+        return None, unit
+    decision = options.up_to_date.decide(unit)
+    if decision.run and unit.ticker is not None and decision.months != unit.months:
+        months = decision.months
+        span = f"{months[0]:%Y-%m}…{months[-1]:%Y-%m}"
+        label = (
+            f"{unit.label.split(':')[0]}: {unit.ticker} {span} "
+            f"({len(months)} of {len(unit.months)} months: {decision.reason})"
+        )
+        unit = replace(unit, months=months, label=label)
+    return decision, unit
+
+
+def _skip(options: LaneOptions, unit: RunUnit, decision, on_start: UnitStarted, on_done: UnitDone) -> None:
+    from stocker_assets.engine.up_to_date import skipped_run
+
+    assert options.up_to_date is not None
+    options.up_to_date.record(unit, decision, None)
+    on_start(unit)
+    on_done(unit, skipped_run(unit, decision))
+
+
+def _record(options: LaneOptions, unit: RunUnit, decision, run: TickerRun) -> None:
+    if options.up_to_date is not None and decision is not None:
+        options.up_to_date.record(unit, decision, run)
 
 
 def execute_unit(
@@ -284,6 +326,7 @@ def _run_on_lanes(instance, units, options, on_start, on_done) -> list[RunUnit]:
     finished: set[str] = set()
     failed = False
     running: dict[Future, _Launched] = {}
+    decisions: dict[str, tuple] = {}
     context = multiprocessing.get_context("spawn")
     from stocker_core.config import get_settings
 
@@ -303,6 +346,12 @@ def _run_on_lanes(instance, units, options, on_start, on_done) -> list[RunUnit]:
                 ready = [u for u in pending if u.deps <= finished] if not failed else []
                 for unit in ready[: options.workers - len(running)]:
                     pending.remove(unit)
+                    decision, unit = _decide(options, unit)
+                    if decision is not None and not decision.run:
+                        _skip(options, unit, decision, on_start, on_done)
+                        finished.add(unit.name)
+                        continue
+                    decisions[unit.name] = (decision, unit)
                     token = str(uuid.uuid4())
                     stop = threading.Event()
                     watch = threading.Thread(
@@ -312,6 +361,8 @@ def _run_on_lanes(instance, units, options, on_start, on_done) -> list[RunUnit]:
                     future = pool.submit(unit_in_worker, unit, options, token, cli)
                     running[future] = _Launched(unit, stop, watch, time.perf_counter())
                 if not running:
+                    if pending and not failed and any(u.deps <= finished for u in pending):
+                        continue  # skipped units freed others
                     break  # a failure left nothing to wait for (or deps that can never be met)
                 done, _ = wait(running, return_when=FIRST_COMPLETED)
                 for future in done:
@@ -319,6 +370,8 @@ def _run_on_lanes(instance, units, options, on_start, on_done) -> list[RunUnit]:
                     launched.stop.set()
                     launched.watcher.join()
                     run = _outcome(future, launched)
+                    decision, _ = decisions.pop(launched.unit.name, (None, launched.unit))
+                    _record(options, launched.unit, decision, run)
                     on_done(launched.unit, run)
                     if run.success:
                         finished.add(launched.unit.name)

@@ -65,6 +65,8 @@ class TickerRun:
     """(job name, run id) of each Dagster run, in order."""
     left_out: dict[str, str] = field(default_factory=dict)
     """Ticker -> why a step left it out (too short for a window), from ``left_out`` metadata."""
+    skipped: str = ""
+    """Why nothing ran (``stocker materialize`` found it up to date); empty when it ran."""
 
 
 @dataclass(frozen=True)

@@ -229,36 +229,39 @@ class PlaySessions:
     ) -> PlaySession:
         """A new session of ``client`` (its address) on ``episode`` with ``policy`` (None: by hand
         only); WebError 429 when the page or the client holds its maximum of sessions.
-        ``replaces``: the session this page played before, closed first when it is the same
-        client's (a page that plays again frees its old session; an unknown one is ignored)."""
+        ``replaces``: the session this page played before, closed as this one is admitted when
+        it is the same client's (a page that plays again frees its old session; an unknown or
+        another client's is left alone; a start that fails leaves it open)."""
         if policy is not None:
             names.policy(policy)
         with self.lock:  # refuse before loading anything
-            if replaces is not None:
-                old = self.sessions.get(replaces)
-                if old is not None and old.client == client:
-                    del self.sessions[replaces]
-            self._admit(client)
+            self._admit(client, replaces)
         env = TradingEnv(self.episode(episode), self.params)
         chosen = self._policy(policy, env, seed) if policy else None
         session = PlaySession(uuid.uuid4().hex, env, policy, seed, chosen, client=client)
         with self.lock:
-            self._admit(client)
+            self._admit(client, replaces)
+            old = self.sessions.get(replaces) if replaces else None
+            if old is not None and old.client == client:
+                del self.sessions[replaces]
             self.sessions[session.session_id] = session
         return session
 
-    def _admit(self, client: str | None) -> None:
-        """WebError 429 unless ``client`` may start a session now (the caller holds the lock)."""
+    def _admit(self, client: str | None, replaces: str | None = None) -> None:
+        """WebError 429 unless ``client`` may start a session now, counting ``replaces`` (when it
+        is the client's) as closed (the caller holds the lock)."""
         self._expire()
-        if len(self.sessions) >= MAX_SESSIONS:
+        old = self.sessions.get(replaces) if replaces else None
+        freed = 1 if old is not None and old.client == client else 0
+        if len(self.sessions) - freed >= MAX_SESSIONS:
             raise WebError(
                 429, f"the page holds its maximum of {MAX_SESSIONS} play sessions: try again later"
             )
-        if sum(1 for s in self.sessions.values() if s.client == client) >= MAX_PER_CLIENT:
+        if sum(1 for s in self.sessions.values() if s.client == client) - freed >= MAX_PER_CLIENT:
             raise WebError(
                 429,
                 f"this client holds its maximum of {MAX_PER_CLIENT} play sessions; one is freed "
-                f"after {IDLE_SECONDS / 60:g} idle minutes",
+                f"after {IDLE_SECONDS / 60:g} idle minutes or when its page closes it",
             )
 
     def _expire(self) -> None:

@@ -148,6 +148,8 @@ def test_a_page_that_plays_again_frees_its_previous_session(tiny, monkeypatch):
         assert answer.status_code == 200, answer.text
         previous = answer.json()["state"]["session_id"]
     assert client.get(f"/web/api/play/{previous}").status_code == 200
+    failed = client.post("/web/api/play", json={"episode": "ZZZ|2015-03-01", "replaces": previous})
+    assert failed.status_code == 404 and client.get(f"/web/api/play/{previous}").status_code == 200
     other = TestClient(client.app, client=("10.0.0.8", 1))
     kept = other.post("/web/api/play", json={"episode": KEY}).json()["state"]["session_id"]
     # another client's session is never replaced nor closed by this one

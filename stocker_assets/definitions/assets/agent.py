@@ -16,6 +16,7 @@ import pandas as pd
 
 from stocker_assets.definitions.assets.market import DUCKDB_POOL
 from stocker_assets.definitions.automation import AGENT_WEEKLY_RETRAIN
+from stocker_assets.definitions.code_versions import module_code_version
 from stocker_assets.definitions.progress import throttled_progress
 from stocker_assets.definitions.queues import celery_queue_tags
 from stocker_assets.definitions.resources import StockerResource
@@ -50,7 +51,7 @@ class AgentPolicyConfig(dg.Config):
 
 @dg.asset(
     group_name=TRAINING,
-    code_version="1",
+    code_version=module_code_version(__name__),
     op_tags=celery_queue_tags("gpu"),
     pool=DUCKDB_POOL,
     deps=[dg.AssetKey("prices"), dg.AssetKey("splits"), dg.AssetKey("news"), dg.AssetKey("forum_posts")],

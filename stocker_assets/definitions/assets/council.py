@@ -5,6 +5,7 @@ import pandas as pd
 
 from stocker_assets.definitions.assets.market import DUCKDB_POOL, charts, indicators, prices
 from stocker_assets.definitions.automation import VOTES_FOLLOW_PRICES
+from stocker_assets.definitions.code_versions import module_code_version
 from stocker_assets.definitions.lineage import (
     attach_partition_metadata,
     bar_versions,
@@ -42,7 +43,7 @@ def _text_asset(kind: EventKind, name: str, what: str) -> dg.AssetsDefinition:
     @dg.asset(
         name=name,
         group_name=TEXT,
-        code_version="1",
+        code_version=module_code_version(__name__),
         pool=DUCKDB_POOL,
         kinds={"duckdb"},
         description=(
@@ -117,7 +118,7 @@ def _vote_inputs(settings: Settings, warehouse: Warehouse, keys: list[str]) -> d
 @dg.asset(
     partitions_def=ticker_month_partitions,
     group_name=COUNCIL,
-    code_version="1",
+    code_version=module_code_version(__name__),
     op_tags=celery_queue_tags("llm"),
     pool=DUCKDB_POOL,
     backfill_policy=dg.BackfillPolicy.single_run(),

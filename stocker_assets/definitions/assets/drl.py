@@ -9,6 +9,7 @@ import pandas as pd
 from stocker_assets.definitions.assets.env import episodes
 from stocker_assets.definitions.assets.market import DUCKDB_POOL
 from stocker_assets.definitions.automation import WEEKLY_RETRAIN
+from stocker_assets.definitions.code_versions import module_code_version
 from stocker_assets.definitions.lineage import record_build
 from stocker_assets.definitions.progress import throttled_progress
 from stocker_assets.definitions.resources import StockerResource
@@ -42,7 +43,7 @@ class DrlAgentsConfig(dg.Config):
 
 @dg.asset(
     group_name=EVALUATION,
-    code_version="1",
+    code_version=module_code_version(__name__),
     pool=DUCKDB_POOL,
     deps=[episodes, dg.AssetKey("splits")],
     automation_condition=WEEKLY_RETRAIN,

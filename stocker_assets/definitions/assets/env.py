@@ -5,6 +5,7 @@ import pandas as pd
 
 from stocker_assets.definitions.assets.market import DUCKDB_POOL, prices
 from stocker_assets.definitions.automation import FOLLOWS_PRICES
+from stocker_assets.definitions.code_versions import module_code_version
 from stocker_assets.definitions.lineage import (
     attach_partition_metadata,
     bar_versions,
@@ -69,7 +70,7 @@ def _replace_by_ticker(warehouse: Warehouse, table: str, rows: pd.DataFrame) -> 
 @dg.asset(
     partitions_def=ticker_month_partitions,
     group_name=ENV,
-    code_version="1",
+    code_version=module_code_version(__name__),
     pool=DUCKDB_POOL,
     backfill_policy=dg.BackfillPolicy.single_run(),
     deps=[dg.AssetDep(prices, partition_mapping=WINDOW)],
@@ -109,7 +110,7 @@ def episodes(context: dg.AssetExecutionContext, stocker: StockerResource) -> dg.
 @dg.asset(
     partitions_def=ticker_month_partitions,
     group_name=ENV,
-    code_version="1",
+    code_version=module_code_version(__name__),
     pool=DUCKDB_POOL,
     backfill_policy=dg.BackfillPolicy.single_run(),
     deps=[episodes],

@@ -11,6 +11,7 @@ from stocker_assets.definitions.assets.council import specialist_votes
 from stocker_assets.definitions.assets.env import WINDOW, episodes
 from stocker_assets.definitions.assets.market import DUCKDB_POOL, prices
 from stocker_assets.definitions.automation import BACKTESTS_FOLLOW_EPISODES, MODEL_ASSET_NAMES, WEEKLY_RETRAIN
+from stocker_assets.definitions.code_versions import module_code_version
 from stocker_assets.definitions.lineage import combined_version, record_build
 from stocker_assets.definitions.partitions import ticker_month_partitions
 from stocker_assets.definitions.progress import throttled_progress
@@ -58,7 +59,7 @@ def _month_keys(key: str, months: int) -> list[str]:
 @dg.asset(
     partitions_def=ticker_month_partitions,
     group_name=EVALUATION,
-    code_version="1",
+    code_version=module_code_version(__name__),
     pool=DUCKDB_POOL,
     backfill_policy=dg.BackfillPolicy.single_run(),
     deps=[
@@ -145,7 +146,7 @@ def backtests(
 
 @dg.asset(
     group_name=EVALUATION,
-    code_version="1",
+    code_version=module_code_version(__name__),
     pool=DUCKDB_POOL,
     deps=[prices],
     automation_condition=WEEKLY_RETRAIN,
@@ -180,7 +181,7 @@ def splits(context: dg.AssetExecutionContext, stocker: StockerResource) -> dg.Ma
 
 @dg.asset(
     group_name=EVALUATION,
-    code_version="1",
+    code_version=module_code_version(__name__),
     pool=DUCKDB_POOL,
     deps=[splits, specialist_votes, *(dg.AssetKey(name) for name in MODEL_ASSETS)],
     automation_condition=WEEKLY_RETRAIN,
@@ -244,7 +245,7 @@ def rolling_evaluation(
 
 @dg.asset(
     group_name=EVALUATION,
-    code_version="1",
+    code_version=module_code_version(__name__),
     pool=DUCKDB_POOL,
     deps=[backtests, rolling_evaluation, splits],
     automation_condition=WEEKLY_RETRAIN,

@@ -13,6 +13,7 @@ import dagster as dg
 
 from stocker_assets.definitions.assets.council import specialist_votes
 from stocker_assets.definitions.assets.market import prices
+from stocker_assets.definitions.code_versions import module_code_version
 from stocker_assets.definitions.partitions import ledger_session_partitions
 from stocker_assets.definitions.resources import StockerResource
 
@@ -81,7 +82,7 @@ def _record_markdown(record) -> str:
 @dg.asset(
     partitions_def=ledger_session_partitions,
     group_name=LEDGER,
-    code_version="1",
+    code_version=module_code_version(__name__),
     deps=[
         dg.AssetDep(prices, partition_mapping=EVERY_PARTITION),
         dg.AssetDep(specialist_votes, partition_mapping=EVERY_PARTITION),
@@ -136,7 +137,7 @@ def ledger(context: dg.AssetExecutionContext, config: LedgerConfig, stocker: Sto
 
 @dg.asset(
     group_name=LEDGER,
-    code_version="1",
+    code_version=module_code_version(__name__),
     deps=[ledger],
     check_specs=_checks("ledger_scores"),
     kinds={"parquet", "duckdb"},

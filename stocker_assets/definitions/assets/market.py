@@ -7,6 +7,7 @@ import dagster as dg
 import pandas as pd
 
 from stocker_assets.definitions.automation import FOLLOWS_PRICES
+from stocker_assets.definitions.code_versions import module_code_version
 from stocker_assets.definitions.lineage import (
     attach_partition_metadata,
     combined_version,
@@ -129,7 +130,7 @@ def _skipped_metadata(skipped: dict[str, str]) -> dict[str, object]:
 @dg.asset(
     partitions_def=ticker_month_partitions,
     group_name=MARKET,
-    code_version="1",
+    code_version=module_code_version(__name__),
     pool=DUCKDB_POOL,
     backfill_policy=dg.BackfillPolicy.single_run(),
     kinds={"duckdb", "pandas"},
@@ -175,7 +176,7 @@ def prices(context: dg.AssetExecutionContext, stocker: StockerResource) -> dg.Ma
 @dg.asset(
     partitions_def=ticker_month_partitions,
     group_name=MARKET,
-    code_version="1",
+    code_version=module_code_version(__name__),
     pool=DUCKDB_POOL,
     backfill_policy=dg.BackfillPolicy.single_run(),
     deps=[dg.AssetDep(prices, partition_mapping=month_window_mapping(-LOOKBACK_MONTHS))],
@@ -222,7 +223,7 @@ CHARTS_ON_DEMAND = (
 @dg.asset(
     partitions_def=ticker_month_partitions,
     group_name=MARKET,
-    code_version="1",
+    code_version=module_code_version(__name__),
     pool=DUCKDB_POOL,
     backfill_policy=dg.BackfillPolicy.single_run(),
     deps=[dg.AssetDep(prices, partition_mapping=month_window_mapping(-CHART_LOOKBACK_MONTHS))],

@@ -16,6 +16,7 @@ from stocker_assets.definitions.assets.env import episodes, ideal_trajectories
 from stocker_assets.definitions.assets.evaluation import splits
 from stocker_assets.definitions.assets.market import DUCKDB_POOL
 from stocker_assets.definitions.automation import WEEKLY_RETRAIN
+from stocker_assets.definitions.code_versions import module_code_version
 from stocker_assets.definitions.progress import progress_message
 from stocker_assets.definitions.queues import celery_queue_tags
 from stocker_assets.definitions.resources import StockerResource
@@ -118,7 +119,7 @@ def _materialize(
 
 @dg.asset(
     group_name=TRAINING,
-    code_version="1",
+    code_version=module_code_version(__name__),
     op_tags=celery_queue_tags("gpu"),
     pool=DUCKDB_POOL,
     deps=[episodes, specialist_votes, splits],
@@ -137,7 +138,7 @@ def moderator_base(
 
 @dg.asset(
     group_name=TRAINING,
-    code_version="1",
+    code_version=module_code_version(__name__),
     op_tags=celery_queue_tags("gpu"),
     pool=DUCKDB_POOL,
     deps=[moderator_base, specialist_votes, ideal_trajectories],
@@ -156,7 +157,7 @@ def moderator_sft(
 
 @dg.asset(
     group_name=TRAINING,
-    code_version="1",
+    code_version=module_code_version(__name__),
     op_tags=celery_queue_tags("gpu"),
     pool=DUCKDB_POOL,
     deps=[moderator_sft],

@@ -107,6 +107,12 @@ function showError(error) {
   notice(error.message || String(error), "error");
 }
 
+/* A later action succeeded: the error banner of an earlier one goes (an info notice stays). */
+function clearError() {
+  const box = document.getElementById("notice");
+  if (box && box.querySelector(".notice.error")) box.replaceChildren();
+}
+
 /* Fill a <table> from column specs {key, label, format?, className?} and row objects. */
 function fillTable(table, columns, rows, caption) {
   const head = el("thead", {}, el("tr", {}, columns.map((c) => el("th", { scope: "col", title: c.help || null, class: c.className || null }, c.label))));

@@ -21,6 +21,7 @@ async function loadEpisode() {
     renderBoxes();
     renderCurves();
     renderMetrics();
+    clearError();
   } catch (error) { showError(error); }
 }
 

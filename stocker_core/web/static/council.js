@@ -51,9 +51,11 @@ async function pickDay(index) {
     const qs = new URLSearchParams({ episode: council.episode, date });
     if (data.vote_set) qs.set("votes", data.vote_set);
     const day = await api("api/council/day?" + qs.toString());
+    if (council.day !== index) return;  // another day was picked meanwhile
     renderVotes(day);
     await renderChart(day);
-  } catch (error) { showError(error); }
+    clearError();
+  } catch (error) { if (council.day === index) showError(error); }
 }
 
 function renderVotes(day) {

@@ -14,7 +14,8 @@ async function start(event) {
   const seed = $("seed").value === "" ? null : Number($("seed").value);
   notice("loading " + episode + " …");
   try {
-    const data = await api("api/play", { episode, policy, seed });
+    // the session this page played before is closed by the server as this one starts
+    const data = await api("api/play", { episode, policy, seed, replaces: view.session });
     view.session = data.state.session_id;
     view.episode = data.episode;
     view.state = data.state;
@@ -104,6 +105,7 @@ async function step(action) {
     window.stockerTimings.steps.push(performance.now() - began);
     view.steps.push(data.record);
     view.state = Object.assign({}, data.state, { steps: view.steps });
+    clearError();
     render();
   } catch (error) { stopPlaying(); showError(error); }
   finally { view.busy = false; }
@@ -151,6 +153,23 @@ async function restart() {
   } catch (error) { showError(error); }
 }
 
+/* The page leaves (or goes into the back-forward cache): close its play session, so a page
+   loaded again and again never fills this client's quota. keepalive lets the request finish. */
+function closeSession() {
+  if (!view.session) return;
+  const headers = {};
+  const key = sessionStorage.getItem(KEY_STORE);
+  if (key) headers.Authorization = "Bearer " + key;
+  fetch(`api/play/${view.session}`, { method: "DELETE", headers, keepalive: true }).catch(() => {});
+  view.session = null;
+  view.closed = true;
+}
+
+/* Back to a page whose session was closed when it was left: play the same episode again. */
+function onPageShow(event) {
+  if (event.persisted && view.closed) { view.closed = false; start(); }
+}
+
 function maxBuy() {
   const st = view.state, cost = view.episode.params.transaction_cost;
   $("quantity").value = Math.max(0, Math.floor(st.cash / (st.close * (1 + cost))));
@@ -191,6 +210,8 @@ async function init() {
   $("max-buy").addEventListener("click", maxBuy);
   $("max-sell").addEventListener("click", () => { $("quantity").value = view.state.position; });
   document.addEventListener("keydown", onKey);
+  window.addEventListener("pagehide", closeSession);
+  window.addEventListener("pageshow", onPageShow);
   if (params.get("episode")) start();
 }
 

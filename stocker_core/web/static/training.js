@@ -3,12 +3,14 @@
 "use strict";
 
 const $ = (id) => document.getElementById(id);
-const training = { runs: [], imageUrl: null };
+const training = { runs: [], imageUrl: null, shown: null };
 
 function showRun(index) {
   const run = training.runs[index];
   const box = $("run-detail");
   box.hidden = false;
+  training.shown = run.run_id;
+  clearError();  // a banner of the run shown before (its image failed) is not about this one
   const parts = [el("h2", {}, `${run.model_name} · ${run.run_id}`),
     el("p", { class: "summary" }, `kind ${run.kind} · base ${run.base_model || "–"} · seed ${fmt(run.seed)} · ` +
       `${fmt(run.wall_seconds, 3)} s · weights sha256 ${(run.sha256 || "–").slice(0, 12)} · ${run.path || ""}`)];
@@ -24,11 +26,16 @@ function showRun(index) {
   if (run.image) {
     const holder = el("div", { class: "png" });
     parts.push(el("figure", {}, el("figcaption", {}, "the trainer's own plot"), holder));
-    if (training.imageUrl) URL.revokeObjectURL(training.imageUrl);
+    if (training.imageUrl) { URL.revokeObjectURL(training.imageUrl); training.imageUrl = null; }
     blobUrl(`api/training/${encodeURIComponent(run.run_id)}/image`).then((url) => {
+      if (training.shown !== run.run_id) { URL.revokeObjectURL(url); return; }  // another run was picked meanwhile
       training.imageUrl = url;
       holder.replaceChildren(el("img", { src: url, alt: `training curve of ${run.model_name}` }));
-    }).catch(showError);
+    }).catch((error) => {
+      if (training.shown !== run.run_id) return;
+      holder.replaceChildren(el("p", { class: "empty" }, `the trainer's plot did not load: ${error.message}`));
+      showError(error);
+    });
   }
   if ((run.heldout || []).length) {
     const table = el("table", {});

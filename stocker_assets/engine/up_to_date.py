@@ -1,0 +1,448 @@
+"""Which runs of the main job are up to date, and which months of them are not.
+
+Every run unit (``lanes.RunUnit``: one ticker's partitioned assets of a stage, or one
+unpartitioned asset) gets an input fingerprint per partition, chained like a Merkle tree:
+
+- its **code**: the derived code versions of its assets (``definitions/code_versions.py``);
+- its **settings**: every ``STOCKER_*`` value that can change what it writes (paths, worker
+  counts, ports and the clock are left out), plus the moderator's and the agent's training
+  settings for the training and evaluation assets;
+- its **data**: for the assets that read the source, the source's bars of every month the
+  partition reads (its lookback and its episode window, from the assets' partition mappings)
+  and the text events of those months; for the others, the fingerprints of the upstream
+  partitions they read.
+
+A partition whose fingerprint equals the one recorded after its last successful build
+(``meta.builds``) is skipped; a ticker's run covers only the months from its first stale
+one to its last. The whole-history assets that Dagster retrains weekly (splits, models, the
+rolling evaluation and the report: ``automation.WEEKLY_RETRAIN``) read their partitioned
+inputs only up to the **weekly cut**, the last Friday on or before each ticker's last bar:
+a new session on Monday to Thursday does not retrain; the first one on or after a Friday
+does, as does a corrected bar before the cut, a new ticker, or changed code or settings.
+
+Every decision is written to ``meta.builds`` (built or skipped, and why) and, for skipped
+assets, shown in the Dagster UI as an observation on the asset.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+
+import dagster as dg
+import pandas as pd
+
+from stocker_assets.definitions.automation import AGENT_WEEKLY_RETRAIN, WEEKLY_RETRAIN
+from stocker_assets.definitions.partitions import MONTH_DIM
+from stocker_assets.engine.lanes import RunUnit
+from stocker_assets.engine.runner import TickerRun
+from stocker_core.config import Settings
+from stocker_core.market.sources import MarketDataSource
+from stocker_core.warehouse.builds import (
+    BuildDecision,
+    all_fingerprints,
+    record_decisions,
+)
+from stocker_core.warehouse.db import Warehouse, frame_version
+
+FINGERPRINT_FORMAT = "1"
+"""Bumped when what a fingerprint covers changes: every partition then rebuilds once."""
+
+SETTINGS_IGNORED = frozenset(
+    {
+        "home",  # where, not what: a moved home is the same home
+        "files_dir",  # the files themselves are fingerprinted as data
+        "text_dir",
+        "clock",  # what the clock lets through is fingerprinted as data
+        "main_from",  # which months run, not what a month holds
+        "main_to",
+        "default_tickers",
+        "ledger_policies",
+        "openai_api_key",
+        "llm_timeout_s",
+        "llm_retries",
+        "llm_backoff_s",
+        "llm_concurrency",
+        "council_workers",
+        "chart_workers",
+        "main_workers",
+        "executor",
+        "celery_broker",
+        "celery_backend",
+        "celery_gpu_queue",
+        "celery_llm_queue",
+    }
+)
+TRAINING_GROUPS = frozenset({"training", "evaluation"})
+TEXT_KINDS = {"news": "news", "forum_posts": "forums", "macro_events": "macro"}
+
+
+def _hash(*parts: object) -> str:
+    text = json.dumps(parts, sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
+def settings_fingerprint(settings: Settings, training: bool) -> str:
+    """The settings that can change what a unit writes (``training``: with the moderator's
+    and the agent's training settings)."""
+    values = {k: v for k, v in settings.model_dump(mode="json").items() if k not in SETTINGS_IGNORED}
+    if training:
+        from stocker_core.agent.config import AgentConfig
+        from stocker_core.moderator.config import TrainingConfig
+
+        values["moderator"] = TrainingConfig().model_dump(mode="json")
+        values["agent"] = AgentConfig().model_dump(mode="json")
+    return _hash(FINGERPRINT_FORMAT, values)
+
+
+def weekly_cut(last: date) -> date:
+    """The last Friday on or before ``last``: the weekly retrain reads data up to it."""
+    return last - timedelta(days=(last.weekday() - 4) % 7)
+
+
+def month_offset(month: date, offset: int) -> date:
+    total = month.year * 12 + month.month - 1 + offset
+    return date(total // 12, total % 12 + 1, 1)
+
+
+def _month_window(mapping: dg.PartitionMapping | None) -> tuple[int, int]:
+    """(start, end) month offsets of a ticker × month partition mapping ((0, 0): same month)."""
+    by_dimension = getattr(mapping, "downstream_mappings_by_upstream_dimension", None) or {}
+    month = by_dimension.get(MONTH_DIM)
+    inner = getattr(month, "partition_mapping", None)
+    return int(getattr(inner, "start_offset", 0)), int(getattr(inner, "end_offset", 0))
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What to do with one unit: run it (over ``months`` for a ticker's unit) or skip it."""
+
+    run: bool
+    reason: str
+    months: tuple[date, ...] = ()
+    fingerprints: Mapping[str, str] = field(default_factory=dict)
+    """{partition ("" when unpartitioned): its fingerprint now}, for every partition of the unit."""
+    skipped: tuple[str, ...] = ()
+    """Partitions left as they are."""
+
+
+@dataclass
+class _TickerData:
+    """The source's bars and the text events of one ticker, hashed per month."""
+
+    bars: dict[date, str]
+    counts: dict[date, int]
+    text: dict[date, str]
+    last_bar: date | None
+    history: str
+    """A hash of the bars and text up to the weekly cut."""
+
+
+class UpToDate:
+    """Decides, unit by unit in plan order, what the main job must run (``--force``: all)."""
+
+    def __init__(
+        self,
+        defs: dg.Definitions,
+        settings: Settings,
+        source: MarketDataSource,
+        warehouse: Warehouse,
+        tickers: Sequence[str],
+        force: bool = False,
+    ) -> None:
+        self.settings, self.source, self.warehouse, self.force = settings, source, warehouse, force
+        self.tickers = list(tickers)
+        self._recorded: dict[tuple[str, str], str] | None = None
+        self._assets = {
+            k.to_user_string(): a for a in defs.assets if isinstance(a, dg.AssetsDefinition) for k in a.keys
+        }
+        self._now: dict[str, dict[str, str]] = {}  # asset -> partition -> fingerprint, this run
+        self._tickers: dict[str, _TickerData] = {}
+        self._events: dict[str, pd.DataFrame] | None = None
+        self._settings = {t: settings_fingerprint(settings, t) for t in (False, True)}
+
+    # -- inputs ------------------------------------------------------------------------------
+
+    def _asset(self, name: str) -> dg.AssetsDefinition:
+        return self._assets[name]
+
+    def _key(self, name: str) -> dg.AssetKey:
+        return dg.AssetKey.from_user_string(name)
+
+    def _code(self, names: Iterable[str]) -> str:
+        return _hash(sorted((n, self._asset(n).code_versions_by_key.get(self._key(n)) or "") for n in names))
+
+    def _group(self, name: str) -> str:
+        return self._asset(name).group_names_by_key[self._key(name)]
+
+    def _weekly(self, name: str) -> bool:
+        condition = self._asset(name).automation_conditions_by_key.get(self._key(name))
+        return condition is WEEKLY_RETRAIN or condition is AGENT_WEEKLY_RETRAIN
+
+    def _deps(self, name: str) -> list[tuple[str, tuple[int, int]]]:
+        """(upstream asset, month window) of each input of ``name``."""
+        asset, key = self._asset(name), self._key(name)
+        found = []
+        for upstream in sorted(asset.asset_deps.get(key, set()), key=lambda k: k.to_user_string()):
+            window = (0, 0)
+            if asset.partitions_def is not None and self._partitioned(upstream.to_user_string()):
+                window = _month_window(asset.get_partition_mapping(upstream))
+            found.append((upstream.to_user_string(), window))
+        return found
+
+    def _partitioned(self, name: str) -> bool:
+        return name in self._assets and self._asset(name).partitions_def is not None
+
+    def _text_events(self) -> dict[str, pd.DataFrame]:
+        """The configured text events by kind, as the text assets would store them."""
+        if self._events is None:
+            from stocker_core.text.configured import configured_events
+
+            self._events = {}
+            for kind in set(TEXT_KINDS.values()):
+                frame = configured_events(self.settings, kind)  # type: ignore[arg-type]
+                self._events[kind] = frame if frame is not None else pd.DataFrame()
+        return self._events
+
+    def _ticker(self, ticker: str) -> _TickerData:
+        """The source's bars and text of ``ticker``, hashed per month (read once per run)."""
+        if ticker not in self._tickers:
+            info = self.source.symbol_info(ticker)
+            bars = self.source.fetch(ticker, info.first_date, info.last_date + timedelta(days=1))
+            months = pd.to_datetime(bars["date"]).dt.to_period("M") if len(bars) else pd.Series(dtype=object)
+            grouped = list(bars.groupby(months, sort=True))
+            by_month = {
+                p.to_timestamp().date(): frame_version(part.reset_index(drop=True)) for p, part in grouped
+            }
+            counts = {p.to_timestamp().date(): len(part) for p, part in grouped}
+            last = pd.Timestamp(bars["date"].max()).date() if len(bars) else None
+            text = self._ticker_text(ticker)
+            cut = weekly_cut(last) if last is not None else None
+            history = "none"
+            if cut is not None:
+                before = bars[pd.to_datetime(bars["date"]).dt.date <= cut].reset_index(drop=True)
+                text_before = [
+                    frame_version(
+                        f[pd.to_datetime(f["date"]).dt.date <= cut].astype(str).reset_index(drop=True)
+                    )
+                    for f in text
+                    if len(f)
+                ]
+                history = _hash(frame_version(before), text_before)
+            self._tickers[ticker] = _TickerData(by_month, counts, self._text_by_month(text), last, history)
+        return self._tickers[ticker]
+
+    def _ticker_text(self, ticker: str) -> list[pd.DataFrame]:
+        """The news and forum posts of ``ticker`` and every macro event."""
+        found = []
+        for kind, frame in sorted(self._text_events().items()):
+            if len(frame) and "ticker" in frame.columns and kind != "macro":
+                frame = frame[frame["ticker"] == ticker]
+            found.append(frame)
+        return found
+
+    @staticmethod
+    def _text_by_month(frames: list[pd.DataFrame]) -> dict[date, str]:
+        parts: dict[date, list[str]] = {}
+        for frame in frames:
+            if not len(frame):
+                continue
+            months = pd.to_datetime(frame["date"]).dt.to_period("M")
+            for period, part in frame.groupby(months, sort=True):
+                parts.setdefault(period.to_timestamp().date(), []).append(
+                    frame_version(part.astype(str).reset_index(drop=True))
+                )
+        return {m: _hash(v) for m, v in parts.items()}
+
+    # -- fingerprints -------------------------------------------------------------------------
+
+    def _recorded_fingerprints(self) -> dict[tuple[str, str], str]:
+        """{(asset, partition): fingerprint} of every recorded build (read once)."""
+        if self._recorded is None:
+            self._recorded = {}
+            for scope, partition, fingerprint in all_fingerprints(self.warehouse):
+                for name in scope.split(","):
+                    self._recorded[(name, partition)] = fingerprint
+        return self._recorded
+
+    def _upstream(self, name: str, partition: str) -> str:
+        """The fingerprint of ``name``'s ``partition`` now: decided this run, else recorded."""
+        found = self._now.get(name, {}).get(partition)
+        if found is not None:
+            return found
+        return self._recorded_fingerprints().get((name, partition), "never built")
+
+    def _all_partitions(self, name: str) -> dict[str, str]:
+        """Every partition's fingerprint of a partitioned asset: recorded, then this run's."""
+        found = {p: fp for (n, p), fp in self._recorded_fingerprints().items() if n == name}
+        return {**found, **self._now.get(name, {})}
+
+    def _unit_window(self, names: Sequence[str]) -> tuple[int, int]:
+        """The months of source data one partition of these assets reads, relative to it."""
+        inside = set(names)
+        cache: dict[str, tuple[int, int]] = {}
+
+        def window(name: str) -> tuple[int, int]:
+            if name not in cache:
+                lo, hi = 0, 0
+                for upstream, (start, end) in self._deps(name):
+                    if upstream in inside:
+                        up_lo, up_hi = window(upstream)
+                        lo, hi = min(lo, start + up_lo), max(hi, end + up_hi)
+                cache[name] = (lo, hi)
+            return cache[name]
+
+        spans = [window(n) for n in names]
+        return min(s[0] for s in spans), max(s[1] for s in spans)
+
+    def _ticker_fingerprints(self, unit: RunUnit) -> dict[str, str]:
+        """{partition: fingerprint} of one ticker's unit, month by month."""
+        names = list(unit.assets)
+        inside = set(names)
+        reads_source = any(not [u for u, _ in self._deps(n) if self._partitioned(u)] for n in names)
+        lo, hi = self._unit_window(names)
+        data = self._ticker(unit.ticker or "") if reads_source else None
+        base = (self._code(names), self._settings[bool({self._group(n) for n in names} & TRAINING_GROUPS)])
+        found = {}
+        for month in unit.months:
+            key = f"{unit.ticker}|{month.isoformat()}"
+            span = [month_offset(month, i) for i in range(lo, hi + 1)]
+            inputs: dict[str, object] = {}
+            if data is not None:
+                inputs["bars"] = [data.bars.get(m, "") for m in span]
+                inputs["text"] = [data.text.get(m, "") for m in span]
+            for name in names:
+                for upstream, (start, end) in self._deps(name):
+                    if upstream in inside:
+                        continue
+                    if self._partitioned(upstream):
+                        for i in range(start, end + 1):
+                            part = f"{unit.ticker}|{month_offset(month, i).isoformat()}"
+                            inputs[f"{upstream}@{part}"] = self._upstream(upstream, part)
+                    elif upstream in TEXT_KINDS and data is not None:
+                        inputs[upstream] = self._code([upstream])  # its content: per month, above
+                    else:
+                        inputs[upstream] = self._upstream(upstream, "")
+            found[key] = _hash(*base, inputs)
+        return found
+
+    def _whole_fingerprint(self, unit: RunUnit) -> str:
+        """The fingerprint of an unpartitioned unit (weekly ones read data up to the cut)."""
+        names = list(unit.assets)
+        training = bool({self._group(n) for n in names} & TRAINING_GROUPS)
+        inputs: dict[str, object] = {}
+        weekly = all(self._weekly(n) for n in names)
+        for name in names:
+            for upstream, _ in self._deps(name):
+                if not self._partitioned(upstream):
+                    inputs[upstream] = self._upstream(upstream, "")
+                elif weekly:  # everything partitioned is a function of code, settings and data
+                    inputs[f"{upstream}:code"] = self._code([upstream])
+                    inputs[f"{upstream}:history"] = {t: self._ticker(t).history for t in self.tickers}
+                else:
+                    inputs[upstream] = _hash(sorted(self._all_partitions(upstream).items()))
+        if not any(self._deps(n) for n in names) and any(n in TEXT_KINDS for n in names):
+            if self.settings.news_online and "news" in names:
+                inputs["online"] = "fetched live: never known to be unchanged"
+                inputs["now"] = pd.Timestamp.now().isoformat()
+            for name in names:
+                frame = self._text_events().get(TEXT_KINDS.get(name, ""), pd.DataFrame())
+                inputs[name] = frame_version(frame.astype(str).reset_index(drop=True)) if len(frame) else ""
+        return _hash(self._code(names), self._settings[training], inputs)
+
+    # -- decisions ----------------------------------------------------------------------------
+
+    def decide(self, unit: RunUnit) -> Decision:
+        """What to run of ``unit``: nothing, all of it, or (a ticker's unit) its stale months."""
+        if unit.ticker is None:
+            fingerprints = {"": self._whole_fingerprint(unit)}
+        else:
+            fingerprints = self._ticker_fingerprints(unit)
+        for name in unit.assets:
+            self._now[name] = {**self._now.get(name, {}), **fingerprints}
+        if self.force:
+            return Decision(True, "--force", unit.months, fingerprints)
+        recorded = self._recorded_fingerprints()
+        stored = {p: recorded[(unit.assets[0], p)] for p in fingerprints if (unit.assets[0], p) in recorded}
+        stale = [p for p, fp in fingerprints.items() if stored.get(p) != fp]
+        kept_by_clock = self._newer_than_clock(unit, [p for p in stale if p in stored])
+        stale = [p for p in stale if p not in kept_by_clock]
+        if not stale:
+            why = "up to date: code, settings and inputs unchanged"
+            if kept_by_clock:
+                why += f"; {len(kept_by_clock)} stored partition(s) reach past STOCKER_CLOCK: kept"
+            return Decision(False, why, (), fingerprints, tuple(fingerprints))
+        never = [p for p in stale if p not in stored]
+        why = (
+            "never built"
+            if len(never) == len(fingerprints)
+            else f"{len(never)} new partition(s), {len(stale) - len(never)} with changed inputs"
+            if unit.ticker is not None
+            else "inputs, settings or code changed"
+            if stored
+            else "never built"
+        )
+        if unit.ticker is None:
+            return Decision(True, why, (), fingerprints)
+        stale_months = sorted(date.fromisoformat(p.split("|")[1]) for p in stale)
+        months = tuple(m for m in unit.months if stale_months[0] <= m <= stale_months[-1])
+        kept = tuple(p for p in fingerprints if date.fromisoformat(p.split("|")[1]) not in months)
+        return Decision(True, why, months, fingerprints, kept)
+
+    def _newer_than_clock(self, unit: RunUnit, changed: Sequence[str]) -> set[str]:
+        """Built partitions of ``unit`` whose source view under ``STOCKER_CLOCK`` holds fewer
+        bars than are stored: the clock hides sessions already stored, and a rebuild would
+        only shrink them (the ledger's replay reads what is stored up to its clock)."""
+        if self.settings.clock is None or unit.ticker is None or not changed:
+            return set()
+        counts = self._ticker(unit.ticker).counts
+        stored = self.warehouse.read_table("market.prices", unit.ticker, columns=["date"])
+        if stored.empty:
+            return set()
+        stored_counts = pd.to_datetime(stored["date"]).dt.to_period("M").value_counts()
+        kept = set()
+        for partition in changed:
+            month = pd.Period(partition.split("|")[1], "M")
+            if counts.get(month.to_timestamp().date(), 0) < int(stored_counts.get(month, 0)):
+                kept.add(partition)
+        return kept
+
+    def record(self, unit: RunUnit, decision: Decision, run: TickerRun | None) -> None:
+        """Write the decision to ``meta.builds``: fingerprints of what was built (after a
+        successful run), and the skipped partitions as skipped."""
+        scope = ",".join(sorted(unit.assets))
+        run_id = run.run_id if run is not None else None
+        rows = [
+            BuildDecision(scope, p, decision.fingerprints[p], "skipped", "up to date: inputs unchanged")
+            for p in decision.skipped
+        ]
+        if decision.run and run is not None and run.success:
+            built = set(decision.fingerprints) - set(decision.skipped)
+            rows += [
+                BuildDecision(scope, p, decision.fingerprints[p], "built", decision.reason, run_id)
+                for p in sorted(built)
+            ]
+        record_decisions(self.warehouse, rows)
+
+
+def skipped_run(unit: RunUnit, decision: Decision) -> TickerRun:
+    """The outcome shown for a unit that did not run (nothing to do)."""
+    return TickerRun(unit.ticker or unit.name, 0, "", True, 0.0, [], skipped=decision.reason)
+
+
+def observe_skipped(instance: dg.DagsterInstance, skipped: Mapping[str, list[str]]) -> None:
+    """One observation per skipped asset, so the Dagster UI shows why it did not run."""
+    for name, partitions in sorted(skipped.items()):
+        tickers = sorted({p.split("|")[0] for p in partitions if p})
+        metadata: dict[str, object] = {
+            "decision": "skipped: up to date (code, settings and inputs unchanged since its last build)",
+            "partitions_skipped": len([p for p in partitions if p]),
+        }
+        if tickers:
+            metadata["tickers"] = dg.MetadataValue.json(tickers)
+        instance.report_runless_asset_event(
+            dg.AssetObservation(asset_key=dg.AssetKey.from_user_string(name), metadata=metadata)
+        )
