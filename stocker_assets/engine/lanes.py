@@ -327,6 +327,7 @@ def _run_on_lanes(instance, units, options, on_start, on_done) -> list[RunUnit]:
     failed = False
     running: dict[Future, _Launched] = {}
     decisions: dict[str, tuple] = {}
+    lane_options = replace(options, up_to_date=None)  # decided here; the lanes only run
     context = multiprocessing.get_context("spawn")
     from stocker_core.config import get_settings
 
@@ -358,7 +359,7 @@ def _run_on_lanes(instance, units, options, on_start, on_done) -> list[RunUnit]:
                         target=watch_tagged_runs, args=(instance, token, on_start(unit), stop), daemon=True
                     )
                     watch.start()
-                    future = pool.submit(unit_in_worker, unit, options, token, cli)
+                    future = pool.submit(unit_in_worker, unit, lane_options, token, cli)
                     running[future] = _Launched(unit, stop, watch, time.perf_counter())
                 if not running:
                     if pending and not failed and any(u.deps <= finished for u in pending):
