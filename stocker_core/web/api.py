@@ -29,7 +29,7 @@ from stocker_core.web.compare import (
     rolling_overview,
     stored_reports,
 )
-from stocker_core.web.corpus import DagsterLink, corpus_overview, episode_choices
+from stocker_core.web.corpus import DagsterLink, corpus_overview, episode_choices, example_key
 from stocker_core.web.errors import BadInputError, NotFoundError, WebError, as_web_error
 from stocker_core.web.play import PlaySessions, episode_payload, session_state
 from stocker_core.web.reader import WarehouseReader, plain
@@ -281,7 +281,7 @@ def build_api(context: WebContext) -> APIRouter:
     @web_errors
     def compare_episode(key: str) -> dict[str, Any]:
         if not re.fullmatch(r"[A-Za-z0-9.^=|:_-]{1,64}", key):
-            raise BadInputError(f"invalid episode key {key!r}: e.g. GOOGL|2012-03-01")
+            raise BadInputError(f"invalid episode key {key!r}: e.g. {example_key(reader)}")
         return episode_comparison(reader, key)
 
     @router.get("/compare/rolling")

@@ -43,7 +43,7 @@ def episode_comparison(reader: WarehouseReader, key: str) -> dict[str, Any]:
     )
     order = ordered_policies(list(rows["policy"]))
     rows = rows.set_index("policy").loc[order].reset_index()
-    clones = identical_to(curves, ["step"], ["value"], order) if len(curves) else {}
+    clones = episode_clones(curves, order, stored_window_clones(reader))
     metrics = [
         {
             "policy": r["policy"],
@@ -87,6 +87,35 @@ def episode_comparison(reader: WarehouseReader, key: str) -> dict[str, Any]:
     )
 
 
+def stored_window_clones(reader: WarehouseReader) -> dict[str, str]:
+    """``{policy: original}`` of the stored rolling windows (``window_clones``: equal on every
+    window of the test split); empty without a rolling evaluation."""
+    values = reader.frame(
+        "SELECT ticker, window_index, policy, final_value, total_reward FROM eval.rolling",
+        needs=["eval.rolling"],
+    )
+    return window_clones(values) if len(values) else {}
+
+
+def episode_clones(curves: pd.DataFrame, order: list[str], windows: dict[str, str]) -> dict[str, str]:
+    """``{policy: original}`` on one episode's equity ``curves``, one label per policy across the
+    Compare view's tables: a clone of the rolling windows (``windows``) keeps that original here
+    whenever the two are identical on this episode too (on an episode ``a2c`` may also equal
+    ``buy_and_hold``, but ``moderator_grpo = a2c`` stays the name it has in the rolling table);
+    any other policy identical to an earlier one on this episode is named by ``identical_to``."""
+    if curves.empty:
+        return {}
+    found = identical_to(curves, ["step"], ["value"], order)
+    present = set(curves["policy"])
+    for policy, original in windows.items():
+        if policy not in present or original not in present:
+            continue
+        pair = curves.loc[curves["policy"].isin([policy, original])]
+        if identical_to(pair, ["step"], ["value"], [original, policy]).get(policy) == original:
+            found[policy] = original
+    return {p: found[p] for p in order if p in found}
+
+
 def rolling_overview(reader: WarehouseReader, config: RollingConfig | None = None) -> dict[str, Any]:
     """The rolling windows' summary (mean and CI per policy and metric), the paired comparisons
     and the report's headline table (same formatting as the HTML report, clones named
@@ -110,11 +139,7 @@ def rolling_overview(reader: WarehouseReader, config: RollingConfig | None = Non
                   max(end_date) AS last_end FROM eval.rolling GROUP BY ticker ORDER BY ticker""",
         needs=["eval.rolling"],
     )
-    values = reader.frame(
-        "SELECT ticker, window_index, policy, final_value, total_reward FROM eval.rolling",
-        needs=["eval.rolling"],
-    )
-    clones = window_clones(values)
+    clones = stored_window_clones(reader)
     table = rolling_table(summary, comparisons, config.baselines, clones)
     return {
         "empty": None,

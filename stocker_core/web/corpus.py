@@ -8,6 +8,8 @@ import time
 from typing import Any
 from urllib.parse import quote, urlsplit
 
+import pandas as pd
+
 from stocker_core.env.tasks import TASKS
 from stocker_core.web.reader import WarehouseReader, plain, records
 
@@ -68,7 +70,8 @@ def materialized_months(reader: WarehouseReader) -> dict[str, list[dict[str, Any
 
 
 def episode_choices(reader: WarehouseReader) -> dict[str, Any]:
-    """The task aliases and every stored episode (``env.episodes``) for the episode pickers."""
+    """The task aliases and every stored episode (``env.episodes``) for the episode pickers, and
+    ``example_key``: a key of this home's data for the key field's placeholder."""
     stored = reader.frame(
         "SELECT key, ticker, start_date, end_date, trading_days FROM env.episodes ORDER BY ticker, month",
         needs=["env.episodes"],
@@ -76,7 +79,28 @@ def episode_choices(reader: WarehouseReader) -> dict[str, Any]:
     tasks = [
         {"task_id": t.task_id, "key": t.key, "ticker": t.ticker, "regime": t.regime} for t in TASKS.values()
     ]
-    return {"tasks": tasks, "episodes": records(stored)}
+    episodes = records(stored)
+    return {"tasks": tasks, "episodes": episodes, "example_key": example_key(reader, episodes)}
+
+
+def example_key(reader: WarehouseReader, episodes: list[dict[str, Any]] | None = None) -> str:
+    """A partition key that exists in this home: the last stored episode's, else the last
+    complete month of the first ticker with stored bars, else the first reference task's (its
+    data ships with the package)."""
+    if episodes:
+        return str(episodes[-1]["key"])
+    months = reader.frame(
+        """SELECT ticker, date_trunc('month', max(date))::DATE AS last_month,
+                  date_trunc('month', min(date))::DATE AS first_month
+           FROM market.prices GROUP BY ticker ORDER BY ticker LIMIT 1""",
+        needs=["market.prices"],
+    )
+    if len(months):
+        ticker, last, first = months.iloc[0]
+        month = pd.Timestamp(last) - pd.DateOffset(months=1)  # the last month may be partial
+        if month >= pd.Timestamp(first):
+            return f"{ticker}|{month.date().isoformat()}"
+    return next(iter(TASKS.values())).key
 
 
 class DagsterLink:

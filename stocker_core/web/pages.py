@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from html import escape
 
+from stocker_core.env.tasks import TASKS
+
 PAGES: dict[str, str] = {
     "": "overview",
     "episode": "episode",
@@ -27,10 +29,13 @@ TITLES = {
     "corpus": "Corpus",
 }
 
-_EPISODE_PICKER = """
+_TASK_KEY = next(iter(TASKS.values())).key
+_EPISODE_PICKER = f"""
 <label>Episode <select id="episode-select" name="episode"></select></label>
-<label>or key <input id="episode-key" name="key" placeholder="GOOGL|2012-03-01" size="16"
-  pattern="[A-Z0-9.^=\\-]{1,15}\\|\\d{4}-\\d{2}-01" title="TICKER|YYYY-MM-01"></label>"""
+<label>or key <input id="episode-key" name="key" placeholder="{escape(_TASK_KEY)}" size="16"
+  pattern="[A-Z0-9.^=\\-]{{1,15}}\\|\\d{{4}}-\\d{{2}}-01" title="TICKER|YYYY-MM-01"></label>"""
+"""The key field's placeholder is a reference task's key (its data ships with the package); the
+page replaces it with a key of the home's own data (``api/choices``' ``example_key``)."""
 
 BODIES = {
     "overview": """

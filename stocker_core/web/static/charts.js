@@ -26,14 +26,52 @@ function frame(width, height, label) {
   return svgEl("svg", { viewBox: `0 0 ${width} ${height}`, role: "img", "aria-label": label, class: "svg-chart" });
 }
 
-/* Axes: y ticks on the left, a few date labels along the bottom. */
+/* Tick values at a round step (1, 2 or 5 × 10^k) inside [lo, hi], about `count` of them. */
+function niceTicks(lo, hi, count = 5) {
+  const span = hi - lo;
+  if (!(span > 0) || !Number.isFinite(span)) return { values: [lo], step: 1 };
+  const raw = span / count, magnitude = Math.pow(10, Math.floor(Math.log10(raw)));
+  const norm = raw / magnitude;
+  const step = (norm < 1.5 ? 1 : norm < 3 ? 2 : norm < 7 ? 5 : 10) * magnitude;
+  const values = [];
+  for (let k = Math.ceil(lo / step - 1e-9); k * step <= hi + step * 1e-9; k++) values.push(k * step);
+  return { values, step };
+}
+
+/* Decimals that tell ticks `step` apart (0.002 -> 3, 0.5 -> 1, 20 -> 0). */
+function stepDecimals(step) {
+  return Math.max(0, Math.min(8, -Math.floor(Math.log10(step) + 1e-9)));
+}
+
+/* A y tick: its value with as many decimals as the tick step needs (in k or M when the step is
+   that big, the same unit on every tick), so neighbouring ticks never read the same. */
+function tickNumber(v, step) {
+  if (Math.abs(v) < step * 1e-6) v = 0;
+  if (step >= 1e5) return (v / 1e6).toFixed(stepDecimals(step / 1e6)) + "M";
+  if (step >= 1e3) return (v / 1e3).toFixed(stepDecimals(step / 1e3)) + "k";
+  const digits = stepDecimals(step);
+  return v.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+/* A y tick as the change from `base` in percent (equity from 1.0: 1.0025 -> "+0.25%"). */
+function tickPercentFrom(base) {
+  return (v, step) => {
+    let change = (v / base - 1) * 100;
+    const pctStep = (step / Math.abs(base)) * 100;
+    if (Math.abs(change) < pctStep * 1e-6) change = 0;
+    return (change > 0 ? "+" : change < 0 ? "−" : "") + Math.abs(change).toFixed(stepDecimals(pctStep)) + "%";
+  };
+}
+
+/* Axes: y ticks at round values on the left (labelled by yFormat(value, step)), a few date labels
+   along the bottom. */
 function axes(svg, box, yRange, xLabels, yFormat) {
   const [lo, hi] = yRange;
-  for (let i = 0; i <= 4; i++) {
-    const v = lo + (hi - lo) * i / 4;
-    const y = box.y + box.h - (box.h * i) / 4;
+  const ticks = niceTicks(lo, hi, 5);
+  for (const v of ticks.values) {
+    const y = box.y + box.h - (box.h * (v - lo)) / (hi - lo);
     svg.append(svgEl("line", { x1: box.x, x2: box.x + box.w, y1: y, y2: y, class: "grid" }));
-    svg.append(svgEl("text", { x: box.x - 6, y: y + 4, class: "tick", "text-anchor": "end" }, document.createTextNode(yFormat(v))));
+    svg.append(svgEl("text", { x: box.x - 6, y: y + 4, class: "tick", "text-anchor": "end" }, document.createTextNode(yFormat(v, ticks.step))));
   }
   const n = xLabels.length;
   const every = Math.max(1, Math.ceil(n / 6));
@@ -41,14 +79,6 @@ function axes(svg, box, yRange, xLabels, yFormat) {
     const x = box.x + (n === 1 ? box.w / 2 : (box.w * i) / (n - 1));
     svg.append(svgEl("text", { x, y: box.y + box.h + 16, class: "tick", "text-anchor": "middle" }, document.createTextNode(xLabels[i])));
   }
-}
-
-function shortNumber(v) {
-  const a = Math.abs(v);
-  if (a >= 1e6) return (v / 1e6).toFixed(1) + "M";
-  if (a >= 1e4) return (v / 1e3).toFixed(1) + "k";
-  if (a >= 100) return v.toFixed(0);
-  return v.toPrecision(3);
 }
 
 /* series: [{name, values, style: "solid"|"dashed"|"dotted", cls}], xLabels: text per index. */
@@ -62,7 +92,7 @@ function lineChart(container, series, xLabels, options = {}) {
   const xAt = (i) => box.x + (total <= 1 ? box.w / 2 : (box.w * i) / (total - 1));
   const yAt = (v) => box.y + box.h - ((v - yRange[0]) / (yRange[1] - yRange[0])) * box.h;
   const svg = frame(width, height, options.label || "line chart");
-  axes(svg, box, yRange, xLabels, options.yFormat || shortNumber);
+  axes(svg, box, yRange, xLabels, options.yFormat || tickNumber);
   const dashes = { solid: null, dashed: "6 4", dotted: "2 3" };
   const labelled = [];
   series.forEach((s, k) => {
@@ -97,7 +127,7 @@ function candleChart(container, bars, options = {}) {
   (options.band || []).forEach((long, i) => {
     if (long) svg.append(svgEl("rect", { x: box.x + step * i, y: box.y + box.h - 6, width: step, height: 6, class: "band" }));
   });
-  axes(svg, box, yRange, bars.date.map((d) => d.slice(5)), shortNumber);
+  axes(svg, box, yRange, bars.date.map((d) => d.slice(5)), tickNumber);
   const body = Math.max(1.5, step * 0.6);
   for (let i = 0; i < n; i++) {
     const up = bars.close[i] >= bars.open[i];

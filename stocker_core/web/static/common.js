@@ -146,6 +146,7 @@ async function fillEpisodePicker(select, keyInput, wanted) {
       el("option", { value: e.key }, `${e.key} · ${e.trading_days} days`))));
   }
   select.replaceChildren(...groups);
+  if (keyInput && choices.example_key) keyInput.placeholder = choices.example_key;  // a key of this home's data
   const known = [...select.options].some((o) => o.value === wanted);
   if (wanted && known) select.value = wanted;
   else if (wanted && keyInput) keyInput.value = wanted;

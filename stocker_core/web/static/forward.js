@@ -14,7 +14,7 @@ function modeSection(mode, data, rows) {
   const table = el("table", { id: `forward-${mode}-table` });
   const section = el("section", { "aria-labelledby": `forward-${mode}-title` },
     el("h2", { id: `forward-${mode}-title` }, mode === "live" ? "Live" : "Replayed (simulated clock)"),
-    el("figure", {}, el("figcaption", {}, `Equity from 1.0 over ${data.sessions.length} scored sessions`), chart),
+    el("figure", {}, el("figcaption", {}, `Equity from 1.0 over ${data.sessions.length} scored sessions (axis: change since the start)`), chart),
     el("div", { class: "scroll" }, table));
   $("forward-modes").append(section);
   // buy_and_hold is the benchmark: drawn once, dashed, behind the policies
@@ -22,7 +22,7 @@ function modeSection(mode, data, rows) {
   const series = names.map((p, k) => ({ name: p, values: data.equity[p], style: STYLES[k % 2], cls: `c${k % 8}` }));
   series.push({ name: "buy_and_hold", values: data.benchmark, style: "dashed", cls: "c7" });
   lineChart(chart, series, data.sessions.map((d) => d.slice(2)),
-    { width: 900, height: 300, rightPad: 120, label: `${mode} forward equity of each policy` });
+    { width: 900, height: 300, rightPad: 120, label: `${mode} forward equity of each policy`, yFormat: tickPercentFrom(1.0) });
   fillTable(table, [
     { key: "policy", label: "policy", format: (v) => v },
     { key: "days", label: "days", format: (v) => v },
