@@ -6,8 +6,10 @@ that no console error or failed request happened. Screenshots go to ``STOCKER_WE
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
+import httpx
 import pytest
 from browser_testing import PageWatch, chromium_path, live_server
 from stocker_testing import SEED_DIR
@@ -150,4 +152,100 @@ def test_compare_starts_without_the_hindsight_upper_bound(site):
     fits = page.eval_on_selector("#metrics-table", "t => t.scrollWidth <= t.parentElement.clientWidth")
     assert fits
     page.screenshot(path=str(folder / "compare-1400.png"), full_page=True)
+    assert watch.problems == []
+
+
+def test_play_the_council_on_task_easy_with_no_stored_votes(site):
+    """Issue 41's first screen: Episodes → task_easy → council plays to the end (votes computed)."""
+    url, browser, folder, _ = site
+    page, watch = _page(browser)
+    page.goto(f"{url}/web/episode", wait_until="networkidle")
+    page.select_option("#episode-select", "task_easy")
+    page.select_option("#policy-select", "council")
+    page.click("#start-form button[type=submit]")
+    page.wait_for_selector("#price-chart svg")
+    page.click("#run-all")
+    page.wait_for_function("document.querySelectorAll('#steps-table tbody tr').length === 43", timeout=30_000)
+    assert "done (43 of 43)" in page.inner_text("#account")
+    assert "episode over" in page.inner_text("#notice")
+    page.screenshot(path=str(folder / "episode-council-task-easy.png"), full_page=True)
+    assert watch.problems == []
+
+
+def test_the_page_closes_its_play_session_when_it_plays_again_and_when_it_leaves(site):
+    """Issue 43: loading again and again never reaches the per-client quota (16); leaving closes."""
+    url, browser, _, _ = site
+    page, watch = _page(browser)
+    page.goto(f"{url}/web/episode?episode=SYN|2015-03-01", wait_until="networkidle")
+    page.wait_for_selector("#price-chart svg")
+    seen = {page.evaluate("view.session")}
+    for _ in range(20):
+        before = page.evaluate("view.session")
+        page.click("#start-form button[type=submit]")
+        page.wait_for_function(f"view.session && view.session !== '{before}'")
+        seen.add(page.evaluate("view.session"))
+    assert len(seen) == 21 and "429" not in page.inner_text("#notice")
+    last = page.evaluate("view.session")
+    assert httpx.get(f"{url}/web/api/play/{last}").status_code == 200
+    page.goto(f"{url}/web/", wait_until="networkidle")  # pagehide: the session is closed
+    deadline = time.monotonic() + 10
+    while httpx.get(f"{url}/web/api/play/{last}").status_code != 404 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert httpx.get(f"{url}/web/api/play/{last}").status_code == 404
+    assert watch.problems == []
+
+
+def test_an_error_banner_clears_when_a_later_action_succeeds(site):
+    """The Training view's banner (a run's image failed) goes once another run is picked; the
+    Episodes view's goes with the next step that succeeds."""
+    url, browser, folder, _ = site
+    page, _ = _page(browser)
+    page.route(
+        "**/api/training/*/image", lambda route: route.fulfill(status=404, body='{"error": "no image"}')
+    )
+    page.goto(f"{url}/web/training", wait_until="networkidle")
+    page.wait_for_selector("#notice .notice.error")
+    page.click("#runs-table tbody tr:nth-child(2) button")
+    page.wait_for_selector("#run-detail h2:has-text('ppo')")
+    assert page.locator("#notice .notice.error").count() == 0
+    page.goto(f"{url}/web/episode?episode=SYN|2015-03-01", wait_until="networkidle")
+    page.wait_for_selector("#price-chart svg")
+    page.evaluate(
+        "view.state.done = false; api(`api/play/${view.session}/step`, {side: 'short'}).catch(showError)"
+    )
+    page.wait_for_selector("#notice .notice.error")
+    page.click("#hold")
+    page.wait_for_function("document.querySelectorAll('#steps-table tbody tr').length === 1")
+    assert page.locator("#notice .notice.error").count() == 0
+
+
+FORWARD = {
+    "empty": None,
+    "modes": {
+        "replayed": {
+            "sessions": ["2016-03-01", "2016-03-02", "2016-03-03", "2016-03-04", "2016-03-07"],
+            "equity": {
+                "macd": [0.9991, 0.9987, 1.0012, 1.0031, 1.0024],
+                "zmr": [1.0, 1.0004, 0.9998, 1.001, 1.0],
+            },
+            "benchmark": [1.0002, 0.9995, 1.0008, 1.0015, 1.0011],
+        }
+    },
+    "record": [],
+}
+
+
+def test_the_forward_equity_axis_reads_apart(site):
+    """The Forward view's equity stays near 1.0: its y ticks read as distinct changes, not '1.00'."""
+    url, browser, folder, _ = site
+    page, watch = _page(browser)
+    page.route("**/web/api/forward", lambda route: route.fulfill(json=FORWARD))
+    page.goto(f"{url}/web/forward", wait_until="networkidle")
+    page.wait_for_selector("#forward-replayed-chart svg")
+    ticks = page.eval_on_selector_all(
+        "#forward-replayed-chart text.tick[text-anchor=end]", "els => els.map(e => e.textContent)"
+    )
+    assert len(ticks) >= 3 and len(set(ticks)) == len(ticks), ticks
+    assert all(t.endswith("%") for t in ticks) and "0.0%" in ticks
+    page.screenshot(path=str(folder / "forward.png"), full_page=True)
     assert watch.problems == []
