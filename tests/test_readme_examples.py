@@ -1,10 +1,12 @@
-"""The documented examples run as written on the default source, in a folder with no seed
-fixtures beside it.
+"""The documented commands run as written on the default source, in a folder with nothing
+beside it.
 
-Every `stocker …` line of the bash blocks of the README and of every page of the docs site
+Every command of the bash blocks of the README and of every page of the docs site
 (``docs/**/*.md``) is either run here (``RUN``, in this order, sharing one temporary home) or
 listed in ``NOT_RUN`` with the reason, so a new or changed example fails
-``test_every_readme_example_is_accounted_for`` until it is sorted.
+``test_every_readme_example_is_accounted_for`` until it is sorted. A block marked
+``<!-- illustrative: why -->`` in the page is not run and needs no entry here
+(``tests/test_docs_code_blocks.py`` holds that rule for every block).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_docs_code_blocks import code_blocks, documented_files
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -23,6 +26,7 @@ DOCS = ROOT / "docs"
 
 # (the documented line without its comment, the command run: the same unless it has [optional] parts)
 RUN: list[tuple[str, str]] = [
+    ("stocker --help", "stocker --help"),
     ("stocker tickers add AAPL MSFT", "stocker tickers add AAPL MSFT"),
     ("stocker tickers list", "stocker tickers list"),
     ("stocker chart GOOGL 2016-03-15 -o out.png", "stocker chart GOOGL 2016-03-15 -o out.png"),
@@ -85,24 +89,10 @@ NOT_RUN: dict[str, str] = {
     "stocker agent train [--rl-steps 60] [--model tiny|smollm2|<hub id>]": "trains (minutes): tests/agent",
     "stocker agent eval --thetas 0.01,0.015,0.02": "needs a trained agent: tests/agent",
     "stocker web": "a long-running server: tests/web",
-    "stocker serve": "a long-running server: tests/web",
-    "stocker serve --no-web": "a long-running server: tests/env",
     "stocker check-learning --ic 0 --seed 7": "builds a market and trains (minutes): tests/moderator",
-    "stocker materialize --groups market,text,env,council": "the synthetic market's build (minutes, needs "
-    "STOCKER_SOURCE=synthetic): tests/assets/test_synthetic_materialize.py and the learning check",
-    "stocker backtest --episode 'SYN1|2021-03-01' --policies oracle,buy_and_hold,council": "on the synthetic "
-    "source after its build: tests/evaluation/test_oracle.py runs the oracle through the CLI",
-    "stocker council vote --task task_easy --date 2023-08-15 --backend openai --show-prompts --json": (
-        "needs an OpenAI-compatible server: tests/council/test_council_structured.py runs a local one"
-    ),
     "stocker check-learning --ic 0.3 --seed 7 --json": (
         "builds a market and trains (minutes): tests/moderator"
     ),
-    "stocker web --port 8080 --no-open --dagster-url http://127.0.0.1:3000": "a server: tests/web",
-    "STOCKER_API_KEY=… stocker web --host 0.0.0.0": "a server: tests/web",
-    "stocker deploy init --postgres postgresql://dagster:PASSWORD@db-host:5432/dagster \\": "tests/scale",
-    "docker compose -f deploy/docker-compose.yml run --rm stocker materialize -g market "
-    "--from 2020-01 --to 2020-06": "needs Docker",
     # docs/forward-ledger.md: the ledger needs decisions under a clock; tests/ledger runs the flow
     "stocker ledger record [--policies buy_and_hold,council,...] [--for SESSION] [--json]": "tests/ledger",
     "stocker ledger score [--json]": "needs recorded entries: tests/ledger",
@@ -110,59 +100,71 @@ NOT_RUN: dict[str, str] = {
     "stocker ledger verify --file ledger.jsonl --head 240:<hash>": "a placeholder hash: tests/ledger",
     "stocker ledger show [--json] [--last N]": "needs a ledger: tests/ledger",
     "stocker ledger export -o ledger.jsonl": "needs a ledger: tests/ledger/test_ledger_cli.py",
-    'stocker materialize --groups market --from "${day:0:7}" --to "${day:0:7}"': (
-        "inside the simulated-clock loop: tests/ledger/test_ledger_replay.py replays sessions"
-    ),
-    "stocker ledger record --policies buy_and_hold,council,macd": "inside the loop: tests/ledger",
-    "stocker ledger score": "inside the loop: tests/ledger",
-    "stocker ledger verify && stocker ledger show": "after the loop: tests/ledger",
     "stocker ledger show --json | python -c \"import json,sys; h=json.load(sys.stdin)['head']; "
     "print(f\\\"{h['entries']}:{h['hash']}\\\")\"": "needs a ledger: tests/ledger",
     # docs/use-from-openenv.md, docs/train-with-trl.md
-    "stocker serve --port 8765 --no-web &": "a background server: tests/env/test_ws_protocol.py",
-    "stocker backtest --episode 'GOOGL|2016-06-01' --policies agent_trl,buy_and_hold,hold": (
-        "needs the TRL example's adapter: tests/agent/test_trl_env.py"
+    "stocker serve --port 8765 --no-web &": (
+        "a background server: tests/test_docs_code_blocks.py starts it (without the &) for the page's "
+        "Python blocks; tests/env/test_ws_protocol.py"
     ),
+    "openenv validate --url http://127.0.0.1:8765": "tests/env/test_ws_protocol.py runs it on a live server",
+    # the README's two commands: a fresh venv, the install and the whole job / the whole suite
+    "python3 -m venv .venv && . .venv/bin/activate && pip install -q torch==2.13.0 && pip install -q -e . "
+    "&& stocker materialize": "README command 1: a fresh venv, the install and the main job (minutes)",
+    "python3 -m venv .venv && . .venv/bin/activate && pip install -q torch==2.13.0 && pip install -q -e "
+    "'.[dev]' && pip install -q --no-deps openenv-core==0.3.0 && python -m pytest -n auto": (
+        "README command 2 is CI itself (.ci/run; tests/test_docs_site.py holds the two equal)"
+    ),
+    'python -m pytest -n auto -m "not slow"': "the suite's fast lane: these tests themselves",
+    # benchmarks: minutes each, their figures in docs/results.md
+    "python bench/bench_agent.py [--split test]": "a benchmark: trains the agent (minutes)",
+    "python bench/bench_backtest.py": "a benchmark: rule baselines vectorised vs per step",
 }
 
 
-def documented_files() -> list[Path]:
-    """The README and every page of the docs site."""
-    return [README, *sorted(DOCS.rglob("*.md"))]
-
-
-def stocker_lines(path: Path) -> list[str]:
-    """Lines of the file's bash blocks that run `stocker` (comments cut off)."""
-    lines, in_bash = [], False
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.startswith("```"):
-            in_bash = line.strip() == "```bash"
+def command_lines(path: Path) -> list[str]:
+    """The commands of the file's unmarked bash blocks: one per line, comments cut off, a line
+    ending in ``\\`` joined with the next."""
+    found = []
+    for block in code_blocks(path):
+        if block.language != "bash" or block.illustrative is not None:
             continue
-        if not in_bash:
-            continue
-        command = re.sub(r"\s+#.*$", "", line).strip()
-        if re.search(r"(^|\s)stocker\s", command) and not command.startswith(("python3 -m venv", "#")):
-            lines.append(command)
-    return lines
+        pending = ""
+        for line in block.code.splitlines():
+            command = re.sub(r"\s+#.*$", "", line).strip()
+            if not command or command.startswith("#"):
+                continue
+            if command.endswith("\\"):
+                pending += command[:-1].strip() + " "
+                continue
+            found.append(pending + command)
+            pending = ""
+    return found
 
 
-def documented_stocker_lines() -> dict[str, str]:
-    """``{line: where it is documented}`` over the README and the docs pages."""
+def documented_commands() -> dict[str, str]:
+    """``{command: where it is documented}`` over the README and the docs pages."""
     found: dict[str, str] = {}
     for path in documented_files():
-        for line in stocker_lines(path):
+        for line in command_lines(path):
             found.setdefault(line, str(path.relative_to(ROOT)))
     return found
 
 
 def test_the_docs_pages_are_read() -> None:
     """The examples moved from the README to the docs pages: the scan must find them there."""
-    pages = {where for where in documented_stocker_lines().values() if where.startswith("docs/")}
-    assert {"docs/environment.md", "docs/evaluation.md", "docs/operations.md"} <= pages, pages
+    pages = {where for where in documented_commands().values() if where.startswith("docs/")}
+    assert {"docs/environment.md", "docs/evaluation.md", "docs/main-job.md"} <= pages, pages
+
+
+def test_continued_lines_are_one_command(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text("```bash\nstocker a \\\n    --b 1   # why\n# a comment\nstocker c\n```\n")
+    assert command_lines(page) == ["stocker a --b 1", "stocker c"]
 
 
 def test_every_readme_example_is_accounted_for() -> None:
-    documented = documented_stocker_lines()
+    documented = documented_commands()
     listed = {line for line, _ in RUN} | set(NOT_RUN)
     missing = [f"{line}  ({where})" for line, where in documented.items() if line not in listed]
     assert not missing, f"documented examples neither run nor excused in {Path(__file__).name}: {missing}"

@@ -12,7 +12,7 @@ hook does not run, e.g. on GitHub):
 ``<!-- reference: cli -->``
     every ``stocker`` command (``stocker_assets.cli.app``) with its usage, help and options.
 
-``tests/docs/test_docs_reference.py`` holds the tables complete: every field of every
+``tests/test_docs_reference.py`` holds the tables complete: every field of every
 documented class, every command.
 """
 
@@ -37,9 +37,10 @@ ROOT = Path(__file__).resolve().parents[2]
 MARKER = re.compile(r"^[ \t]*<!-- reference: (?P<kind>[a-z]+)(?: (?P<args>[^>]*?))? -->[ \t]*$", re.M)
 RESOURCES = ROOT / "stocker_assets" / "definitions" / "resources.py"
 NONE = "–"
+SETTINGS = "stocker_core.config:Settings"
 
 
-class ReferenceError_(ValueError):
+class ReferenceMarkerError(ValueError):
     """A marker the hook cannot expand (unknown kind, class or field): fails the build."""
 
 
@@ -63,11 +64,11 @@ def load_class(path: str) -> type:
     """``module:Class`` imported."""
     module, _, name = path.partition(":")
     if not module or not name:
-        raise ReferenceError_(f"expected module:Class, got {path!r}")
+        raise ReferenceMarkerError(f"expected module:Class, got {path!r}")
     try:
         return getattr(importlib.import_module(module), name)
     except (ImportError, AttributeError) as exc:
-        raise ReferenceError_(f"cannot import {path}: {exc}") from exc
+        raise ReferenceMarkerError(f"cannot import {path}: {exc}") from exc
 
 
 def attribute_docstrings(cls: type) -> dict[str, str]:
@@ -174,12 +175,13 @@ def class_fields(path: str) -> list[FieldDoc]:
     docs: list[FieldDoc] = []
     if hasattr(cls, "model_fields"):
         prefix = (getattr(cls, "model_config", {}) or {}).get("env_prefix", "")
-        overridable = run_fields() if path == "stocker_core.config:Settings" else set()
+        overridable = run_fields() if path == SETTINGS else set()
         for name, info in cls.model_fields.items():
             if info.default_factory is not None:
                 default = value_text(info.default_factory())  # type: ignore[call-arg]
             else:
-                default = value_text(info.default) if repr(info.default) != "PydanticUndefined" else "required"
+                required = repr(info.default) == "PydanticUndefined"
+                default = "required" if required else value_text(info.default)
             type_ = type_text(info.annotation)
             bounds = bounds_text(info.metadata)
             variable = f"{prefix}{name}".upper() if prefix else None
@@ -217,24 +219,26 @@ def class_fields(path: str) -> list[FieldDoc]:
                 )
             )
     else:
-        raise ReferenceError_(f"{path} is neither a pydantic model nor a dataclass")
+        raise ReferenceMarkerError(f"{path} is neither a pydantic model nor a dataclass")
     return docs
 
 
-def fields_table(fields: list[FieldDoc]) -> str:
-    """A Markdown table of ``fields``; each row carries an anchor (``#stocker_home``)."""
-    with_run = any(f.run for f in fields)
-    with_variable = any(f.variable for f in fields)
-    head = ["field"] + (["variable"] if with_variable else []) + ["type", "default"]
-    head += ["run"] if with_run else []
-    head += ["what"]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+def fields_table(fields: list[FieldDoc], settings_class: bool = False) -> str:
+    """A Markdown table of ``fields``; each row carries an anchor (``#stocker_home``). A
+    ``Settings`` row is named by its variable alone (the field is its lower-case tail); a row of
+    another class by its field (its YAML key) with the variable under it."""
+    lines = ["| setting | type | default | what |", "|---|---|---|---|"]
     for f in fields:
-        name = f'<span id="{f.anchor}"></span>`{f.name}`'
-        cells = [name] + ([f"`{f.variable}`"] if with_variable else []) + [prose(f.type), f.default]
-        cells += ["✓" if f.run else ""] if with_run else []
-        cells += [prose(f.text) or NONE]
-        lines.append("| " + " | ".join(cells) + " |")
+        if settings_class and f.variable:
+            name = f"`{f.variable}`"
+        elif f.variable:
+            name = f"`{f.name}`<br>`{f.variable}`"
+        else:
+            name = f"`{f.name}`"
+        text = prose(f.text) or NONE
+        if f.run:
+            text += " *(run config)*"
+        lines.append(f'| <span id="{f.anchor}"></span>{name} | {prose(f.type)} | {f.default} | {text} |')
     return "\n".join(lines)
 
 
@@ -274,14 +278,18 @@ def _default(param: Any) -> str:
 
 
 def _param_type(param: Any) -> str:
-    kind = getattr(param, "type", None)
-    choices = getattr(kind, "choices", None)
-    if choices:
-        return "one of " + ", ".join(f"`{getattr(c, 'value', c)}`" for c in choices)
     if getattr(param, "is_flag", False):
         return "flag"
-    name = getattr(kind, "name", "") or ""
-    return {"text": "text", "integer": "integer", "float": "number", "boolean": "flag"}.get(name, name)
+    descriptor = getattr(param, "type_descriptor", None)
+    annotation = getattr(descriptor, "annotation", None)
+    if annotation is not None:
+        text = type_text(annotation)
+        return {"str": "text", "int": "integer", "float": "number", "bool": "flag"}.get(text, text)
+    return getattr(getattr(param, "type", None), "name", "") or NONE
+
+
+def _argument_name(param: Any) -> str:
+    return (param.metavar or param.name or "").upper()
 
 
 def command_section(path: tuple[str, ...], command: Any) -> str:
@@ -289,17 +297,25 @@ def command_section(path: tuple[str, ...], command: Any) -> str:
     depth = min(len(path), 4)
     title = " ".join(path)
     ctx = command.make_context(path[-1], [], resilient_parsing=True)
-    ctx.info_name = title
-    usage = " ".join([title, *command.collect_usage_pieces(ctx)])
+    params = [
+        p
+        for p in command.get_params(ctx)
+        if not getattr(p, "hidden", False) and p.name not in {"help", "install_completion", "show_completion"}
+    ]
+    usage = [title, "[OPTIONS]"] if any(p.param_type_name == "option" for p in params) else [title]
+    for p in params:
+        if p.param_type_name == "argument":
+            name = _argument_name(p) + ("..." if getattr(p, "nargs", 1) == -1 else "")
+            usage.append(name if p.required else f"[{name}]")
+    if hasattr(command, "list_commands"):
+        usage.append("COMMAND [ARGS]...")
     help_text = inspect.cleandoc(command.help or "")
     help_text = "\n".join(line for line in help_text.splitlines() if line.strip() != "\b")
-    parts = [f"{'#' * (depth + 1)} `{title}`", "", prose_block(help_text), "", f"Usage: `{usage}`"]
+    parts = [f"{'#' * (depth + 1)} `{title}`", "", prose_block(help_text), "", f"Usage: `{' '.join(usage)}`"]
     rows = []
-    for param in command.get_params(ctx):
-        if getattr(param, "hidden", False) or param.name in {"help", "install_completion", "show_completion"}:
-            continue
+    for param in params:
         if param.param_type_name == "argument":
-            name = f"`{param.human_readable_name.upper()}`"
+            name = f"`{_argument_name(param)}`"
             note = "" if param.required else " (optional)"
         else:
             name = ", ".join(f"`{opt}`" for opt in [*param.opts, *param.secondary_opts])
@@ -308,7 +324,15 @@ def command_section(path: tuple[str, ...], command: Any) -> str:
         rows.append(f"| {name} | {prose(_param_type(param))} | {_default(param)} | {text.strip() or NONE} |")
     if rows:
         parts += ["", "| argument / option | type | default | what |", "|---|---|---|---|", *rows]
+    if hasattr(command, "list_commands"):
+        subs = [name for name in command.list_commands(ctx) if command.get_command(ctx, name) is not None]
+        parts += ["", "Commands: " + ", ".join(f"[`{n}`](#{anchor((*path, n))})" for n in subs) + "."]
     return "\n".join(parts)
+
+
+def anchor(path: tuple[str, ...]) -> str:
+    """The heading id MkDocs' toc gives ``stocker episode run``: ``stocker-episode-run``."""
+    return "-".join(path)
 
 
 def prose_block(text: str) -> str:
@@ -335,7 +359,7 @@ def expand(markdown: str) -> str:
         if kind == "cli":
             return cli_reference()
         if kind != "fields" or not args:
-            raise ReferenceError_(f"unknown reference marker: {match[0]}")
+            raise ReferenceMarkerError(f"unknown reference marker: {match[0]}")
         path, names = args[0], args[1:]
         fields = {f.name: f for f in class_fields(path)}
         done = shown.setdefault(path, set())
@@ -344,10 +368,16 @@ def expand(markdown: str) -> str:
         else:
             unknown = [n for n in names if n not in fields]
             if unknown:
-                raise ReferenceError_(f"{path} has no field {', '.join(unknown)}")
+                raise ReferenceMarkerError(f"{path} has no field {', '.join(unknown)}")
             chosen = [fields[n] for n in names]
+        sorted_before = bool(done)
         done.update(f.name for f in chosen)
-        return fields_table(chosen) if chosen else ""
+        if not chosen:
+            return ""
+        table = fields_table(chosen, settings_class=path == SETTINGS)
+        if names == ["*"] and sorted_before:  # fields added since the page was arranged
+            return "Not yet sorted into a section above:\n\n" + table
+        return table
 
     return MARKER.sub(replace, markdown)
 
