@@ -1,7 +1,8 @@
 """The documentation: the MkDocs site builds with --strict (broken links, anchors, pages left
-out of the nav and mkdocstrings warnings all fail it), the README stays a short front page
-that opens with the two commands CI runs, and no tracked file points at notes outside the
-repository."""
+out of the nav and mkdocstrings warnings all fail it) into the sections of its nav, with the
+configuration and command-line references generated from the code and long code lines that
+wrap; the README stays a short front page that opens with the two commands CI runs, and no
+tracked file points at notes outside the repository."""
 
 from __future__ import annotations
 
@@ -46,6 +47,38 @@ def test_the_docs_site_builds_strict(tmp_path: Path) -> None:
         assert (site / page).is_file(), page
     api = (site / "api" / "environment" / "index.html").read_text(encoding="utf-8")
     assert "stocker_core.env.rewards" in api and "step_reward" in api  # mkdocstrings rendered
+    assert not (site / "hooks").exists()  # the build's own code is not published
+
+    from stocker_core.agent.config import AgentConfig
+    from stocker_core.config import Settings
+    from stocker_core.moderator.config import TrainingConfig
+
+    config = (site / "configuration" / "index.html").read_text(encoding="utf-8")
+    assert "<!-- reference:" not in config
+    for cls in (Settings, TrainingConfig, AgentConfig):
+        prefix = cls.model_config["env_prefix"]
+        absent = [name for name in cls.model_fields if f'id="{prefix.lower()}{name}"' not in config]
+        assert not absent, f"{cls.__name__} fields missing from the generated page: {absent}"
+    cli = (site / "reference" / "cli" / "index.html").read_text(encoding="utf-8")
+    for command in ("stocker-train", "stocker-episode-run", "stocker-ledger-verify", "stocker-deploy-init"):
+        assert f'id="{command}"' in cli, command
+    gpu = (site / "how-to" / "train-on-a-gpu" / "index.html").read_text(encoding="utf-8")
+    assert "not been measured" in gpu
+    assert "stylesheets/code.css" in config  # long lines wrap (pre-wrap) on every page
+
+
+def test_the_nav_has_the_anchors_sections() -> None:
+    import yaml
+
+    class Loader(yaml.SafeLoader):  # mkdocs.yml may hold !!python tags; the nav needs none
+        pass
+
+    Loader.add_multi_constructor("", lambda loader, suffix, node: None)
+    nav = yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=Loader)["nav"]
+    sections = [next(iter(item)) for item in nav if isinstance(item, dict)]
+    assert sections[:5] == ["Home", "Getting started", "Concepts", "How-to guides", "Reference"], sections
+    css = (ROOT / "docs" / "stylesheets" / "code.css").read_text(encoding="utf-8")
+    assert "pre-wrap" in css
 
 
 def test_readme_is_at_most_200_lines() -> None:
