@@ -201,14 +201,17 @@ def make_agent_batch(
 
 
 def model_identity(name: str, settings: Settings, config: AgentConfig) -> str:
-    """What names the model behind policy ``name``: the trained run's folder (a new training
-    run is a new folder), the untrained pretrained model's id, or ``scripted``."""
+    """What names the model behind policy ``name``: the trained run's folder relative to the
+    home (a new training run is a new folder; a moved home keeps its name), the untrained
+    pretrained model's id, or ``scripted``."""
     from stocker_core.agent.store import current_run
 
     if name == "agent_scripted":
         return "scripted"
     try:
-        return f"{name}:{current_run(settings.home)['run_dir']}"
+        from stocker_core.warehouse.home_paths import stored_path
+
+        return f"{name}:{stored_path(current_run(settings.home)['run_dir'], settings.home)}"
     except AgentNotTrainedError:
         return f"{name}:untrained:{config.model}"
 

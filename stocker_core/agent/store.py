@@ -3,7 +3,9 @@
 Each training writes ``<run>/base`` (the warm-started model, ``save_base``),
 ``<run>/adapter`` (the RL LoRA adapter), ``<run>/agent.json`` (what produced it, the
 validation curves) and ``<run>/curves.png``, then points ``current.json`` at it; older
-runs stay so every ``models.runs`` row keeps a valid path.
+runs stay so every ``models.runs`` row keeps a valid path. The manifests record the run's
+folder relative to ``STOCKER_HOME`` (``warehouse.home_paths``), so the home can move;
+``current_run`` hands it back as a path in the home in use.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 
 from stocker_core.agent.errors import AgentNotTrainedError
 from stocker_core.atomic_files import write_json_atomic
+from stocker_core.warehouse.home_paths import relocate_files, resolve_path, stored_path
 
 CURRENT = "current.json"
 MANIFEST = "agent.json"
@@ -25,14 +28,21 @@ def agent_model_dir(home: Path | str) -> Path:
     return Path(home) / "models" / "agent_rl"
 
 
-def publish_run(run_dir: Path, manifest: dict[str, Any]) -> None:
-    """Write the run's manifest and make it the current agent."""
-    write_json_atomic(run_dir / MANIFEST, manifest)
-    write_json_atomic(run_dir.parent / CURRENT, {"run_dir": str(run_dir), **manifest})
+def publish_run(run_dir: Path, manifest: dict[str, Any], home: Path | str | None = None) -> None:
+    """Write the run's manifest and make it the current agent; the paths into ``home``
+    (default: the home ``run_dir`` lies in, ``agent_model_dir(home)/<run>``) are stored
+    relative to it, the adapter's base model folder included."""
+    home = Path(home) if home is not None else Path(run_dir).parents[2]
+    relative = stored_path(run_dir, home)
+    write_json_atomic(run_dir / MANIFEST, {**manifest, "run_dir": relative})
+    write_json_atomic(run_dir.parent / CURRENT, {**manifest, "run_dir": relative})
+    relocate_files(run_dir, home)
 
 
 def current_run(home: Path | str) -> dict[str, Any]:
-    """The current run's manifest (with ``run_dir``); AgentNotTrainedError when none."""
+    """The current run's manifest with ``run_dir`` its folder in ``home`` (the manifest stores
+    it relative to the home; an older absolute one is re-anchored in it); AgentNotTrainedError
+    when none."""
     pointer = agent_model_dir(home) / CURRENT
     if not pointer.is_file():
         raise AgentNotTrainedError(f"{HINT}; looked in {pointer.parent}")
@@ -40,10 +50,10 @@ def current_run(home: Path | str) -> dict[str, Any]:
         manifest = json.loads(pointer.read_text())
     except ValueError as exc:
         raise AgentNotTrainedError(f"{HINT}; {pointer} is unreadable ({exc})") from None
-    run_dir = Path(manifest.get("run_dir", ""))
+    run_dir = resolve_path(manifest.get("run_dir"), home) or Path(home)
     if not (run_dir / "adapter" / "adapter_config.json").is_file() or not (run_dir / "base").is_dir():
         raise AgentNotTrainedError(f"{HINT}; the files of {run_dir} are missing")
-    return manifest
+    return {**manifest, "run_dir": str(run_dir)}
 
 
 def model_run_row(result: Any, run_id: str) -> dict[str, Any]:

@@ -273,5 +273,5 @@ def train_agent(
     (run_dir / "curves.png").write_bytes(
         curves_png(curves, f"agent ({config.model}): held-out scores, {len(valid)} valid decisions")
     )
-    publish_run(run_dir, result.to_dict())
+    publish_run(run_dir, result.to_dict(), settings.home)
     return result

@@ -42,12 +42,15 @@ def run_dir(settings: Settings) -> Path:
 
 
 def write_run(settings: Settings, **fields: Any) -> Path:
-    """Record the run beside its adapter (``run.json``)."""
+    """Record the run beside its adapter (``run.json``); the adapter's base model folder, when
+    it lies in the home, is made home-relative (``warehouse.home_paths``)."""
     from stocker_core.atomic_files import write_text_atomic
+    from stocker_core.warehouse.home_paths import relocate_files
 
     path = run_dir(settings) / RUN_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
     write_text_atomic(path, json.dumps(fields, indent=2) + "\n")
+    relocate_files(path.parent, settings.home)
     return path
 
 

@@ -104,7 +104,7 @@ def load_report_data(warehouse: Warehouse) -> ReportData:
         rolling=rolling,
         summary=read_eval(warehouse, "eval.rolling_summary"),
         comparisons=read_eval(warehouse, "eval.rolling_comparisons"),
-        warehouse=str(warehouse.path),
+        warehouse="$STOCKER_HOME/" + warehouse.path.name,  # the report names no absolute path
         looks=read_eval(warehouse, "eval.test_looks"),
         forward=read_forward_record(warehouse),
     )

@@ -100,10 +100,14 @@ def _clean(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def replace_rows(warehouse: Warehouse, table: str, frame: pd.DataFrame, where: str, params: list) -> int:
-    """Delete ``table``'s rows matching ``where`` and insert ``frame`` by column name, atomically."""
+    """Delete ``table``'s rows matching ``where`` and insert ``frame`` by column name, atomically
+    (paths of files of the home, e.g. ``eval.reports``', stored relative to it)."""
+    from stocker_core.warehouse.home_paths import store_columns
+
     if table not in EVAL_TABLES:
         raise ValueError(f"unknown evaluation table {table!r}")
     ensure_eval_tables(warehouse)
+    frame = store_columns(table, frame, warehouse.home)
     with warehouse.transaction() as con:
         con.execute(f"DELETE FROM {table} WHERE {where}", params)
         if len(frame):

@@ -6,6 +6,12 @@ first entry on: the policy replays that span of sessions up to the decision day 
 trading environment (the same arithmetic as a backtest), and the entry records where the last
 trade leaves it. A session whose bar exists — in the warehouse or the source — is refused
 (``LedgerRefusedError``), and nothing is written; entries already recorded are never rewritten.
+
+A replay (``STOCKER_CLOCK``: entries ``replayed``) on a home that already holds later bars reads
+what is stored up to its clock, never a bar after it: the decision reads the bars up to the
+decision day, and the stored bars after the clock — the replay's future, which no policy is
+shown — do not refuse it. What the clock reveals decides; a live recording still refuses a
+session whose bar the warehouse holds.
 """
 
 from __future__ import annotations
@@ -108,10 +114,16 @@ def check_policies(names: Sequence[str]) -> list[str]:
 
 
 def outcome_exists(settings: Settings, ticker: str, session: date) -> str | None:
-    """Where ``ticker``'s bar of ``session`` already is (``warehouse`` or the source's name), or None."""
+    """Where ``ticker``'s bar of ``session`` already is (``warehouse`` or the source's name), or None.
+
+    Under ``STOCKER_CLOCK`` only what the clock reveals counts: a bar the warehouse stored
+    before the replay (the home was built past the clock) lies after the clock, which no
+    decision reads (``_bars_until``), so it does not make the outcome knowable to the replay."""
     after = session + timedelta(days=1)
-    if settings.warehouse_path.exists() and len(
-        Warehouse(settings.warehouse_path).read_prices(ticker, session, after)
+    if (
+        settings.clock is None
+        and settings.warehouse_path.exists()
+        and len(Warehouse(settings.warehouse_path).read_prices(ticker, session, after))
     ):
         return "warehouse"
     source = configured_source(settings)
@@ -122,7 +134,8 @@ def outcome_exists(settings: Settings, ticker: str, session: date) -> str | None
 
 
 def _bars_until(settings: Settings, ticker: str, day: date) -> tuple[pd.DataFrame, str]:
-    """``ticker``'s bars on or before ``day`` and where they came from (empty when none)."""
+    """``ticker``'s bars on or before ``day`` and where they came from (empty when none): the
+    stored ones when the warehouse covers them, never a bar after ``day``."""
     try:
         bars, source = load_bars(settings, ticker, None, day + timedelta(days=1))
     except UnknownTickerError:

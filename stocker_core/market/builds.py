@@ -36,10 +36,23 @@ def _month_of(frame: pd.DataFrame, month: date) -> pd.DataFrame:
     return slice_dates(frame, month, month_end(month))
 
 
+def follows_prices(warehouse: Warehouse, ticker: str):
+    """``reason(YYYY-MM, stored, new)`` for a table with one row per stored bar (indicators,
+    charts): a month may shrink to exactly the bars ``market.prices`` holds for it (which
+    never shrink without a reason of their own); any other shrink is refused."""
+
+    def reason(label: str, stored: int, new: int) -> str | None:
+        bars = warehouse.stored_rows("market.prices", ticker, label)
+        return f"follows market.prices ({bars} bars in {label})" if new == bars else None
+
+    return reason
+
+
 def _write_months(
     warehouse: Warehouse, table: str, ticker: str, months: Sequence[date], frame: pd.DataFrame
 ) -> MonthBuild:
-    """Replace each non-empty month of ``frame``; months with no rows keep what is stored."""
+    """Replace each non-empty month of ``frame``; months with no rows keep what is stored. A
+    month shrinks only to the bars ``market.prices`` holds for it (``follows_prices``)."""
     build = MonthBuild()
     filled: list[date] = []
     for month in months:
@@ -55,7 +68,9 @@ def _write_months(
         mask = pd.Series(False, index=frame.index)
         for month in filled:
             mask |= (frame["date"] >= pd.Timestamp(month)) & (frame["date"] < pd.Timestamp(month_end(month)))
-        warehouse.replace_months(table, ticker, filled, frame.loc[mask])
+        warehouse.replace_months(
+            table, ticker, filled, frame.loc[mask], shrink_reason=follows_prices(warehouse, ticker)
+        )
     return build
 
 

@@ -5,7 +5,11 @@
   (indicators, charts, episodes, votes, training, backtests) can fall back to bad bars;
   ``inspect`` returns the bars with their verdicts for the ingest.
 - ``ingest_prices`` stores only months that pass, removes stored rows of months that fail,
-  and records every verdict in ``market.quality``.
+  and records every verdict in ``market.quality``. Stored data never shrinks behind the
+  user's back: a month that would be replaced with fewer bars than it holds is refused
+  (``PartitionShrinkError``) unless a reason comes with it (the blocking checks failed, or a
+  ``row,drop`` correction removes those bars), and under ``STOCKER_CLOCK`` a month stored with
+  bars after the clock is kept as stored (the clock's view of it is a part of it).
 - ``failed_partitions`` / ``clean_segments`` let downstream builds skip failed months and
   months whose lookback window contains one.
 """
@@ -15,7 +19,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 
 import pandas as pd
 
@@ -138,11 +142,73 @@ class IngestReport:
 
     rows: dict[str, int] = field(default_factory=dict)
     data_versions: dict[str, str] = field(default_factory=dict)
+    """Per partition written, and per partition ``kept``: the version of what it holds."""
     empty: list[str] = field(default_factory=list)
     failed: dict[str, list[str]] = field(default_factory=dict)
     accepted: dict[str, list[str]] = field(default_factory=dict)
     corrections: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    kept: dict[str, str] = field(default_factory=dict)
+    """Partitions left as stored, with why: under ``STOCKER_CLOCK``, months whose stored bars
+    reach past the clock (the source shows only the part before it). Nothing was written."""
+
+
+def clock_limit(source: object) -> date | None:
+    """The last session a clock-limited source reveals (``clock.ClockedSource`` anywhere in
+    ``source``'s chain of wrapped sources), or None when no clock limits it."""
+    from stocker_core.market.clock import ClockedSource
+
+    seen = 0
+    while source is not None and seen < 10:
+        if isinstance(source, ClockedSource):
+            return source.last_day
+        source, seen = getattr(source, "inner", None), seen + 1
+    return None
+
+
+def _drop_reason(source: QualityGatedSource, ticker: str):
+    """``reason(YYYY-MM, stored, new)`` for ``replace_months``: the ``row,drop`` corrections of
+    that month when they account for the rows missing, else None (refused)."""
+    drops: dict[str, list[Correction]] = {}
+    for fix in getattr(source, "corrections", []):
+        if fix.ticker == ticker and fix.column == "row" and fix.value == "drop":
+            drops.setdefault(f"{fix.date:%Y-%m}", []).append(fix)
+
+    def reason(label: str, stored: int, new: int) -> str | None:
+        fixes = drops.get(label, [])
+        if not fixes or stored - new > len(fixes):
+            return None
+        return "corrections: " + "; ".join(f.describe() for f in fixes)
+
+    return reason
+
+
+def _kept_under_clock(
+    warehouse: Warehouse, ticker: str, months: Sequence[date], last_day: date
+) -> dict[date, pd.DataFrame]:
+    """Of ``months``, those whose stored bars reach past ``last_day`` (the clock's last
+    session), with their stored bars: a clock-limited read must leave them as they are."""
+    kept: dict[date, pd.DataFrame] = {}
+    reaching = [m for m in months if month_end(m) > last_day + timedelta(days=1)]
+    if not reaching:
+        return kept
+    stored = warehouse.read_prices(ticker, min(reaching), month_end(max(reaching)))
+    for month in reaching:
+        part = slice_dates(stored, month, month_end(month)).reset_index(drop=True)
+        if len(part) and part["date"].max().date() > last_day:
+            kept[month] = part
+    return kept
+
+
+def _keep_symbol_row(warehouse: Warehouse, source: str, info: SymbolInfo, last_day: date | None) -> bool:
+    """Whether a clock-limited ingest must leave ``market.symbols`` as stored: it already
+    records the same source with history past the clock's view."""
+    if last_day is None:
+        return False
+    row = warehouse.symbol_row(info.ticker)
+    if not row or row.get("source") != source or row.get("last_date") is None:
+        return False
+    return pd.Timestamp(row["last_date"]).date() > info.last_date
 
 
 def ingest_prices(
@@ -151,13 +217,23 @@ def ingest_prices(
     """Fetch ``months`` of ``ticker`` once; store the months that pass, quarantine the rest.
 
     A failed month's stored rows are removed (a failed partition has no bars in the
-    warehouse); a month without sessions leaves stored rows untouched.
+    warehouse); a month without sessions leaves stored rows untouched. A month is never
+    replaced by fewer bars than it holds unless a ``row,drop`` correction accounts for them
+    (PartitionShrinkError naming the partition and the counts; nothing written). Under
+    ``STOCKER_CLOCK``, a month whose stored bars reach past the clock is kept as stored, its
+    verdict and ``market.symbols`` too (``report.kept``, and one note per ticker).
     """
     months = sorted(months)
     inspection = source.inspect(ticker, months[0], month_end(months[-1]))
     info = source.symbol_info(ticker)
-    warehouse.upsert_symbol(source.name, info)
+    last_day = clock_limit(source)
+    if not _keep_symbol_row(warehouse, source.name, info, last_day):
+        warehouse.upsert_symbol(source.name, info)
     report = IngestReport(corrections=inspection.corrections)
+    kept = _kept_under_clock(warehouse, ticker, months, last_day) if last_day else {}
+    if kept:
+        _report_kept(report, warehouse, ticker, kept, inspection, last_day)
+    months = [m for m in months if m not in kept]
     clean: list[date] = []
     parts: list[pd.DataFrame] = []
     for month in months:
@@ -174,12 +250,21 @@ def ingest_prices(
             report.data_versions[key] = frame_version(part)
             if month in inspection.accepted:
                 report.accepted[key] = inspection.accepted[month]
+    quarantined = [m for m in months if m in inspection.failed]
     if clean:
         stored = pd.concat(parts, ignore_index=True).assign(source=source.name)
-        warehouse.replace_months("market.prices", ticker, clean, stored)
-    quarantined = [m for m in months if m in inspection.failed]
+        warehouse.replace_months(
+            "market.prices", ticker, clean, stored, shrink_reason=_drop_reason(source, ticker)
+        )
     if quarantined:
-        warehouse.replace_months("market.prices", ticker, quarantined, pd.DataFrame(), allow_empty=True)
+        warehouse.replace_months(
+            "market.prices",
+            ticker,
+            quarantined,
+            pd.DataFrame(),
+            allow_empty=True,
+            shrink_reason="quarantined: the month failed the blocking price checks",
+        )
     checked = [m for m in months if partition_key(ticker, m) not in report.empty]
     record_verdicts(warehouse, ticker, source.name, checked, inspection)
     if report.empty:
@@ -192,6 +277,34 @@ def ingest_prices(
             f"{len(report.failed)} month(s) of {ticker} quarantined: failed the blocking checks"
         )
     return report
+
+
+def _report_kept(
+    report: IngestReport,
+    warehouse: Warehouse,
+    ticker: str,
+    kept: dict[date, pd.DataFrame],
+    inspection: Inspection,
+    last_day: date,
+) -> None:
+    """Name the months kept as stored under the clock, with the version of what they hold
+    (their latest ``prices`` lineage version, else a hash of the stored bars)."""
+    keys = {month: partition_key(ticker, month) for month in kept}
+    recorded = warehouse.latest_data_versions("prices", list(keys.values()))
+    counts = []
+    for month, part in kept.items():
+        key = keys[month]
+        shown = len(slice_dates(inspection.frame, month, month_end(month)))
+        report.kept[key] = (
+            f"kept as stored: {len(part)} bars through {part['date'].max():%Y-%m-%d}; the source "
+            f"under STOCKER_CLOCK shows {shown} (through {last_day})"
+        )
+        report.data_versions[key] = recorded.get(key) or frame_version(part)
+        counts.append(f"{key.split('|')[1][:7]} ({len(part)} stored, {shown} under the clock)")
+    report.notes.append(
+        f"{len(kept)} month(s) of {ticker} kept as stored, not rewritten: the source under "
+        f"STOCKER_CLOCK shows bars up to {last_day} only: {', '.join(counts)}"
+    )
 
 
 def record_verdicts(

@@ -48,6 +48,7 @@ from stocker_core.moderator.heldout import (
 from stocker_core.moderator.selection import EpisodeSplits, select_episodes
 from stocker_core.moderator.votes import EpisodeVotes, episode_votes
 from stocker_core.warehouse.db import Warehouse
+from stocker_core.warehouse.home_paths import relocate_files, resolve_path, stored_path
 
 REPORT_FILE = "training.json"
 STEPS_FILE = "steps.jsonl"
@@ -114,11 +115,13 @@ class StageReport:
     def name(self) -> str:
         return model_name(self.stage)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, home: Path | None = None) -> dict[str, Any]:
+        """The report as JSON-ready values; ``path`` relative to ``home`` when given (what
+        ``training.json`` stores, so the home can move)."""
         return {
             "stage": self.stage,
             "name": self.name,
-            "path": str(self.path),
+            "path": stored_path(self.path, home) if home is not None else str(self.path),
             "base_model": self.base_model,
             "config": self.config,
             "seed": self.seed,
@@ -449,7 +452,8 @@ def finish_stage(
         (report.path / STEPS_FILE).write_text("\n".join(lines) + "\n")
     png = curve_png(report.curve, f"{report.name}: {report.curve_name or 'no training'}", report.curve_name)
     (report.path / CURVE_FILE).write_bytes(png)
-    (report.path / REPORT_FILE).write_text(json.dumps(report.to_json(), indent=2, default=str))
+    (report.path / REPORT_FILE).write_text(json.dumps(report.to_json(settings.home), indent=2, default=str))
+    relocate_files(report.path, settings.home)  # the adapter's base model folder, home-relative
     record_run(Warehouse(settings.warehouse_path), report, run_id)
     return report
 
@@ -476,7 +480,7 @@ def record_run(warehouse: Warehouse, report: StageReport, run_id: str | None = N
                 report.seed,
                 json.dumps(report.episode_keys),
                 report.vote_cache_version,
-                str(report.path),
+                stored_path(report.path, warehouse.home),
                 report.sha256,
                 report.wall_seconds,
                 json.dumps(metrics, default=str),
@@ -491,7 +495,10 @@ def read_report(settings: Settings, stage: str) -> dict[str, Any]:
     path = model_dir(settings, stage) / REPORT_FILE
     if not path.is_file():
         raise StockerError(f"{model_name(stage)} has not been trained: materialize the training group first")
-    return json.loads(path.read_text())
+    report = json.loads(path.read_text())
+    if report.get("path"):  # stored relative to the home (older reports: absolute, re-anchored)
+        report["path"] = str(resolve_path(report["path"], settings.home))
+    return report
 
 
 def train(

@@ -17,8 +17,15 @@ from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_random
 
 from stocker_core.errors import EmptyDataError, StockerError
 from stocker_core.warehouse.connections import slots
+from stocker_core.warehouse.home_paths import (
+    HOME_PATH_COLUMNS,
+    resolve_columns,
+    resolve_path,
+    store_columns,
+    stored_path,
+)
 from stocker_core.warehouse.migrate import TableMigration, is_base_table, migrate_table
-from stocker_core.warehouse.partitioned import PartitionStore
+from stocker_core.warehouse.partitioned import PartitionStore, ShrinkReason
 from stocker_core.warehouse.schema import MIGRATIONS, PARTITIONED, SCHEMAS, TABLES
 
 LOCK_WAIT_SECONDS = 30.0
@@ -63,6 +70,12 @@ class Warehouse:
         self._live_views: set[str] = set()
         self.migrations: list[TableMigration] = []
         """What the first write connection migrated (empty for a warehouse already current)."""
+
+    @property
+    def home(self) -> Path:
+        """The folder the warehouse lives in (``STOCKER_HOME``): the paths it stores are
+        relative to it (``home_paths``)."""
+        return self.path.parent
 
     @property
     def parts(self) -> PartitionStore:
@@ -226,7 +239,27 @@ class Warehouse:
             store.mark_current()
         for table in PARTITIONED.values():
             self._refresh_view(con, table.name)
+        self._relative_paths(con)
         self._ready = True
+
+    def _relative_paths(self, con: duckdb.DuckDBPyConnection) -> None:
+        """Rewrite the absolute paths into this home (or into the home it was copied or moved
+        from, when the file is here: ``resolve_path``) of the DuckDB tables'
+        ``HOME_PATH_COLUMNS`` as home-relative ones (rows written before paths were stored
+        relative). Partitioned tables keep theirs until rewritten; their reads resolve them."""
+        for name, columns in HOME_PATH_COLUMNS.items():
+            if name in PARTITIONED or not is_base_table(con, name):
+                continue
+            for column in columns:
+                absolute = f'SELECT DISTINCT "{column}" FROM {name} WHERE "{column}" LIKE \'/%\''
+                found = con.execute(absolute).fetchall()
+                for (value,) in found:
+                    target = resolve_path(value, self.home)
+                    relative = stored_path(target, self.home) if target is not None else value
+                    if relative != value and not relative.startswith("/"):
+                        con.execute(
+                            f'UPDATE {name} SET "{column}" = ? WHERE "{column}" = ?', [relative, value]
+                        )
 
     def _refresh_view(self, con: duckdb.DuckDBPyConnection, name: str) -> None:
         """(Re)define partitioned table ``name``'s view: its files, or empty while it has none."""
@@ -262,20 +295,30 @@ class Warehouse:
         frame: pd.DataFrame,
         allow_empty: bool = False,
         month_column: str | None = None,
+        *,
+        shrink_reason: ShrinkReason = None,
     ) -> int:
         """Replace ``ticker``'s rows of ``table`` in the given months with ``frame``.
 
         One transaction: delete those months' rows, insert by column name. Rows belong
         to a month by their ``date`` or, for per-episode tables, by ``month_column``.
         An empty frame raises EmptyDataError (stored rows are kept) unless ``allow_empty``.
+        A partitioned table's month is never replaced by fewer rows than it holds unless
+        ``shrink_reason`` gives the reason (a text, or ``reason(YYYY-MM, stored, new)`` per
+        month): otherwise PartitionShrinkError names the partitions and row counts, and
+        nothing is written (``PartitionStore.replace_months``). Paths of the home in the
+        frame (``HOME_PATH_COLUMNS``) are stored relative to it.
         """
         if table not in TABLES:
             raise ValueError(f"unknown table {table!r}")
         if len(frame) == 0 and not allow_empty:
             raise EmptyDataError(f"refusing to replace {table} for {ticker} with zero rows; stored rows kept")
+        frame = store_columns(table, frame, self.home)
         if table in PARTITIONED:
             self.ensure_schema()
-            written = self.parts.replace_months(PARTITIONED[table], ticker, months, frame)
+            written = self.parts.replace_months(
+                PARTITIONED[table], ticker, months, frame, shrink_reason=shrink_reason
+            )
             self._after_partition_write(table)
             return written
         rows = frame.assign(ticker=ticker)
@@ -295,11 +338,18 @@ class Warehouse:
                 con.unregister("incoming")
         return len(rows)
 
-    def replace_partitions(self, table: str, ticker: str, frame: pd.DataFrame) -> int:
-        """Replace the ticker-months of partitioned ``table`` that ``frame``'s rows fall in."""
+    def stored_rows(self, table: str, ticker: str, month: date | str) -> int:
+        """Rows stored in partition ``ticker``/``month`` of partitioned ``table`` (0 when none)."""
+        return self.parts.stored_rows(PARTITIONED[table], ticker, month)
+
+    def replace_partitions(
+        self, table: str, ticker: str, frame: pd.DataFrame, *, shrink_reason: ShrinkReason = None
+    ) -> int:
+        """Replace the ticker-months of partitioned ``table`` that ``frame``'s rows fall in
+        (never with fewer rows without ``shrink_reason``: see ``replace_months``)."""
         column = frame[PARTITIONED[table].month_column or "date"]
         months = sorted({pd.Timestamp(d).date().replace(day=1) for d in column})
-        return self.replace_months(table, ticker, months, frame)
+        return self.replace_months(table, ticker, months, frame, shrink_reason=shrink_reason)
 
     def read_table(
         self,
@@ -339,7 +389,7 @@ class Warehouse:
             frame = con.execute(sql + " ORDER BY date", params).df()
         if "date" in frame.columns:
             frame["date"] = pd.to_datetime(frame["date"]).astype("datetime64[ns]")
-        return frame
+        return resolve_columns(table, frame, self.home)
 
     def read_partitioned(
         self,
@@ -357,11 +407,13 @@ class Warehouse:
         spec = PARTITIONED[table]
         if order is None:
             order = ", ".join(f'"{c}"' for c in spec.key if c != "ticker")
-        return self.parts.read(spec, ticker, where, params, columns, order)
+        frame = self.parts.read(spec, ticker, where, params, columns, order)
+        return resolve_columns(table, frame, self.home)
 
     def upsert_partitioned(self, table: str, ticker: str, frame: pd.DataFrame) -> int:
         """``INSERT OR REPLACE`` of ``frame``'s rows into partitioned ``table`` (by primary key)."""
         self.ensure_schema()
+        frame = store_columns(table, frame, self.home)
         written = self.parts.upsert(PARTITIONED[table], ticker, frame)
         self._after_partition_write(table)
         return written

@@ -77,7 +77,7 @@ def migrate_table(
                 ).fetchall()
             }
         )
-        store.replace_months(table, ticker, months, frame)
+        store.replace_months(table, ticker, months, frame, shrink_reason="migration: the table is the truth")
         partitions += len(months)
     files = f"({store.select_sql(table, str(store.table_dir(table) / '*' / '*' / PART_FILE))})"
     rows_after, hash_after = (0, "0") if rows_before == 0 else content_fingerprint(con, table, files)

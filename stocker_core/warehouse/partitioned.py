@@ -19,7 +19,7 @@ import os
 import re
 import threading
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date
@@ -42,6 +42,31 @@ _TICKER = re.compile(r"^[A-Za-z0-9^][A-Za-z0-9._^=-]{0,31}$")
 
 class PartitionError(StockerError, ValueError):
     """A partition write was refused (bad ticker, rows outside the named months, ...)."""
+
+
+class PartitionShrinkError(PartitionError):
+    """A write that would replace stored partitions with fewer rows, without a reason: refused,
+    nothing written. ``shrunk`` lists (table, ticker, YYYY-MM, stored rows, new rows)."""
+
+    def __init__(self, message: str, shrunk: list[tuple[str, str, str, int, int]]) -> None:
+        super().__init__(message)
+        self.shrunk = shrunk
+
+
+ShrinkReason = str | Callable[[str, int, int], str | None] | None
+"""Why a replace may leave a partition with fewer rows than it holds: a text for every month of
+the write, or ``reason(YYYY-MM, stored rows, new rows)`` giving one per month (None: no reason,
+the month is refused)."""
+
+
+def shrink_message(table: str, ticker: str, shrunk: Sequence[tuple[str, int, int]]) -> str:
+    """One line naming each refused partition and its row counts, and what to do."""
+    months = ", ".join(f"{label} ({stored} -> {new} rows)" for label, stored, new in shrunk)
+    return (
+        f"refused to replace {table} for {ticker} with fewer rows: {months}; stored data never "
+        "shrinks without a reason, nothing was written. If the source really dropped those rows, "
+        "add reasoned row,drop fixes to $STOCKER_HOME/corrections.csv"
+    )
 
 
 @dataclass(frozen=True)
@@ -149,10 +174,19 @@ class PartitionStore:
 
     # -- writes -------------------------------------------------------------------------
     def replace_months(
-        self, table: PartitionedTable, ticker: str, months: Sequence[date | str], frame: pd.DataFrame
+        self,
+        table: PartitionedTable,
+        ticker: str,
+        months: Sequence[date | str],
+        frame: pd.DataFrame,
+        *,
+        shrink_reason: ShrinkReason = None,
     ) -> int:
         """Replace each of ``months`` of ``ticker`` with ``frame``'s rows of that month (none
-        leaves the month empty). Rows outside ``months`` are refused before anything is written."""
+        leaves the month empty). Refused before anything is written: rows outside ``months``
+        (PartitionError), and a month whose stored partition holds more rows than ``frame``
+        brings unless ``shrink_reason`` gives a reason for it (PartitionShrinkError, naming
+        the table, ticker, months and row counts)."""
         labels = sorted({month_label(m) for m in months})
         with self._staged(table, ticker, frame) as con:
             found = [
@@ -163,10 +197,55 @@ class PartitionStore:
                 raise PartitionError(
                     f"rows of {table.name} for {ticker} in {', '.join(outside)}, outside the months replaced"
                 )
+            incoming = dict(
+                con.execute(f"SELECT {table.month_sql}, count(*) FROM {table.name} GROUP BY 1").fetchall()
+            )
+            self._check_shrink(con, table, ticker, labels, incoming, shrink_reason)
             total = con.execute(f"SELECT count(*) FROM {table.name}").fetchone()[0]
             for label in labels:
                 self._copy_out(con, table, ticker, label, f"WHERE {table.month_sql} = '{label}'")
         return int(total)
+
+    def stored_rows(self, table: PartitionedTable, ticker: str, month: date | str) -> int:
+        """Rows stored in partition ``ticker``/``month`` of ``table`` (0 when it has no file)."""
+        path = self.part_path(table, ticker, month)
+        if not path.is_file():
+            return 0
+        con = _scratch().cursor()
+        try:
+            found = con.execute(f"SELECT count(*) FROM read_parquet('{_quote(path)}')").fetchone()
+        finally:
+            con.close()
+        return int(found[0]) if found else 0
+
+    def _check_shrink(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        table: PartitionedTable,
+        ticker: str,
+        labels: Sequence[str],
+        incoming: dict[str, int],
+        reason: ShrinkReason,
+    ) -> None:
+        """PartitionShrinkError when a month of ``labels`` would hold fewer rows than stored and
+        ``reason`` gives none for it."""
+        refused = []
+        for label in labels:
+            path = self.part_path(table, ticker, label)
+            if not path.is_file():
+                continue
+            stored = con.execute(f"SELECT count(*) FROM read_parquet('{_quote(path)}')").fetchone()[0]
+            new = int(incoming.get(label, 0))
+            if new >= stored:
+                continue
+            why = reason(label, int(stored), new) if callable(reason) else reason
+            if not why:
+                refused.append((label, int(stored), new))
+        if refused:
+            raise PartitionShrinkError(
+                shrink_message(table.name, ticker, refused),
+                [(table.name, ticker, label, stored, new) for label, stored, new in refused],
+            )
 
     def upsert(self, table: PartitionedTable, ticker: str, frame: pd.DataFrame) -> int:
         """Insert ``frame`` into its months' partitions, replacing rows with the same key

@@ -63,7 +63,10 @@ def draw_and_store(settings: Settings, ticker: str, day: date, target: Path) -> 
 
 
 def _recorded(settings: Settings, stored: str) -> Path | None:
-    """The file ``market.charts`` recorded (relative to the home when not absolute), when it is
+    """The file ``market.charts`` recorded (relative to the home; an absolute path of a home
+    this one was copied from is re-anchored here: ``home_paths.resolve_path``), when it is
     there and a ``.png``; else None."""
-    path = Path(stored) if Path(stored).is_absolute() else settings.home / stored
-    return path if path.suffix == ".png" and path.is_file() else None
+    from stocker_core.warehouse.home_paths import resolve_path
+
+    path = resolve_path(stored, settings.home)
+    return path if path is not None and path.suffix == ".png" and path.is_file() else None

@@ -73,12 +73,20 @@ def training_data_summary(keys: object, metrics: object) -> dict[str, object]:
     return {"count": len(listed), "unit": unit, "text": f"{len(listed):,} {unit}", "keys": listed[:20]}
 
 
-def run_artifacts(model_name: str, kind: str, path: str | None) -> dict[str, Any]:
+def run_folder(path: object, home: Path) -> Path | None:
+    """The files of a run in ``home``: ``models.runs.path`` is relative to the home (older rows'
+    absolute paths are re-anchored in it: ``home_paths.resolve_path``); None when empty."""
+    from stocker_core.warehouse.home_paths import resolve_path
+
+    return resolve_path(path, home)
+
+
+def run_artifacts(model_name: str, kind: str, path: str | None, home: Path) -> dict[str, Any]:
     """Curves (name -> [[x, y]]), held-out rows and the saved plot of one run, from the files
-    its trainer wrote (``training.json``, ``agent.json``, ``<model>.json``)."""
-    if not path:
+    its trainer wrote (``training.json``, ``agent.json``, ``<model>.json``) under ``home``."""
+    where = run_folder(path, home)
+    if where is None:
         return {"curves": {}, "heldout": [], "image": None, "files": "no path recorded"}
-    where = Path(path)
     curves: dict[str, list[list[float]]] = {}
     heldout: list[dict[str, Any]] = []
     image: Path | None = None
@@ -121,8 +129,9 @@ def run_image(reader: WarehouseReader, home: Path, run_id: str) -> Path:
         raise NotFoundError(f"no training run {run_id!r}")
     r = row.iloc[0]
     name = "curve.png" if str(r["model_name"]).startswith("moderator_") else "curves.png"
-    image = Path(str(r["path"] or "")) / name
-    if r["kind"] == "drl" or not image.is_file() or not _inside(image, home):
+    folder = run_folder(r["path"], home)
+    image = folder / name if folder is not None else None
+    if r["kind"] == "drl" or image is None or not image.is_file() or not _inside(image, home):
         raise NotFoundError(f"training run {run_id!r} has no saved curve plot")
     return image
 
@@ -155,7 +164,8 @@ def lineage_rows(reader: WarehouseReader, asset: str, limit: int = 3) -> list[di
 
 
 def training_overview(reader: WarehouseReader) -> dict[str, Any]:
-    """Every ``models.runs`` row (newest first) with its curves, held-out table and lineage."""
+    """Every ``models.runs`` row (newest first) with its curves, held-out table and lineage
+    (the run's files are read in the warehouse's home, wherever it was built)."""
     frame = reader.frame("SELECT * FROM models.runs ORDER BY created_at DESC", needs=["models.runs"])
     if frame.empty:
         return {"empty": NO_RUNS, "runs": []}
@@ -164,7 +174,7 @@ def training_overview(reader: WarehouseReader) -> dict[str, Any]:
         for column in ("config", "episode_keys", "metrics"):
             row[column] = parse_json(row.get(column))
         row["episodes"] = training_data_summary(row.pop("episode_keys"), row.get("metrics"))
-        row.update(run_artifacts(row["model_name"], row["kind"], row.get("path")))
+        row.update(run_artifacts(row["model_name"], row["kind"], row.get("path"), reader.path.parent))
         row["lineage"] = lineage_rows(reader, lineage_asset(row["model_name"], row["kind"]))
         runs.append(row)
     return {"empty": None, "runs": runs}

@@ -66,7 +66,9 @@ def test_chart_check_flags_missing_and_unreadable(tmp_path, seed_dir):
         ).success
         warehouse = Warehouse(resource.settings().warehouse_path)
         stored = warehouse.read_table("market.charts", "AAPL")
-        warehouse.replace_partitions("market.charts", "AAPL", stored[stored["date"] != "2023-08-10"])
+        warehouse.replace_partitions(
+            "market.charts", "AAPL", stored[stored["date"] != "2023-08-10"], shrink_reason="a chart lost"
+        )
         path = warehouse.read_table("market.charts", "AAPL")["path"].iloc[0]
         Path(path).write_bytes(b"not a png")
         # re-materialize prices only (charts untouched) and run the charts check

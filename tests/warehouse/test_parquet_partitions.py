@@ -57,7 +57,9 @@ def test_rematerializing_replaces_never_duplicates(warehouse):
 def test_replacing_with_no_rows_empties_the_month_and_keeps_others(warehouse):
     bars = pd.concat([month_bars("AAPL", JAN), month_bars("AAPL", FEB)])
     warehouse.replace_months("market.prices", "AAPL", [JAN, FEB], bars)
-    warehouse.replace_months("market.prices", "AAPL", [JAN], pd.DataFrame(), allow_empty=True)
+    warehouse.replace_months(
+        "market.prices", "AAPL", [JAN], pd.DataFrame(), allow_empty=True, shrink_reason="quarantined"
+    )
     assert len(warehouse.read_prices("AAPL", JAN, FEB)) == 0
     assert len(warehouse.read_prices("AAPL", FEB)) == 21
     assert warehouse.query("SELECT count(*) AS n FROM market.prices")["n"].iloc[0] == 21

@@ -2,7 +2,9 @@
 
 Each training writes ``<sha12>.zip`` (the stable-baselines3 model) and ``<sha12>.json``
 (what produced it), then points ``current.json`` at them; older models stay on disk so
-every ``models.runs`` row keeps a valid path.
+every ``models.runs`` row keeps a valid path. Both JSON files and ``models.runs`` record the
+zip's path relative to ``STOCKER_HOME`` (``warehouse.home_paths``), so the home can move;
+``current_result`` hands it back as a path in the home in use.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any, Literal
 from stocker_core.atomic_files import write_json_atomic
 from stocker_core.errors import InvalidNameError, StockerError
 from stocker_core.warehouse.db import Warehouse
+from stocker_core.warehouse.home_paths import resolve_path, store_columns, stored_path
 
 Algo = Literal["a2c", "ppo"]
 ALGOS: tuple[Algo, ...] = ("a2c", "ppo")
@@ -75,11 +78,13 @@ class DrlTrainingResult:
         return cls(**data)
 
 
-def publish_result(result: DrlTrainingResult) -> None:
-    """Write the result beside its model and make it the algorithm's current model."""
+def publish_result(result: DrlTrainingResult, home: Path | str) -> None:
+    """Write the result beside its model and make it the algorithm's current model (the
+    model's path stored relative to ``home``)."""
     model = Path(result.model_path)
-    write_json_atomic(model.with_suffix(".json"), result.to_dict())
-    write_json_atomic(model.parent / CURRENT, result.to_dict())
+    stored = {**result.to_dict(), "model_path": stored_path(model, home)}
+    write_json_atomic(model.with_suffix(".json"), stored)
+    write_json_atomic(model.parent / CURRENT, stored)
 
 
 def current_result(home: Path | str, algo: str) -> DrlTrainingResult:
@@ -90,7 +95,9 @@ def current_result(home: Path | str, algo: str) -> DrlTrainingResult:
     if not pointer.is_file():
         raise MissingModelError(f"{hint}; looked in {folder}")
     try:
-        result = DrlTrainingResult.from_dict(json.loads(pointer.read_text()))
+        data = json.loads(pointer.read_text())
+        data["model_path"] = str(resolve_path(data["model_path"], home) or "")
+        result = DrlTrainingResult.from_dict(data)
     except (ValueError, TypeError, KeyError) as exc:
         raise MissingModelError(f"{hint}; {pointer} is unreadable ({exc})") from None
     if not Path(result.model_path).is_file():
@@ -121,12 +128,12 @@ def model_run_row(result: DrlTrainingResult, run_id: str) -> dict[str, Any]:
 
 def record_model_runs(warehouse: Warehouse, rows: Sequence[dict[str, Any]]) -> None:
     """Insert ``models.runs`` rows by column name in one transaction (a rerun of the same
-    ``run_id`` replaces its row)."""
+    ``run_id`` replaces its row); ``path`` is stored relative to the warehouse's home."""
     if not rows:
         return
     import pandas as pd
 
-    frame = pd.DataFrame(list(rows))
+    frame = store_columns("models.runs", pd.DataFrame(list(rows)), warehouse.home)
     with warehouse.transaction() as con:
         con.execute("DELETE FROM models.runs WHERE run_id IN (SELECT unnest(?))", [list(frame["run_id"])])
         con.register("incoming_runs", frame)

@@ -165,7 +165,7 @@ def train_drl_agent(
         created_at=datetime.now().isoformat(timespec="seconds"),
         versions={"stable_baselines3": stable_baselines3.__version__, "torch": torch.__version__},
     )
-    publish_result(result)
+    publish_result(result, home)
     return result
 
 
