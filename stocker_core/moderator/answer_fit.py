@@ -1,10 +1,13 @@
-"""Fitting the moderator's nine answers to their known rewards, with the checkpoint chosen on
-the valid split: the loop both the SFT warm start (reward teacher) and the RL stage run.
+"""Fitting the moderator's nine answers to their known rewards: the loop both the SFT warm
+start (reward teacher) and the RL stage run.
 
 Every training state has all nine answers' rewards (``grpo.RewardTable``), so nothing is
-sampled: each update scores the nine answers of ``batch`` states and follows one of two
+sampled: each update scores the nine answers of ``batch`` states and follows one of three
 objectives (``TrainingConfig.objective``):
 
+- ``reward_regression`` (the default): least squares between the answers' centred
+  log-likelihoods and their centred rewards over ``target_temperature``; its minimiser's
+  argmax is the answer of highest expected reward however noisy one day is.
 - ``soft_target``: cross-entropy toward ``softmax(R̃ / τ)``, where ``R̃`` is the state's
   rewards centred and divided by the train table's spread. Its gradient on the logits,
   ``π − target``, stays large where the policy is confidently wrong.
@@ -12,7 +15,9 @@ objectives (``TrainingConfig.objective``):
   which fades as ``π(1 − π)`` on such states (kept to compare).
 
 Every ``eval_every`` steps (and before the first) the policy's greedy answers on the valid
-states are scored by their rewards; the best checkpoint is restored at the end.
+states are scored by their rewards, on the moving average of the weights
+(``weight_averaging``). Which weights are kept is ``TrainingConfig.checkpoint``: ``last``
+(the default: the last averaged weights) or ``best_valid`` (the best check, restored).
 """
 
 from __future__ import annotations

@@ -4,10 +4,10 @@ The moderator's answer set is nine fixed actions, so there is nothing to sample:
 training state's nine answers are scored with the training reward (``rewards``: the excess
 over buy-and-hold by default) once, in a ``RewardTable``, and each update scores the nine
 answers of ``grpo_prompts`` states with the model (``choices``). The objective
-(``TrainingConfig.objective``, ``answer_fit``) is by default cross-entropy toward
-``softmax(R/τ)``, whose gradient does not fade on confidently wrong states (the exact
-expected-reward gradient, the former default, does: measured in the docs' learning table);
-the checkpoint is chosen on the valid split. The name stays "grpo": the whole group of
+(``TrainingConfig.objective``, ``answer_fit``) is by default the reward regression on the
+market-relative excess reward, and the stage keeps its last averaged weights
+(``checkpoint: last``; ``best_valid`` restores the best valid check instead): the recipe
+measured in the docs' training page. The name stays "grpo": the whole group of
 answers is enumerated instead of sampled, so no group is ever wasted on identical samples
 (TRL's GRPOTrainer, which samples, left 84-98% of its groups without spread on this task).
 ``frac_reward_zero_std`` remains the share of states whose nine rewards are all equal.
