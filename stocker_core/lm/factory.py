@@ -289,6 +289,10 @@ def load_with_adapter(base_folder: Path, adapter_folder: Path, trainable: bool =
         )
     base = load_base(base_folder)
     base.model = PeftModel.from_pretrained(base.model, adapter_folder, is_trainable=trainable)
+    for config in base.model.peft_config.values():
+        # the adapter's config names its base relative to STOCKER_HOME (a home can move): in
+        # memory it is the folder just loaded, so a later save finds its config.json there
+        config.base_model_name_or_path = str(base_folder)
     return base
 
 

@@ -59,13 +59,20 @@ the write, or ``reason(YYYY-MM, stored rows, new rows)`` giving one per month (N
 the month is refused)."""
 
 
-def shrink_message(table: str, ticker: str, shrunk: Sequence[tuple[str, int, int]]) -> str:
-    """One line naming each refused partition and its row counts, and what to do."""
+def shrink_message(table: str, ticker: str, shrunk: Sequence[tuple[str, int, int]], folder: str = "") -> str:
+    """One line naming each refused partition and its row counts, and what to do (``folder``:
+    where the table's partitions of ``ticker`` are stored)."""
     months = ", ".join(f"{label} ({stored} -> {new} rows)" for label, stored, new in shrunk)
+    fix = (
+        "If the source really dropped those bars, add reasoned row,drop fixes to "
+        "$STOCKER_HOME/corrections.csv"
+        if table == "market.prices"
+        else "It is built from other tables: rebuild what it reads first"
+    )
+    where = f"; to rebuild it smaller on purpose, delete its month folder under {folder}" if folder else ""
     return (
         f"refused to replace {table} for {ticker} with fewer rows: {months}; stored data never "
-        "shrinks without a reason, nothing was written. If the source really dropped those rows, "
-        "add reasoned row,drop fixes to $STOCKER_HOME/corrections.csv"
+        f"shrinks without a reason, nothing was written. {fix}{where}"
     )
 
 
@@ -242,8 +249,9 @@ class PartitionStore:
             if not why:
                 refused.append((label, int(stored), new))
         if refused:
+            folder = (self.root.name / table.folder / ticker_folder(ticker)).as_posix()
             raise PartitionShrinkError(
-                shrink_message(table.name, ticker, refused),
+                shrink_message(table.name, ticker, refused, folder),
                 [(table.name, ticker, label, stored, new) for label, stored, new in refused],
             )
 
