@@ -5,7 +5,9 @@ bar): candles (or a line for close-only symbols), a volume panel, SMA20/50
 computed with the earlier history, and a title with ticker and date.
 
 ``render_chart`` draws one; ``render_month`` writes a month of them under
-``<out_dir>/<TICKER>/<YYYY-MM-DD>.png`` and returns the rows of ``market.charts``;
+``<out_dir>/<TICKER>/<YYYY-MM-DD>.png`` and returns the rows of ``market.charts`` (``path``
+the file's path: the warehouse stores it relative to ``STOCKER_HOME`` and its reads hand it
+back in the home in use, see ``warehouse.home_paths``);
 ``verify_chart`` is the asset check's test of one file. Rendering reuses one
 figure per layout (see ``chart_template``) and, for many charts, a process pool.
 """

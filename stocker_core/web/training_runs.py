@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from stocker_core.warehouse.home_paths import resolve_path, stored_path
 from stocker_core.web.errors import NotFoundError
 from stocker_core.web.reader import WarehouseReader, parse_json, plain, records
 
@@ -76,8 +77,6 @@ def training_data_summary(keys: object, metrics: object) -> dict[str, object]:
 def run_folder(path: object, home: Path) -> Path | None:
     """The files of a run in ``home``: ``models.runs.path`` is relative to the home (older rows'
     absolute paths are re-anchored in it: ``home_paths.resolve_path``); None when empty."""
-    from stocker_core.warehouse.home_paths import resolve_path
-
     return resolve_path(path, home)
 
 
@@ -174,7 +173,10 @@ def training_overview(reader: WarehouseReader) -> dict[str, Any]:
         for column in ("config", "episode_keys", "metrics"):
             row[column] = parse_json(row.get(column))
         row["episodes"] = training_data_summary(row.pop("episode_keys"), row.get("metrics"))
-        row.update(run_artifacts(row["model_name"], row["kind"], row.get("path"), reader.path.parent))
+        home = reader.path.parent
+        row.update(run_artifacts(row["model_name"], row["kind"], row.get("path"), home))
+        folder = run_folder(row.get("path"), home)  # shown relative to the home, wherever it was built
+        row["path"] = stored_path(folder, home) if folder is not None else None
         row["lineage"] = lineage_rows(reader, lineage_asset(row["model_name"], row["kind"]))
         runs.append(row)
     return {"empty": None, "runs": runs}
