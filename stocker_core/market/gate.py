@@ -227,8 +227,7 @@ def ingest_prices(
     inspection = source.inspect(ticker, months[0], month_end(months[-1]))
     info = source.symbol_info(ticker)
     last_day = clock_limit(source)
-    if not _keep_symbol_row(warehouse, source.name, info, last_day):
-        warehouse.upsert_symbol(source.name, info)
+    keep_symbol = _keep_symbol_row(warehouse, source.name, info, last_day)
     report = IngestReport(corrections=inspection.corrections)
     kept = _kept_under_clock(warehouse, ticker, months, last_day) if last_day else {}
     if kept:
@@ -265,6 +264,8 @@ def ingest_prices(
             allow_empty=True,
             shrink_reason="quarantined: the month failed the blocking price checks",
         )
+    if not keep_symbol:  # after the writes: a refused one leaves the symbol's row as it was
+        warehouse.upsert_symbol(source.name, info)
     checked = [m for m in months if partition_key(ticker, m) not in report.empty]
     record_verdicts(warehouse, ticker, source.name, checked, inspection)
     if report.empty:

@@ -84,6 +84,7 @@ def test_the_price_ingest_shrinks_only_for_a_correction_that_drops_those_bars(tm
     with pytest.raises(PartitionShrinkError, match=r"market.prices for XYZ .*2024-01 \(6 -> 5 rows\)"):
         ingest_prices(QualityGatedSource(FilesSource(folder)), warehouse, "XYZ", [JAN])
     assert warehouse.stored_rows("market.prices", "XYZ", JAN) == 6
+    assert str(warehouse.symbol_row("XYZ")["last_date"])[:10] == "2024-01-09"  # nothing written
 
     (folder / "XYZ.csv").write_text(BARS)
     fixes = tmp_path / "corrections.csv"
