@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import socket
@@ -57,11 +58,14 @@ def start_server(
     env = {**os.environ, "STOCKER_SOURCE": "files", "STOCKER_FILES_DIR": str(SEED_DIR), "STOCKER_HOME": home}
     env.pop("STOCKER_API_KEY", None)
     factory = ("stocker_core.web.app", "create_web_app") if web else ("stocker_core.env.server", "create_app")
+    # every client of the bench comes from 127.0.0.1: the per-client quota is the whole server's
     code = (
         "import uvicorn\n"
         f"from {factory[0]} import {factory[1]} as factory\n"
-        f"app = factory(api_key='', max_sessions={max_sessions}, preload={TASKS if preload else ()!r})\n"
-        f"uvicorn.run(app, host='127.0.0.1', port={port}, log_level='warning', backlog=4096)\n"
+        f"app = factory(api_key='', max_sessions={max_sessions}, max_per_client={max_sessions}, "
+        f"preload={TASKS if preload else ()!r})\n"
+        f"uvicorn.run(app, host='127.0.0.1', port={port}, log_level='warning', access_log=False, "
+        "backlog=4096)\n"
     )
     return subprocess.Popen([sys.executable, "-c", code], env=env)
 
@@ -162,6 +166,9 @@ async def client_loop(
             if out is None:
                 break
             done = out["done"]
+    if session is not None:  # free the slot: a later client from this address (warm_resets) needs one
+        with contextlib.suppress(httpx.HTTPError):
+            await http.request("DELETE", "/session", json={}, headers={"X-Session-Id": session})
 
 
 async def run_load(
@@ -231,10 +238,13 @@ def warm_resets(url: str, n: int = 100) -> np.ndarray:
         session = None
         for i in range(n):
             start = time.perf_counter()
-            out = http.post("/reset", json={"task_id": TASKS[i % 3], "session_id": session}).json()
+            response = http.post("/reset", json={"task_id": TASKS[i % 3], "session_id": session})
             times.append((time.perf_counter() - start) * 1e3)
-            session = out["session_id"]
-        http.request("DELETE", "/session", headers={"X-Session-Id": session})
+            if response.status_code != 200:
+                sys.exit(f"warm /reset answered HTTP {response.status_code}: {response.text[:200]}")
+            session = response.json()["session_id"]
+        if session is not None:
+            http.request("DELETE", "/session", headers={"X-Session-Id": session})
     return np.array(times)
 
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date, datetime
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -54,6 +54,26 @@ def synthetic_ticker_names(value: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+FIRST_MONTH = date(1900, 1, 1)
+LAST_MONTH = date(2200, 12, 1)
+"""The months a month setting may name: market calendars and pandas timestamps end well
+inside 0001 … 9999, so a far year is refused where it is read, not deep in a run."""
+
+
+def parse_month_setting(value: str) -> date:
+    """The first day of the month ``value`` names (``YYYY-MM`` or a day ``YYYY-MM-DD``, from
+    1900-01 to 2200-12); ValueError saying what is expected otherwise."""
+    for spelling in ("%Y-%m-%d", "%Y-%m"):
+        try:
+            month = datetime.strptime(value.strip(), spelling).date().replace(day=1)
+        except ValueError:
+            continue
+        if not FIRST_MONTH <= month <= LAST_MONTH:
+            raise ValueError(f"expected a month from {FIRST_MONTH:%Y-%m} to {LAST_MONTH:%Y-%m}")
+        return month
+    raise ValueError("expected a month, YYYY-MM (or a day, YYYY-MM-DD)")
+
+
 # The three reference episodes' real bars and text (package data; see its README.md).
 REFERENCE_TASKS_DIR = Path(__file__).resolve().parent / "reference_tasks"
 
@@ -67,7 +87,7 @@ class Settings(BaseSettings):
     run takes the same fields from its ``StockerResource``.
     """
 
-    model_config = SettingsConfigDict(env_prefix="STOCKER_", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="STOCKER_", extra="ignore", allow_inf_nan=False)
 
     home: Path = Field(
         default=Path("data"),
@@ -114,26 +134,26 @@ class Settings(BaseSettings):
         default_factory=dict, description='Commodity per ticker, e.g. {"XOM": "CL=F"}'
     )
 
-    # Episodes and rewards (SPEC §1)
-    starting_cash: float = 10_000.0
-    """Cash at the start of an episode."""
-    episode_months: int = 2
-    """Months an episode spans from its start month."""
-    transaction_cost: float = 0.001
+    # Episodes and rewards (SPEC §1): every number finite and in range, checked at load
+    starting_cash: float = Field(default=10_000.0, gt=0, le=1e12)
+    """Cash at the start of an episode (above 0, at most 10¹²)."""
+    episode_months: int = Field(default=2, ge=1, le=120)
+    """Months an episode spans from its start month (1 to 120)."""
+    transaction_cost: float = Field(default=0.001, ge=0, lt=1)
     """Cost rate ``c`` of every trade: a buy costs quantity × close × (1 + c), a sell returns
-    quantity × close × (1 − c)."""
-    invalid_penalty: float = 0.01
+    quantity × close × (1 − c) (at least 0, below 1)."""
+    invalid_penalty: float = Field(default=0.01, ge=0)
     """Taken off the step's reward for an invalid action (a buy beyond cash, a sell beyond the
-    position)."""
-    w_perf: float = 0.7
-    """Weight of the reward's performance term."""
-    w_infl: float = 0.3
-    """Weight of the reward's inflation term."""
-    annual_inflation: float = 0.05
-    """Yearly inflation of the reward's inflation term."""
-    lookahead_k: int = 0
+    position; at least 0)."""
+    w_perf: float = Field(default=0.7, ge=0)
+    """Weight of the reward's performance term (at least 0)."""
+    w_infl: float = Field(default=0.3, ge=0)
+    """Weight of the reward's inflation term (at least 0)."""
+    annual_inflation: float = Field(default=0.05, gt=-1, le=10)
+    """Yearly inflation of the reward's inflation term (above −1, at most 10)."""
+    lookahead_k: int = Field(default=0, ge=0, le=10_000)
     """Sessions ahead that the optional lookahead term looks (0 disables it)."""
-    lookahead_weight: float = 0.0
+    lookahead_weight: float = Field(default=0.0, ge=0)
     """Weight of the optional lookahead term (0 disables it)."""
 
     # Council (SPEC §1): backend, endpoint, models, runner
@@ -162,13 +182,21 @@ class Settings(BaseSettings):
     hf_load_in_4bit: bool = True  # only ever applied when CUDA is present
     """Load ``STOCKER_HF_MODEL`` in 4-bit through bitsandbytes; applied only when CUDA is present
     (on CPU the model always runs unquantized)."""
-    llm_timeout_s: float = Field(default=60.0, gt=0, description="Timeout of one LLM request, in seconds")
-    llm_retries: int = Field(default=3, ge=0, description="Retries of a failed LLM request")
-    llm_backoff_s: float = Field(default=0.5, ge=0, description="Back-off before a retry, in seconds")
-    llm_max_tokens: int = Field(default=256, gt=0, description="Most tokens one LLM call generates")
-    llm_temperature: float = Field(default=0.0, ge=0, description="Sampling temperature (0: greedy)")
-    llm_concurrency: int = Field(default=4, ge=1, description="Concurrent requests to the LLM endpoint")
-    council_workers: int = Field(default=4, ge=1, description="Threads voting in parallel")
+    llm_timeout_s: float = Field(
+        default=60.0, gt=0, le=86_400, description="Timeout of one LLM request, in seconds"
+    )
+    llm_retries: int = Field(default=3, ge=0, le=100, description="Retries of a failed LLM request")
+    llm_backoff_s: float = Field(
+        default=0.5, ge=0, le=3_600, description="Back-off before a retry, in seconds"
+    )
+    llm_max_tokens: int = Field(
+        default=256, gt=0, le=1_000_000, description="Most tokens one LLM call generates"
+    )
+    llm_temperature: float = Field(default=0.0, ge=0, le=100, description="Sampling temperature (0: greedy)")
+    llm_concurrency: int = Field(
+        default=4, ge=1, le=1_024, description="Concurrent requests to the LLM endpoint"
+    )
+    council_workers: int = Field(default=4, ge=1, le=1_024, description="Threads voting in parallel")
     llm_mode: LLMMode = Field(
         default="scored",
         description="scored: a vote is read as a distribution over fixed answers (parsing cannot fail); "
@@ -204,7 +232,9 @@ class Settings(BaseSettings):
     synth_ic: float = Field(
         default=0.1, ge=-1.0, le=1.0, description="Information coefficient of the planted news factor"
     )
-    synth_seed: int = Field(default=7, description="Seed: the same seed gives the same bars and text")
+    synth_seed: int = Field(
+        default=7, ge=0, description="Seed (at least 0): the same seed gives the same bars and text"
+    )
     synth_tickers: str = Field(
         default="4",
         description="A count (4: SYN1 … SYN4, 1 to 200) or names (ALFA,BETA); the default universe on "
@@ -249,7 +279,7 @@ class Settings(BaseSettings):
 
     # Work sizes
     chart_workers: int | None = Field(
-        default=None, ge=1, description="Chart processes (None: by the work's size)"
+        default=None, ge=1, le=1_024, description="Chart processes (None: by the work's size)"
     )
     main_workers: int | None = Field(
         default=None,
@@ -257,6 +287,16 @@ class Settings(BaseSettings):
         le=16,
         description="Runs `stocker materialize` executes at once, each in its own process "
         "(None: one per CPU core, at most 4; 1 with the Celery executor)",
+    )
+
+    # The environment server (`stocker serve`)
+    max_sessions_per_client: int = Field(
+        default=32,
+        ge=1,
+        le=100_000,
+        description="Live sessions one client address may hold on the environment server (`stocker serve "
+        "--max-sessions-per-client`); raise it to at least a trainer's concurrent environments (TRL's "
+        "generation_batch_size) when they all run from one host",
     )
 
     # Scale-out (`stocker deploy init`): where `stocker materialize` runs each step
@@ -294,15 +334,17 @@ class Settings(BaseSettings):
     @field_validator("start_month", mode="after")
     @classmethod
     def _first_of_month(cls, value: str) -> str:
-        for spelling in ("%Y-%m-%d", "%Y-%m"):
-            try:
-                month = datetime.strptime(value.strip(), spelling).date().replace(day=1)
-            except ValueError:
-                continue
-            if month > date.today():
-                raise ValueError(f"expected a month no later than this one ({date.today():%Y-%m})")
-            return month.isoformat()
-        raise ValueError("expected a month, YYYY-MM (or a day, YYYY-MM-DD)")
+        month = parse_month_setting(value)
+        if month > date.today():
+            raise ValueError(f"expected a month no later than this one ({date.today():%Y-%m})")
+        return month.isoformat()
+
+    @field_validator("main_from", "main_to", mode="after")
+    @classmethod
+    def _a_month(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():  # blank: all data, as unset
+            return None
+        return f"{parse_month_setting(value):%Y-%m}"
 
     @field_validator("synth_tickers", mode="after")
     @classmethod
@@ -468,15 +510,35 @@ class SettingsError(StockerError, ValueError):
     value and what is expected)."""
 
 
-def _expected(error: dict) -> str:
+_BOUND_WORDS = {"gt": "above", "ge": "at least", "lt": "below", "le": "at most"}
+
+
+def field_bounds(model: type, field: str) -> dict[str, float]:
+    """The numeric bounds (``gt``, ``ge``, ``lt``, ``le``) declared on ``model``'s ``field``."""
+    info = getattr(model, "model_fields", {}).get(field)
+    found: dict[str, float] = {}
+    for item in getattr(info, "metadata", ()):
+        for key in _BOUND_WORDS:
+            if isinstance(getattr(item, key, None), int | float):
+                found[key] = getattr(item, key)
+    return found
+
+
+def expected_words(error: dict, model: type | None = None) -> str:
+    """What a pydantic error says is expected, in words (``expected a number at least 0``);
+    a non-finite number is told the field's range too (``expected a finite number …``)."""
     ctx = error.get("ctx") or {}
     if error.get("type") == "literal_error" and "expected" in ctx:
         choices = [c.strip().strip("'") for c in re.split(r",| or ", str(ctx["expected"])) if c.strip()]
         return "expected one of: " + ", ".join(choices)
-    bounds = {"gt": "above", "ge": "at least", "lt": "below", "le": "at most"}
-    found = [f"{word} {ctx[key]:g}" for key, word in bounds.items() if isinstance(ctx.get(key), int | float)]
-    if found:
-        return "expected a number " + " and ".join(found)
+    bounds = {key: ctx[key] for key in _BOUND_WORDS if isinstance(ctx.get(key), int | float)}
+    kind = "a finite number" if error.get("type") == "finite_number" else "a number"
+    if model is not None and (bounds or kind == "a finite number"):  # the whole range, not one side
+        field = str(error["loc"][0]) if error.get("loc") else ""
+        bounds = field_bounds(model, field) or bounds
+    found = [f"{_BOUND_WORDS[key]} {bound:g}" for key, bound in bounds.items()]
+    if found or error.get("type") == "finite_number":
+        return " ".join(["expected", kind, " and ".join(found)]).strip()
     message = str(error.get("msg", "invalid")).removeprefix("Value error, ")
     return message.replace("Input should be", "expected").strip()
 
@@ -492,13 +554,59 @@ def settings_error_line(exc: Exception) -> str:
             field = str(error["loc"][0]) if error.get("loc") else ""
             name = f"STOCKER_{field.upper()}" if field else "a STOCKER_* variable"
             value = os.environ.get(name, error.get("input"))
-            parts.append(f"{name}={value!r} ({_expected(error)})")
+            parts.append(f"{name}={value!r} ({expected_words(error, Settings)})")
         return "; ".join(parts)
     found = re.search(r'field "(\w+)"', str(exc))
     if found:
         name = f"STOCKER_{found.group(1).upper()}"
         return f"{name}={os.environ.get(name)!r} (expected JSON: {str(exc).splitlines()[0]})"
     return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
+def config_problems(exc: Exception, model: type, env_prefix: str, given: Collection[str] = ()) -> str:
+    """A pydantic error of a ``BaseSettings`` configuration (the moderator's, the agent's) in
+    one line: a value read from ``<env_prefix><FIELD>`` names the variable, as the settings
+    do (``STOCKER_AGENT_THETA='nan' (expected a finite number above 0 and below 0.5)``); a
+    value ``given`` in code, a YAML file or an option names its field."""
+    from pydantic import ValidationError
+
+    if not isinstance(exc, ValidationError):
+        return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    parts = []
+    for error in exc.errors():
+        loc = [str(part) for part in error.get("loc", ())]
+        field = loc[0] if loc else ""
+        variable = f"{env_prefix}{field.upper()}"
+        if field and field not in given and variable in os.environ:
+            parts.append(f"{variable}={os.environ[variable]!r} ({expected_words(error, model)})")
+        else:
+            parts.append(f"{'.'.join(loc) or 'config'}: {expected_words(error, model)}")
+    return "; ".join(parts)
+
+
+@cache
+def _field_adapter(name: str) -> Any:
+    from typing import Annotated
+
+    from pydantic import ConfigDict, TypeAdapter
+
+    info = Settings.model_fields[name]
+    return TypeAdapter(Annotated[info.annotation, info], config=ConfigDict(allow_inf_nan=False))
+
+
+def setting_problem(name: str, value: Any) -> str | None:
+    """Why ``value`` is not a valid ``Settings.<name>`` (what is expected, in words), or None
+    when it is: for values that bypass the environment (a sweep's grid, a saved trajectory's
+    parameters), held to the same ranges as ``STOCKER_<NAME>``."""
+    from pydantic import ValidationError
+
+    try:
+        _field_adapter(name).validate_python(value)
+    except ValidationError as exc:
+        error = dict(exc.errors()[0])
+        error["loc"] = (name,)
+        return expected_words(error, Settings)
+    return None
 
 
 @lru_cache(maxsize=1)

@@ -8,6 +8,7 @@ from pydantic import Field, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from stocker_core.agent.errors import AgentError
+from stocker_core.config import config_problems
 
 DEFAULT_THETA = 0.015
 THETA_GRID = (0.010, 0.015, 0.020)
@@ -22,7 +23,7 @@ class AgentConfig(BaseSettings):
     ``smollm2``, a Hub id or folder), the warm start and RL budgets.
     """
 
-    model_config = SettingsConfigDict(env_prefix="STOCKER_AGENT_", extra="forbid")
+    model_config = SettingsConfigDict(env_prefix="STOCKER_AGENT_", extra="forbid", allow_inf_nan=False)
 
     # loop
     max_tool_calls: int = Field(default=4, ge=1, le=8, description="tool calls per decision")
@@ -57,12 +58,16 @@ class AgentConfig(BaseSettings):
         "smollm2 or a Hugging Face id or folder (bf16 on CUDA, always 4-bit there through bitsandbytes; "
         "fp32 on CPU)",
     )
-    seed: int = Field(default=0, description="seed of the tiny model, the pairs drawn and sampling")
+    seed: int = Field(default=0, ge=0, description="seed of the tiny model, the pairs drawn and sampling")
     threads: int = Field(default=1, ge=1, description="torch CPU threads")
-    tiny_hidden_size: int = Field(default=96, description="hidden size of the tiny model")
-    tiny_intermediate_size: int = Field(default=192, description="MLP size of the tiny model")
-    tiny_layers: int = Field(default=2, description="layers of the tiny model")
-    tiny_heads: int = Field(default=4, description="attention heads of the tiny model")
+    tiny_hidden_size: int = Field(
+        default=96, ge=1, le=8_192, description="hidden size of the tiny model (a multiple of tiny_heads)"
+    )
+    tiny_intermediate_size: int = Field(
+        default=192, ge=1, le=32_768, description="MLP size of the tiny model"
+    )
+    tiny_layers: int = Field(default=2, ge=1, le=64, description="layers of the tiny model")
+    tiny_heads: int = Field(default=4, ge=1, le=256, description="attention heads of the tiny model")
     max_new_tokens: int = Field(default=40, ge=4, description="tokens per turn")
     # supervised warm start on scripted traces
     sft_steps: int = Field(default=150, ge=0, description="steps of the supervised warm start")
@@ -115,6 +120,10 @@ class AgentConfig(BaseSettings):
             raise ValueError("max_turns must leave room for a tool turn and the answer")
         if self.min_reasoning_words > self.max_reasoning_words:
             raise ValueError("min_reasoning_words must not exceed max_reasoning_words")
+        if self.tiny_hidden_size % self.tiny_heads:
+            raise ValueError(
+                f"tiny_hidden_size {self.tiny_hidden_size} must be a multiple of tiny_heads {self.tiny_heads}"
+            )
         return self
 
     def public(self) -> dict[str, Any]:
@@ -125,8 +134,9 @@ class AgentConfig(BaseSettings):
 def agent_config(**overrides: Any) -> AgentConfig:
     """Defaults, then ``STOCKER_AGENT_*``, then ``overrides`` (None values ignored);
     AgentError naming each bad field."""
+    given = {k: v for k, v in overrides.items() if v is not None}
     try:
-        return AgentConfig(**{k: v for k, v in overrides.items() if v is not None})
+        return AgentConfig(**given)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'config'}: {e['msg']}" for e in exc.errors())
+        problems = config_problems(exc, AgentConfig, "STOCKER_AGENT_", given=given)
         raise AgentError(f"bad agent config: {problems}") from None

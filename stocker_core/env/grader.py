@@ -16,10 +16,17 @@ from typing import Any
 
 import numpy as np
 
+from stocker_core.config import setting_problem
 from stocker_core.env.actions import SIDE_CODES, Side, parse_action
 from stocker_core.env.ideal import SCALAR_ROWS, ideal_paths
 from stocker_core.env.portfolio import apply_trade, buy_and_hold_final
-from stocker_core.env.rewards import RewardParams, final_bonuses, lookahead_terms, step_rewards
+from stocker_core.env.rewards import (
+    RewardParams,
+    RewardParamsError,
+    final_bonuses,
+    lookahead_terms,
+    step_rewards,
+)
 from stocker_core.errors import StockerError
 
 
@@ -275,8 +282,13 @@ def trajectory_inputs(trajectory: Mapping[str, Any]) -> tuple[np.ndarray, np.nda
 def trajectory_params(trajectory: Mapping[str, Any]) -> RewardParams:
     """The settings a trajectory was recorded with (defaults for those it lacks)."""
     stored = trajectory.get("params") or {}
+    if not isinstance(stored, Mapping):
+        raise GradeError("a trajectory's 'params' is a mapping of setting -> value")
     known = {k: v for k, v in stored.items() if k in RewardParams.field_names()}
-    return RewardParams().replace(**known)
+    try:
+        return RewardParams().replace(**known)
+    except RewardParamsError as exc:
+        raise GradeError(f"the trajectory's params: {exc}") from None
 
 
 def grade_trajectory(
@@ -317,6 +329,9 @@ def validate_grid(grid: Any) -> dict[str, list[Any]]:
         values = values if isinstance(values, list) else [values]
         if not values:
             raise GradeError(f"grid entry {key!r} has no values")
+        for value in values:
+            if problem := setting_problem(key, value):
+                raise GradeError(f"grid entry {key}: {value!r} ({problem})")
         out[key] = values
     return out
 

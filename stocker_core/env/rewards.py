@@ -15,7 +15,8 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from stocker_core.config import Settings
+from stocker_core.config import Settings, setting_problem
+from stocker_core.errors import StockerError
 
 TRADING_DAYS_PER_YEAR = 252
 MIN_SCALE = 0.05
@@ -27,6 +28,11 @@ DD_ALLOWANCE = 0.05
 def _default(name: str):
     """The Settings default of ``name``: the one place reward defaults are written."""
     return Settings.model_fields[name].default
+
+
+class RewardParamsError(StockerError, ValueError):
+    """A reward parameter out of the range its ``STOCKER_*`` setting allows (a negative cost,
+    a non-finite weight, …): refused when the parameters are made, not as a crash mid-episode."""
 
 
 @dataclass(frozen=True)
@@ -42,6 +48,15 @@ class RewardParams:
     annual_inflation: float = _default("annual_inflation")
     lookahead_k: int = _default("lookahead_k")
     lookahead_weight: float = _default("lookahead_weight")
+
+    def __post_init__(self) -> None:
+        problems = [
+            f"{f.name}={getattr(self, f.name)!r} ({problem})"
+            for f in fields(self)
+            if (problem := setting_problem(f.name, getattr(self, f.name)))
+        ]
+        if problems:
+            raise RewardParamsError("; ".join(problems))
 
     @classmethod
     def from_settings(cls, settings: Settings) -> RewardParams:

@@ -47,7 +47,6 @@ from stocker_core.env.server_service import ApiError, EnvService, check_session_
 from stocker_core.env.server_sessions import (
     DEFAULT_IDLE_S,
     DEFAULT_MAX_EPISODES,
-    DEFAULT_MAX_PER_CLIENT,
     DEFAULT_MAX_SESSIONS,
     SESSION_HEADER,
 )
@@ -195,15 +194,21 @@ def create_app(
     max_body_bytes: int = MAX_BODY_BYTES,
     preload: Sequence[str] = (),
     max_episodes: int = DEFAULT_MAX_EPISODES,
-    max_per_client: int = DEFAULT_MAX_PER_CLIENT,
+    max_per_client: int | None = None,
 ) -> FastAPI:
     """The ASGI app; each app keeps its own sessions and episode cache.
 
     ``api_key`` defaults to ``$STOCKER_API_KEY`` (``""`` turns auth off); episodes named in
-    ``preload`` are loaded at start-up, before the first request (no cold first reset).
+    ``preload`` are loaded at start-up, before the first request (no cold first reset);
+    ``max_per_client`` (the sessions one client address may hold) defaults to the settings'
+    ``max_sessions_per_client`` (``STOCKER_MAX_SESSIONS_PER_CLIENT``, 32).
     """
     settings = settings or get_settings()
     api_key = checked_api_key(os.environ.get(API_KEY_ENV) if api_key is None else api_key)
+    if max_per_client is None:
+        max_per_client = settings.max_sessions_per_client
+    if max_per_client < 1:
+        raise ServerConfigError(f"max_per_client={max_per_client}: a client must be able to hold a session")
     service = EnvService(settings, max_sessions, idle_s, max_episodes, max_per_client)
 
     @asynccontextmanager
@@ -344,11 +349,22 @@ def serve(
     max_sessions: int = DEFAULT_MAX_SESSIONS,
     idle_s: float = DEFAULT_IDLE_S,
     preload: Sequence[str] = (),
+    max_per_client: int | None = None,
+    access_log: bool = False,
 ) -> None:
-    """Run the server with uvicorn (blocking); ServerConfigError for an unsafe bind."""
+    """Run the server with uvicorn (blocking); ServerConfigError for an unsafe bind. The
+    access log (a line per request, a measurable share of the server's CPU) is off unless
+    ``access_log``."""
     import uvicorn
 
     api_key = checked_api_key(os.environ.get(API_KEY_ENV) if api_key is None else api_key)
     check_bind(host, api_key, insecure_no_auth)
-    app = create_app(settings, api_key=api_key, max_sessions=max_sessions, idle_s=idle_s, preload=preload)
-    uvicorn.run(app, host=host, port=port, log_level="info")
+    app = create_app(
+        settings,
+        api_key=api_key,
+        max_sessions=max_sessions,
+        idle_s=idle_s,
+        preload=preload,
+        max_per_client=max_per_client,
+    )
+    uvicorn.run(app, host=host, port=port, log_level="info", access_log=access_log)

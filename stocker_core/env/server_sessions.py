@@ -29,8 +29,9 @@ from stocker_core.errors import StockerError
 
 SESSION_HEADER = "X-Session-Id"
 DEFAULT_MAX_SESSIONS = 256
-DEFAULT_MAX_PER_CLIENT = 32
-"""Live sessions one client (one address) may hold: one client cannot fill the server."""
+DEFAULT_MAX_PER_CLIENT: int = Settings.model_fields["max_sessions_per_client"].default
+"""Live sessions one client (one address) may hold (32; ``STOCKER_MAX_SESSIONS_PER_CLIENT``,
+``stocker serve --max-sessions-per-client``): one client cannot fill the server."""
 DEFAULT_IDLE_S = 900.0
 DEFAULT_MAX_EPISODES = 64
 """Loaded episodes the server keeps (~1.2 MB each with their council view: ~80 MB at most)."""

