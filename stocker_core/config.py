@@ -54,7 +54,7 @@ def synthetic_ticker_names(value: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-FIRST_MONTH = date(1900, 1, 1)
+FIRST_MONTH = date(1800, 1, 1)
 LAST_MONTH = date(2200, 12, 1)
 """The months a month setting may name: market calendars and pandas timestamps end well
 inside 0001 … 9999, so a far year is refused where it is read, not deep in a run."""
@@ -62,7 +62,7 @@ inside 0001 … 9999, so a far year is refused where it is read, not deep in a r
 
 def parse_month_setting(value: str) -> date:
     """The first day of the month ``value`` names (``YYYY-MM`` or a day ``YYYY-MM-DD``, from
-    1900-01 to 2200-12); ValueError saying what is expected otherwise."""
+    1800-01 to 2200-12, as partition keys); ValueError saying what is expected otherwise."""
     for spelling in ("%Y-%m-%d", "%Y-%m"):
         try:
             month = datetime.strptime(value.strip(), spelling).date().replace(day=1)

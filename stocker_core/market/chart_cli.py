@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from stocker_core.cli_support import fail
-from stocker_core.config import Settings
+from stocker_core.config import Settings, get_settings
 from stocker_core.errors import StockerError
 
 if TYPE_CHECKING:
@@ -63,15 +63,12 @@ def chart(
 ) -> None:
     """Render the 768×768 chart of TICKER's 60 trading days up to DATE."""
     from stocker_core.market.charts import render_chart
-    from stocker_core.market.validation import validate_ticker
+    from stocker_core.market.validation import validate_day, validate_ticker
 
-    settings = Settings()
+    settings = get_settings()
     try:
         validate_ticker(ticker)
-        try:
-            when = date.fromisoformat(day)
-        except ValueError:
-            raise typer.BadParameter(f"{day!r} is not a date: use YYYY-MM-DD") from None
+        when = validate_day(day)  # a far day (9999-12-31, 0001-01-01) is bad input, not an overflow
         bars = bars_for_chart(settings, ticker, when)
         if bars.empty:
             fail(_outside_data(settings, ticker, when) or f"no bars for {ticker} around {when}")

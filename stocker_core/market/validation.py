@@ -9,6 +9,7 @@ from stocker_core.errors import InvalidNameError
 
 TICKER_PATTERN = re.compile(r"^[A-Z0-9][A-Z0-9.^=-]{0,14}$|^\^[A-Z0-9.=-]{1,14}$")
 MONTH_PATTERN = re.compile(r"^\d{4}-\d{2}-01$")
+DAY_PATTERN = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 FIRST_MONTH, LAST_MONTH = date(1800, 1, 1), date(2200, 12, 1)
 """The months a partition or episode key may name: well inside the dates pandas can hold
 (1677-2262), so an episode's window and its sessions always exist."""
@@ -41,6 +42,32 @@ def validate_month(month: str) -> date:
             f"invalid month {month!r}: months from {FIRST_MONTH:%Y-%m} to {LAST_MONTH:%Y-%m} are supported"
         )
     return parsed
+
+
+FIRST_DAY, LAST_DAY = FIRST_MONTH, date(2200, 12, 31)
+"""The days a request may name (a chart's day, a council day, a ledger session): those of the
+supported months. A day outside is refused as bad input before any date arithmetic (a day
+one week past 9999-12-31 overflows ``datetime.date``)."""
+
+
+def validate_day(day: date | str) -> date:
+    """``day`` (a date, or ``YYYY-MM-DD``) when it lies within ``FIRST_DAY`` … ``LAST_DAY``;
+    InvalidNameError saying what is expected otherwise."""
+    if isinstance(day, str):
+        text = day.strip()
+        if not DAY_PATTERN.fullmatch(text):
+            raise InvalidNameError(f"invalid date {day!r}: expected YYYY-MM-DD, e.g. 2023-08-15")
+        try:
+            day = date.fromisoformat(text)
+        except ValueError as exc:
+            raise InvalidNameError(f"invalid date {text!r}: {exc}") from None
+    if not isinstance(day, date):
+        raise InvalidNameError(f"invalid date {day!r}: expected YYYY-MM-DD, e.g. 2023-08-15")
+    if not FIRST_DAY <= day <= LAST_DAY:
+        raise InvalidNameError(
+            f"date {day.isoformat()} is out of range: days from {FIRST_DAY} to {LAST_DAY} are supported"
+        )
+    return day
 
 
 def parse_partition_key(key: str) -> tuple[str, date]:

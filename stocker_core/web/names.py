@@ -7,7 +7,7 @@ from datetime import date
 
 from stocker_core.env.tasks import resolve_episode_key
 from stocker_core.errors import InvalidNameError
-from stocker_core.market.validation import parse_partition_key, validate_ticker
+from stocker_core.market.validation import parse_partition_key, validate_day, validate_ticker
 from stocker_core.web.errors import BadInputError
 
 DATE_PATTERN = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -34,13 +34,14 @@ def ticker(name: str) -> str:
 
 
 def day(text: str) -> date:
-    """A ``YYYY-MM-DD`` date; BadInputError otherwise."""
+    """A ``YYYY-MM-DD`` date within the supported days (``market.validation.validate_day``:
+    9999-12-31 or 0001-01-01 are a 400, not an overflow); BadInputError otherwise."""
     if not isinstance(text, str) or not DATE_PATTERN.fullmatch(text):
         raise BadInputError(f"invalid date {text!r}: expected YYYY-MM-DD, e.g. 2023-08-15")
     try:
-        return date.fromisoformat(text)
-    except ValueError as exc:
-        raise BadInputError(f"invalid date {text!r}: {exc}") from None
+        return validate_day(text)
+    except InvalidNameError as exc:
+        raise BadInputError(str(exc)) from None
 
 
 def policy(name: str) -> str:

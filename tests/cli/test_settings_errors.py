@@ -83,8 +83,8 @@ BAD = [
     # the month settings the CLI reads
     ("STOCKER_MAIN_FROM", "2018-13", "STOCKER_MAIN_FROM='2018-13' (expected a month, YYYY-MM"),
     ("STOCKER_MAIN_TO", "2018-00", "STOCKER_MAIN_TO='2018-00' (expected a month, YYYY-MM"),
-    ("STOCKER_MAIN_TO", "9999-12", "STOCKER_MAIN_TO='9999-12' (expected a month from 1900-01 to 2200-12)"),
-    ("STOCKER_START_MONTH", "0001-01", "STOCKER_START_MONTH='0001-01' (expected a month from 1900-01"),
+    ("STOCKER_MAIN_TO", "9999-12", "STOCKER_MAIN_TO='9999-12' (expected a month from 1800-01 to 2200-12)"),
+    ("STOCKER_START_MONTH", "0001-01", "STOCKER_START_MONTH='0001-01' (expected a month from 1800-01"),
 ]
 COMMANDS = [["tickers", "list"], ["materialize"], ["sql", "SELECT 1"], ["serve"], ["web"], ["check-learning"]]
 

@@ -125,3 +125,32 @@ def test_nan_and_infinity_in_every_post_body_are_never_a_500(strict, tiny):
         for body in bodies:
             answer = strict.post(path, content=body, headers={"content-type": "application/json"})
             assert answer.status_code < 500, f"{path} {body}: {answer.status_code} {answer.text[:200]}"
+
+
+@pytest.mark.parametrize("day", ["9999-12-31", "0001-01-01", "1799-12-31", "2201-01-01"])
+def test_a_far_day_is_a_400_not_an_overflow(strict, day):
+    """Issue 43, item 3: ``GET /web/api/charts/GOOGL/9999-12-31`` answered 500 (OverflowError)."""
+    for ticker in ("GOOGL", "SYN"):
+        answer = strict.get(f"/web/api/charts/{ticker}/{day}")
+        assert answer.status_code == 400, answer.text
+        assert "days from 1800-01-01 to 2200-12-31 are supported" in answer.json()["error"]
+    answer = strict.get("/web/api/council/day", params={"episode": "SYN|2015-03-01", "date": day})
+    assert answer.status_code == 400, answer.text
+
+
+@pytest.mark.parametrize("day", ["9999-12-31", "0001-01-01", "2016-02-30", "tomorrow"])
+def test_stocker_chart_on_a_far_or_bad_day_is_one_line(tmp_path, monkeypatch, day):
+    from typer.testing import CliRunner
+
+    from stocker_core.cli import app
+    from stocker_core.config import get_settings
+
+    monkeypatch.setenv("STOCKER_HOME", str(tmp_path / "home"))
+    out = tmp_path / "out.png"
+    result = CliRunner().invoke(app, ["chart", "GOOGL", day, "-o", str(out)])
+    assert result.exit_code == 2, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.output
+    assert "Traceback" not in result.output and not out.exists()
+    monkeypatch.undo()
+    get_settings(fresh=True)
