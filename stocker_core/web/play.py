@@ -26,10 +26,14 @@ if TYPE_CHECKING:
 
 MAX_SESSIONS = 64
 MAX_PER_CLIENT = 16
-"""Play sessions one client (one address) may hold: a full page answers 429, it never drops a
-live session to make room."""
+"""Play sessions one client (one address) may hold. A client past it, or on a full page, has
+its own least recently used session closed to make room (a page loaded again and again is
+never locked out); another client's live session is never dropped: a client holding none
+on a full page is answered 429."""
 IDLE_SECONDS = 3600.0
 MAX_EPISODES = 32
+MAX_REMEMBERED = 1024
+"""Ids of sessions closed to make room, remembered so that their page is told why."""
 
 
 @dataclass
@@ -147,15 +151,19 @@ def session_state(session: PlaySession) -> dict[str, Any]:
 
 
 class PlaySessions:
-    """Sessions by id (at most ``MAX_SESSIONS``, ``MAX_PER_CLIENT`` per client, each dropped
-    after an idle hour or closed by its page when it leaves or plays again; a full page answers
-    429) and the episodes they play (loaded once per key)."""
+    """Sessions by id, least recently used first (at most ``MAX_SESSIONS``, ``MAX_PER_CLIENT``
+    per client, each dropped after an idle hour, closed by its page when it leaves or plays
+    again, or, past a quota, the client's own least recently used one closed to make room; a
+    full page answers 429 only to a client with no session of its own) and the episodes they
+    play (loaded once per key)."""
 
     def __init__(self, settings: Settings, reader: WarehouseReader) -> None:
         self.settings = settings
         self.reader = reader
         self.params = RewardParams.from_settings(settings)
         self.sessions: OrderedDict[str, PlaySession] = OrderedDict()
+        self.made_room: OrderedDict[str, None] = OrderedDict()
+        """Sessions closed to make room for a newer one of their client (the last ``MAX_REMEMBERED``)."""
         self.episodes: OrderedDict[str, Episode] = OrderedDict()
         self.vote_books: OrderedDict[tuple[str, str], VoteBook] = OrderedDict()
         """Council votes computed on demand, by (episode key, vote cache version)."""
@@ -228,10 +236,11 @@ class PlaySessions:
         replaces: str | None = None,
     ) -> PlaySession:
         """A new session of ``client`` (its address) on ``episode`` with ``policy`` (None: by hand
-        only); WebError 429 when the page or the client holds its maximum of sessions.
-        ``replaces``: the session this page played before, closed as this one is admitted when
-        it is the same client's (a page that plays again frees its old session; an unknown or
-        another client's is left alone; a start that fails leaves it open)."""
+        only). ``replaces``: the session this page played before, closed as this one is
+        admitted when it is the same client's (a page that plays again frees its old session; an
+        unknown or another client's is left alone; a start that fails leaves it open). Past the
+        client's quota or on a full page, the client's least recently used session is closed
+        to make room (``_admit``); WebError 429 only on a full page where it holds none."""
         if policy is not None:
             names.policy(policy)
         with self.lock:  # refuse before loading anything
@@ -240,29 +249,45 @@ class PlaySessions:
         chosen = self._policy(policy, env, seed) if policy else None
         session = PlaySession(uuid.uuid4().hex, env, policy, seed, chosen, client=client)
         with self.lock:
-            self._admit(client, replaces)
+            victims = self._admit(client, replaces)
             old = self.sessions.get(replaces) if replaces else None
             if old is not None and old.client == client:
                 del self.sessions[replaces]
+            for sid in victims:
+                del self.sessions[sid]
+                self.made_room[sid] = None
+                while len(self.made_room) > MAX_REMEMBERED:
+                    self.made_room.popitem(last=False)
             self.sessions[session.session_id] = session
         return session
 
-    def _admit(self, client: str | None, replaces: str | None = None) -> None:
-        """WebError 429 unless ``client`` may start a session now, counting ``replaces`` (when it
-        is the client's) as closed (the caller holds the lock)."""
+    def _admit(self, client: str | None, replaces: str | None = None) -> list[str]:
+        """The sessions of ``client`` to close, least recently used first, so that it may start
+        one now within its quota and the page's, counting ``replaces`` (when it is the client's)
+        as closed; WebError 429 when the page is full of other clients' sessions (the caller
+        holds the lock; nothing is closed here)."""
         self._expire()
         old = self.sessions.get(replaces) if replaces else None
         freed = 1 if old is not None and old.client == client else 0
-        if len(self.sessions) - freed >= MAX_SESSIONS:
-            raise WebError(
-                429, f"the page holds its maximum of {MAX_SESSIONS} play sessions: try again later"
-            )
-        if sum(1 for s in self.sessions.values() if s.client == client) - freed >= MAX_PER_CLIENT:
+        own = [
+            sid for sid, s in self.sessions.items() if s.client == client and not (freed and sid == replaces)
+        ]
+        victims: list[str] = []
+
+        def over() -> bool:
+            kept = len(self.sessions) - freed - len(victims)
+            return len(own) - len(victims) >= MAX_PER_CLIENT or kept >= MAX_SESSIONS
+
+        while len(victims) < len(own) and over():
+            victims.append(own[len(victims)])
+        if over():  # the client has nothing left to close: the page is full of others' sessions
             raise WebError(
                 429,
-                f"this client holds its maximum of {MAX_PER_CLIENT} play sessions; one is freed "
-                f"after {IDLE_SECONDS / 60:g} idle minutes or when its page closes it",
+                f"the page holds its maximum of {MAX_SESSIONS} play sessions, none of them this "
+                f"client's: one is freed after {IDLE_SECONDS / 60:g} idle minutes or when its page "
+                "closes it",
             )
+        return victims
 
     def _expire(self) -> None:
         cutoff = time.monotonic() - IDLE_SECONDS
@@ -275,17 +300,25 @@ class PlaySessions:
         with self.lock:
             session = self.sessions.get(session_id)
             if session is None:
-                raise NotFoundError(f"no play session {session_id!r} (expired, closed or never started)")
+                raise NotFoundError(self._missing(session_id))
             if session.client != client:
                 raise ConflictError(f"play session {session_id!r} belongs to another client")
             del self.sessions[session_id]
+
+    def _missing(self, session_id: str) -> str:
+        if session_id in self.made_room:
+            return (
+                f"no play session {session_id!r}: closed to make room for a newer one of this client "
+                f"(at most {MAX_PER_CLIENT} per client, {MAX_SESSIONS} on the page)"
+            )
+        return f"no play session {session_id!r} (expired, closed or never started)"
 
     def get(self, session_id: str) -> PlaySession:
         """The session ``session_id``; NotFoundError when unknown or expired."""
         with self.lock:
             session = self.sessions.get(session_id)
             if session is None:
-                raise NotFoundError(f"no play session {session_id!r} (expired or never started): start again")
+                raise NotFoundError(self._missing(session_id) + ": start again")
             self.sessions.move_to_end(session_id)
             session.touched = time.monotonic()
         return session
