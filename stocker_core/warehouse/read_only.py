@@ -15,16 +15,22 @@ Whether a query may run is decided by DuckDB, never from the SQL text, and befor
    ``enable_external_access = false`` with only the partitions folder allowed, by its absolute
    path (and the views' relative spelling of it); ``lock_configuration = true``, so no statement
    can switch any of it back.
-4. **The console's folder** (``read_only_query``): a relative path resolves against the current
-   folder before the warehouse's, so the console refuses to run where ``./stocker.parts`` is
-   another folder than the warehouse's, and refuses a partitions tree holding a symbolic link
-   (a way out of the allowed folder that DuckDB would follow).
+4. **The console's folder** (``read_only_query``): DuckDB checks a relative path's spelling
+   (``stocker.parts/…``, the views' own) against the allowed folders, then opens it against the
+   process's current folder first. So the console's query runs with the current folder pinned
+   (``pinned_folder``) to a private temporary folder whose only entry, ``stocker.parts``, leads
+   to the partitions folder resolved once (its real absolute path, held open where the system
+   allows): the folder the user runs from, and a ``./stocker.parts`` toggled in it during the
+   query, play no part. A partitions folder that is itself a symbolic link, or a tree holding
+   one (a way out of the allowed folder that DuckDB would follow), is refused.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import tempfile
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -179,38 +185,83 @@ def run_read_only(
         raise ReadOnlyQueryError(_explained(_first_line(exc))) from None
 
 
-def check_console_folder(warehouse: Warehouse, cwd: Path | None = None) -> None:
-    """Refuse to run user SQL where a relative path could leave the warehouse: a ``stocker.parts``
-    in the current folder that is not the warehouse's, or a symbolic link in the partitions tree."""
+def check_console_folder(warehouse: Warehouse) -> Path:
+    """The partitions folder's real absolute path, resolved once; ReadOnlyQueryError when the
+    folder is itself a symbolic link (``stocker.parts`` pointing outside the home) or its tree
+    holds one (user SQL reads only files inside the warehouse)."""
     root = warehouse.parts.root
-    here = (cwd or Path.cwd()) / root.name
-    if here.exists() and (not root.exists() or not here.samefile(root)):
+    if os.path.islink(root):
         raise ReadOnlyQueryError(
-            f"{here} is not the warehouse's {root}: relative paths would read it; "
-            "run stocker sql from another folder"
+            f"the partitions folder {root} is a symbolic link (to {os.readlink(root)}): stocker sql "
+            "reads only files inside the warehouse; make it a folder"
         )
-    for folder, dirs, files in os.walk(root):
+    real = Path(os.path.realpath(root))
+    for folder, dirs, files in os.walk(real):
         for name in dirs + files:
             if os.path.islink(os.path.join(folder, name)):
                 raise ReadOnlyQueryError(
                     f"the partitions folder holds a symbolic link ({os.path.join(folder, name)}): "
                     "remove it; stocker sql reads only files inside the warehouse"
                 )
+    return real
+
+
+_PINNED = threading.Lock()
+"""One console query at a time moves the process's current folder (``pinned_folder``)."""
+
+
+@contextmanager
+def pinned_folder(warehouse: Warehouse) -> Iterator[Path]:
+    """Run the block in a private temporary folder (mode 0700) whose one entry ``stocker.parts``
+    leads to the warehouse's partitions folder, resolved once (``check_console_folder``): the
+    views' relative paths, and any relative path a query names, open there and nowhere else,
+    whatever the caller's current folder holds or comes to hold. The link goes through an open
+    handle of the folder where the system has one (``/proc/self/fd``), so even a rename of a
+    folder on the way after the check leads nowhere new. The current folder is the process's:
+    the console's one query moves it for its duration (never call this from a server's
+    threads; the web page's fixed reads need none of it)."""
+    real = check_console_folder(warehouse)
+    handle = None
+    if real.is_dir() and Path("/proc/self/fd").is_dir():
+        handle = os.open(real, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0))
+    try:
+        target = f"/proc/self/fd/{handle}" if handle is not None else str(real)
+        with tempfile.TemporaryDirectory(prefix="stocker-sql-") as private, _PINNED:
+            os.symlink(target, os.path.join(private, warehouse.parts.root.name))
+            try:
+                previous: str | None = os.getcwd()
+            except OSError:  # the caller's folder was deleted: nothing to return to
+                previous = None
+            os.chdir(private)
+            try:
+                yield real
+            finally:
+                os.chdir(previous if previous is not None else tempfile.gettempdir())
+    finally:
+        if handle is not None:
+            os.close(handle)
+
+
+def _absolute(warehouse: Warehouse) -> Warehouse:
+    """``warehouse`` by its absolute path (the pinned folder is not the caller's)."""
+    if warehouse.path.is_absolute():
+        return warehouse
+    return type(warehouse)(warehouse.path.absolute(), lock_wait=warehouse.lock_wait)
 
 
 def read_only_query(warehouse: Warehouse, sql: str, params: Sequence[object] | None = None) -> pd.DataFrame:
-    """One query of a user (``stocker sql``) on its own locked connection."""
+    """One query of a user (``stocker sql``) on its own locked connection, in the pinned folder."""
     check_read_only(sql)
-    check_console_folder(warehouse)
-    with locked_connection(warehouse) as con:
+    warehouse = _absolute(warehouse)
+    with pinned_folder(warehouse), locked_connection(warehouse) as con:
         return run_read_only(con, sql, params)
 
 
 def query_plan(warehouse: Warehouse, sql: str) -> str:
     """DuckDB's plan of the read ``sql`` as text (``stocker sql --plan``), never run."""
     check_read_only(sql)
-    check_console_folder(warehouse)
-    with locked_connection(warehouse) as con:
+    warehouse = _absolute(warehouse)
+    with pinned_folder(warehouse), locked_connection(warehouse) as con:
         check_plan(con, sql)
         rows = con.execute(f"EXPLAIN {sql}").fetchall()
     return "\n".join(str(row[-1]) for row in rows)

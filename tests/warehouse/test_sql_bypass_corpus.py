@@ -134,20 +134,90 @@ def test_reads_inside_the_warehouse_still_run(warehouse: Warehouse) -> None:
     assert "READ_PARQUET" in plan.upper().replace(" ", "_")
 
 
-def test_a_relative_path_from_another_folder_is_refused(
+def test_the_current_folder_plays_no_part(
     warehouse: Warehouse, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Relative paths resolve against the current folder first: a ``stocker.parts`` there would be
-    read (and written) instead of the warehouse's."""
+    """Relative paths resolve against the current folder first (issue 34 refused to run beside a
+    foreign ``./stocker.parts``; issue 43: the check raced a toggled link). The console's query
+    now runs in a pinned folder: a ``stocker.parts`` where the user stands is never read."""
     elsewhere = tmp_path / "elsewhere"
     (elsewhere / "stocker.parts").mkdir(parents=True)
     (elsewhere / "stocker.parts" / "loot.txt").write_text("not the warehouse")
     monkeypatch.chdir(elsewhere)
-    with pytest.raises(ReadOnlyQueryError, match="is not the warehouse's"):
-        read_only_query(warehouse, "SELECT * FROM read_text('stocker.parts/loot.txt')")
-    monkeypatch.chdir(warehouse.path.parent)  # the warehouse's own folder is fine
-    check_console_folder(warehouse)
+    loot = read_only_query(warehouse, "SELECT * FROM read_text('stocker.parts/loot.txt')")
+    assert loot.empty  # the warehouse's partitions hold no loot.txt
+    assert read_only_query(warehouse, "SELECT count(*) AS n FROM market.prices")["n"].iloc[0] == len(
+        month_bars("GOOGL", JAN)
+    )
+    listed = read_only_query(warehouse, "SELECT file FROM glob('stocker.parts/*')")["file"].tolist()
+    assert listed and all(not str(f).startswith(str(elsewhere)) for f in listed)
+    assert Path.cwd() == elsewhere  # given back after the query
+    monkeypatch.chdir(warehouse.path.parent)  # the warehouse's own folder is fine too
+    assert check_console_folder(warehouse) == (warehouse.path.parent / "stocker.parts").resolve()
     assert len(read_only_query(warehouse, "SELECT count(*) AS n FROM market.prices")) == 1
+
+
+def test_a_partitions_folder_that_is_a_symbolic_link_is_refused(tmp_path: Path) -> None:
+    """Issue 43, item 4: the home's ``stocker.parts`` itself a link to an outside folder let
+    ``read_text`` read outside."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("secret")
+    home = tmp_path / "home"
+    home.mkdir()
+    real = Warehouse(tmp_path / "real" / "stocker.duckdb")
+    real.replace_months("market.prices", "GOOGL", [JAN], month_bars("GOOGL", JAN))
+    (home / "stocker.duckdb").write_bytes(real.path.read_bytes())
+    os.symlink(outside, home / "stocker.parts")
+    linked = Warehouse(home / "stocker.duckdb")
+    before = _tree(tmp_path)
+    for sql in (
+        "SELECT content FROM read_text('stocker.parts/secret.txt')",
+        f"SELECT content FROM read_text('{home / 'stocker.parts' / 'secret.txt'}')",
+        "SELECT count(*) FROM market.prices",
+    ):
+        with pytest.raises(ReadOnlyQueryError, match="is a symbolic link"):
+            read_only_query(linked, sql)
+        with pytest.raises(ReadOnlyQueryError, match="is a symbolic link"):
+            query_plan(linked, sql)
+    assert _tree(tmp_path) == before
+
+
+def test_a_link_toggled_in_the_current_folder_never_leaks(
+    warehouse: Warehouse, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 43, item 4: toggling ``./stocker.parts`` (a link to an outside folder, then gone)
+    during a query leaked an outside file in 9 of 25 runs."""
+    import threading
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    link = elsewhere / "stocker.parts"
+    monkeypatch.chdir(elsewhere)
+    stop = threading.Event()
+
+    def toggle() -> None:
+        while not stop.is_set():
+            try:
+                os.symlink(tmp_path / "outside", link)
+                os.unlink(link)
+            except OSError:
+                pass
+
+    toggler = threading.Thread(target=toggle, daemon=True)
+    toggler.start()
+    try:
+        for _ in range(40):
+            try:
+                found = read_only_query(
+                    warehouse, "SELECT content FROM read_text('stocker.parts/secret.txt')"
+                )
+            except ReadOnlyQueryError:
+                continue
+            assert "secret" not in found.to_string(), "an outside file leaked"
+    finally:
+        stop.set()
+        toggler.join(timeout=5)
 
 
 def test_a_symbolic_link_in_the_partitions_is_refused(warehouse: Warehouse, tmp_path: Path) -> None:
