@@ -14,6 +14,9 @@ _EXPORTS = {
     "from_jsonl": "entries",
     "LedgerStore": "store",
     "LedgerInputError": "store",
+    "LedgerIntegrityError": "store",
+    "read_ledger": "reader",
+    "check_outcomes": "reader",
     "LedgerRefusedError": "record",
     "record": "record",
     "plan_session": "record",
@@ -34,6 +37,8 @@ def _submodule(name: str) -> ModuleType:
         import stocker_core.ledger.entries as module
     elif name == "store":
         import stocker_core.ledger.store as module
+    elif name == "reader":
+        import stocker_core.ledger.reader as module
     elif name == "record":
         import stocker_core.ledger.record as module
     elif name == "score":

@@ -1,4 +1,4 @@
-"""``stocker ledger record|score|verify|show|export``: the forward paper-trading ledger."""
+"""``stocker ledger record|score|verify|head|show|export``: the forward paper-trading ledger."""
 
 from __future__ import annotations
 
@@ -37,14 +37,17 @@ def _session(text: str | None) -> date | None:
         fail(f"--for {text!r}: use an ISO date, e.g. 2016-03-02")
 
 
-def _published_head(text: str):
-    """``ENTRIES:HASH`` as a Head; exit 2 naming the expected form otherwise."""
-    from stocker_core.ledger.store import Head
+def _published_heads(texts: list[str] | None) -> tuple:
+    """Each ``--head ENTRIES:HASH`` as a Head; exit 2 naming the expected form otherwise."""
+    from stocker_core.ledger.store import published_head
 
-    count, _, digest = text.partition(":")
-    if not count.isdigit() or len(digest) != 64:
-        fail(f"--head {text!r}: use ENTRIES:HASH, e.g. 240:<64 hex digits> (`stocker ledger show` prints it)")
-    return Head(int(count), digest.lower())
+    heads = []
+    for text in texts or []:
+        try:
+            heads.append(published_head(text))
+        except ValueError as exc:
+            fail(f"--head {exc}")
+    return tuple(heads)
 
 
 def _percent(value: object) -> str:
@@ -100,16 +103,22 @@ def register(app: typer.Typer) -> None:
         from stocker_core.errors import StockerError
         from stocker_core.ledger.entries import to_jsonl
         from stocker_core.ledger.record import LedgerRefusedError, record
+        from stocker_core.ledger.store import LedgerIntegrityError
 
         settings = _settings()
         names = [p for p in policies.split(",")] if policies is not None else None
         try:
             result = record(settings, names, _session(for_session))
-        except LedgerRefusedError as exc:
+        except (LedgerRefusedError, LedgerIntegrityError) as exc:
             fail(exc, EXIT_FAILED)
         except StockerError as exc:
             fail(exc)
         plan = result.plan
+        if result.finished and not as_json:
+            typer.echo(
+                f"finished an interrupted recording: HEAD moved to #{result.finished.entries}, the end of "
+                "the file it had written"
+            )
         if as_json:
             typer.echo(
                 json.dumps(
@@ -120,6 +129,7 @@ def register(app: typer.Typer) -> None:
                         "written": [json.loads(line) for line in to_jsonl(result.written).splitlines()],
                         "already_recorded": len(result.already),
                         "skipped": result.skipped,
+                        "finished": result.finished.text() if result.finished else None,
                     },
                     indent=2,
                 )
@@ -140,9 +150,12 @@ def register(app: typer.Typer) -> None:
         """Score every entry whose outcome bar has landed; store and print the forward record."""
         from stocker_core.errors import StockerError
         from stocker_core.ledger.service import score_ledger
+        from stocker_core.ledger.store import LedgerIntegrityError
 
         try:
             scored = score_ledger(_settings())
+        except LedgerIntegrityError as exc:
+            fail(f"{exc}; nothing scored", EXIT_FAILED)
         except StockerError as exc:
             fail(exc)
         if as_json:
@@ -162,33 +175,79 @@ def register(app: typer.Typer) -> None:
         file: Path | None = typer.Option(
             None, "--file", help="Verify a JSON Lines export instead of the store"
         ),
-        head: str | None = typer.Option(
+        heads: list[str] | None = typer.Option(
             None,
             "--head",
-            help="With --file: the published head, ENTRIES:HASH (as `stocker ledger show` prints it)",
+            help="A head published earlier, ENTRIES:HASH (`stocker ledger head` prints it): the chain "
+            "must pass through it (repeatable)",
         ),
     ) -> None:
-        """Re-hash the chain; check each entry preceded its outcome (exit 1 naming the first bad one)."""
+        """Re-hash the chain, check HEAD, every file and the scores; exit 1 naming the first problem.
+
+        What it proves: the stored files agree with each other (and the scores with the bars). Only a
+        head published elsewhere (--head) proves nothing up to it was rewritten since."""
         from stocker_core.ledger.entries import from_jsonl
         from stocker_core.ledger.service import verify_ledger
         from stocker_core.ledger.verify import verify_chain
 
+        published = _published_heads(heads)
         if file is not None:
             try:
-                entries = from_jsonl(file.read_text(), str(file))
-            except (OSError, ValueError) as exc:
-                fail(exc)
-            report = verify_chain(entries, _published_head(head) if head else None)
+                text = file.read_bytes().decode("utf-8")
+            except OSError as exc:
+                fail(f"cannot read {file}: {exc.strerror or exc}")
+            except UnicodeDecodeError:
+                fail(f"{file}: not a ledger export (not UTF-8 text)", EXIT_FAILED)
+            try:
+                entries = from_jsonl(text, str(file))
+            except ValueError as exc:
+                fail(exc, EXIT_FAILED)
+            report = verify_chain(entries, None, published)
         else:
-            if head is not None:
-                fail("--head goes with --file (the store keeps its own head)")
-            report = verify_ledger(_settings())
+            report = verify_ledger(_settings(), published)
         if not report.ok:
             more = len(report.problems) - 1
             fail(f"{report.first_problem}" + (f" (and {more} more problem(s))" if more else ""), EXIT_FAILED)
+        checked = "; ".join(report.notes)
+        if file is not None:
+            typer.echo(
+                f"export intact: {report.entries} entries, chain verified, none after its outcome"
+                + (
+                    f"; {checked}"
+                    if checked
+                    else "; no head checked (pass --head ENTRIES:HASH as published: entries removed at the "
+                    "end would not show without it)"
+                )
+            )
+            return
         typer.echo(
-            f"ledger intact: {report.entries} entries, chain and head verified, none after its outcome"
+            f"ledger intact: {report.entries} entries, chain and HEAD verified, none after its outcome, "
+            "scores and record recomputed"
+            + (f"; {checked}" if checked else "")
+            + " (this proves the files agree with each other; only a head published elsewhere proves "
+            "they were not all rewritten)"
         )
+
+    @ledger_app.command("head")
+    def head_command(as_json: bool = typer.Option(False, "--json", help="Print JSON")) -> None:
+        """Print the verified chain's head, ENTRIES:HASH: publish it (a commit, a dated post) to
+        anchor the ledger; `verify --head` checks any later ledger against it."""
+        from stocker_core.ledger.service import read_verified
+        from stocker_core.ledger.store import LedgerIntegrityError
+
+        try:
+            ledger = read_verified(_settings())
+        except LedgerIntegrityError as exc:
+            fail(f"{exc}; no head to publish", EXIT_FAILED)
+        if not ledger.entries:
+            fail(
+                "the ledger is empty: no head to publish (`stocker ledger record` writes its first entries)",
+                EXIT_FAILED,
+            )
+        if as_json:
+            typer.echo(json.dumps({"entries": ledger.end.entries, "hash": ledger.end.hash}))
+            return
+        typer.echo(ledger.end.text())
 
     @ledger_app.command("show")
     def show_command(
@@ -197,14 +256,20 @@ def register(app: typer.Typer) -> None:
         ),
         last: int = typer.Option(10, "--last", min=0, help="Entries to list (text output)"),
     ) -> None:
-        """The ledger: its head, the last entries and the stored forward record."""
+        """The ledger: its head, the last entries and the stored forward record, once they pass
+        everything `verify` checks (exit 1 naming the first problem otherwise)."""
         from stocker_core.ledger.entries import to_jsonl
+        from stocker_core.ledger.reader import check_outcomes, read_ledger
         from stocker_core.ledger.store import LedgerStore
 
-        store = LedgerStore(_settings())
-        entries = store.read()
-        head = store.head()
-        record = store.read_table("record")
+        settings = _settings()
+        ledger = read_ledger(LedgerStore(settings))
+        problems = ledger.all_problems or check_outcomes(settings, ledger)  # what verify checks
+        if problems:
+            more = f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""
+            fail(f"the ledger fails verification, nothing shown: {problems[0]}{more}", EXIT_FAILED)
+        entries, record = ledger.entries, ledger.record
+        head = ledger.end if entries else None
         if as_json:
             payload = {
                 "head": {"entries": head.entries, "hash": head.hash} if head else None,
@@ -216,7 +281,7 @@ def register(app: typer.Typer) -> None:
         if not entries:
             typer.echo("the ledger is empty: `stocker ledger record` writes its first entries")
             return
-        typer.echo(f"{len(entries)} entries; head {f'{head.entries}:{head.hash}' if head else 'missing'}")
+        typer.echo(f"{len(entries)} entries; head {head.text()}")
         for e in entries[-last:] if last else []:
             typer.echo(
                 f"  #{e.seq:<5} {e.mode:<8} {e.decided_on} → {e.for_session} {e.ticker:<6} {e.policy:<16} "
@@ -229,12 +294,17 @@ def register(app: typer.Typer) -> None:
     def export_command(
         output: Path | None = typer.Option(None, "-o", "--output", help="File to write (default: stdout)"),
     ) -> None:
-        """Every entry as JSON Lines, exactly as hashed (publish it with the head hash)."""
+        """Every entry as JSON Lines, exactly as hashed (publish it with `stocker ledger head`)."""
         from stocker_core.atomic_files import write_text_atomic
         from stocker_core.ledger.entries import to_jsonl
-        from stocker_core.ledger.store import LedgerStore
+        from stocker_core.ledger.service import read_verified
+        from stocker_core.ledger.store import LedgerIntegrityError
 
-        text = to_jsonl(LedgerStore(_settings()).read())
+        try:
+            ledger = read_verified(_settings())
+        except LedgerIntegrityError as exc:
+            fail(f"{exc}; nothing exported", EXIT_FAILED)
+        text = to_jsonl(ledger.entries)
         if output is None:
             sys.stdout.write(text)
             return

@@ -94,23 +94,48 @@ def chain(drafts: Sequence[dict[str, Any]], first_seq: int, prev_hash: str) -> l
     return entries
 
 
-def _plain(value: Any, column: str) -> Any:
-    if column in ("seq", "shares"):
-        return int(value)
-    if column in ("target_exposure", "decision_close", "cost_fraction"):
-        number = float(value)
-        if not math.isfinite(number):
+INT_FIELDS = ("seq", "shares")
+FLOAT_FIELDS = ("target_exposure", "decision_close", "cost_fraction")
+
+
+def _checked(value: Any, column: str) -> Any:
+    """``value`` exactly as stored when its type is the one the ledger writes for ``column``;
+    ValueError naming the column otherwise (nothing is converted: what is hashed is what is
+    stored)."""
+    if value is None:
+        raise ValueError(f"{column} is null (the ledger always writes a value)")
+    if column in INT_FIELDS:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"{column} must be a whole number, got {value!r}")
+        return value
+    if column in FLOAT_FIELDS:
+        if not isinstance(value, float):
+            raise ValueError(
+                f"{column} must be a number with a fraction as the ledger writes it, got {value!r}"
+            )
+        if not math.isfinite(value):
             raise ValueError(f"{column} must be finite, got {value!r}")
-        return number
-    return str(value)
+        return value
+    if not isinstance(value, str):
+        raise ValueError(f"{column} must be text, got {value!r}")
+    if column == "mode" and value not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}, got {value!r}")
+    return value
 
 
-def entries_from_frame(frame: pd.DataFrame) -> list[LedgerEntry]:
-    """Entries of a stored frame (one row each), in ``seq`` order, values as stored."""
-    if len(frame) == 0:
-        return []
-    rows = frame.sort_values("seq", kind="stable").to_dict("records")
-    return [LedgerEntry(**{c: _plain(row[c], c) for c in ENTRY_COLUMNS}) for row in rows]
+def entry_from_mapping(data: Any) -> LedgerEntry:
+    """The entry of one stored row or JSON object, every field checked for the type the ledger
+    writes and none converted; ValueError naming the first problem (a missing, unknown or
+    mistyped field)."""
+    if not isinstance(data, dict):
+        raise ValueError(f"expected an object with the entry's fields, got {type(data).__name__}")
+    missing = [c for c in ENTRY_COLUMNS if c not in data]
+    if missing:
+        raise ValueError(f"field {missing[0]} is missing")
+    unknown = sorted(k for k in data if k not in ENTRY_COLUMNS)
+    if unknown:
+        raise ValueError(f"field {unknown[0]!r} is not one the ledger writes (it would not be hashed)")
+    return LedgerEntry(**{c: _checked(data[c], c) for c in ENTRY_COLUMNS})
 
 
 def entries_frame(entries: Iterable[LedgerEntry]) -> pd.DataFrame:
@@ -125,15 +150,34 @@ def to_jsonl(entries: Iterable[LedgerEntry]) -> str:
     return "".join(json.dumps(asdict(e), sort_keys=True) + "\n" for e in entries)
 
 
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise ValueError(f"field {key!r} appears twice")
+        seen[key] = value
+    return seen
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number the ledger writes")
+
+
+def json_object(text: str) -> Any:
+    """``text`` as JSON, read strictly: a duplicated key, ``NaN`` or ``Infinity`` is a ValueError."""
+    return json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constant)
+
+
 def from_jsonl(text: str, where: str = "JSON Lines") -> list[LedgerEntry]:
-    """Entries of a JSON Lines export; ValueError naming the line for a malformed one."""
+    """Entries of a JSON Lines export, each value exactly as written (no field converted, a
+    duplicated key, ``NaN`` or a mistyped value refused); ValueError naming the line otherwise."""
     entries = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            data = json.loads(line)
-            entries.append(LedgerEntry(**{c: _plain(data[c], c) for c in ENTRY_COLUMNS}))
-        except (ValueError, KeyError, TypeError) as exc:
-            raise ValueError(f"{where}:{number}: not a ledger entry ({exc})") from None
+            entries.append(entry_from_mapping(json_object(line)))
+        except (ValueError, RecursionError) as exc:
+            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise ValueError(f"{where}:{number}: not a ledger entry ({reason})") from None
     return entries

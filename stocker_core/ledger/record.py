@@ -32,7 +32,8 @@ from stocker_core.env.rewards import RewardParams
 from stocker_core.errors import InvalidNameError, StockerError, UnknownTickerError
 from stocker_core.evaluation.backtests import check_policy_names
 from stocker_core.ledger.entries import GENESIS, LedgerEntry, Mode, chain
-from stocker_core.ledger.store import LedgerInputError, LedgerStore
+from stocker_core.ledger.reader import Ledger, read_ledger
+from stocker_core.ledger.store import Head, LedgerInputError, LedgerIntegrityError, LedgerStore
 from stocker_core.market.bars import configured_source, load_bars
 from stocker_core.market.clock import (
     ClockError,
@@ -73,6 +74,9 @@ class RecordResult:
     written: list[LedgerEntry] = field(default_factory=list)
     already: list[LedgerEntry] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)
+    finished: Head | None = None
+    """The head an interrupted earlier recording was finished at (its file was there, ``HEAD``
+    had not moved), or None."""
 
 
 def plan_session(settings: Settings, for_session: date | None = None) -> SessionPlan:
@@ -265,55 +269,105 @@ def _decision_bars(
     return data
 
 
+@dataclass
+class _Draft:
+    """What a recording would write on top of the stored chain ``on``."""
+
+    on: Head
+    entries: list[LedgerEntry]
+
+
+def _prepare(
+    settings: Settings,
+    plan: SessionPlan,
+    names: list[str],
+    tickers: list[str],
+    stored: list[LedgerEntry],
+    result: RecordResult,
+) -> _Draft:
+    """The entries to write after ``stored`` (raising the refusals; writing nothing)."""
+    mine = [e for e in stored if e.mode == plan.mode]  # each mode keeps its own paper accounts
+    latest = max((e.decided_on for e in mine), default=None)
+    if latest is not None and plan.decided_on.isoformat() < latest:
+        raise LedgerInputError(
+            f"the {plan.mode} entries reach decisions of {latest}: recording at {plan.decided_on} "
+            "would back-fill the ledger (move the clock forward)"
+        )
+    inception: dict[tuple[str, str], date] = {}
+    for e in mine:
+        inception.setdefault((e.ticker, e.policy), date.fromisoformat(e.decided_on))
+    have = {(e.ticker, e.policy): e for e in mine if e.for_session == plan.for_session.isoformat()}
+    wanted = [(t, p) for t in tickers for p in names]
+    result.already = [have[k] for k in wanted if k in have]
+    result.skipped = {}
+    last = stored[-1] if stored else None
+    on = Head(last.seq, last.hash) if last else Head(0, GENESIS)
+    todo = [k for k in wanted if k not in have]
+    if not todo:
+        return _Draft(on, [])
+    data = _decision_bars(settings, plan, list(dict.fromkeys(t for t, _ in todo)), result)
+    params = RewardParams.from_settings(settings)
+    versions = _versions(settings, names)
+    drafts = []
+    for name in names:
+        tickers_here = [t for t, p in todo if p == name and t in data]
+        starts = {t: inception.get((t, name), plan.decided_on) for t in tickers_here}
+        envs = [
+            TradingEnv(_episode(t, data[t][0], starts[t], data[t][1], settings), params) for t in tickers_here
+        ]
+        for ticker, account in zip(tickers_here, _play(name, envs, settings), strict=True):
+            inputs = _inputs_hash(data[ticker][0], starts[ticker], params)
+            drafts.append(
+                _draft(account, plan, versions[name], inputs, data[ticker][1], params.transaction_cost)
+            )
+    drafts.sort(key=lambda d: (d["ticker"], names.index(d["policy"])))
+    return _Draft(on, chain(drafts, on.entries + 1, on.hash))
+
+
+def _stored(store: LedgerStore) -> Ledger:
+    """The stored ledger, which a recording may continue: its chain verifies, or the only problem
+    is a recording interrupted before it moved ``HEAD`` (which this one finishes)."""
+    ledger = read_ledger(store)
+    if ledger.problems and not ledger.unfinished:
+        raise LedgerIntegrityError(f"the ledger fails verification: {ledger.summary()}; nothing recorded")
+    return ledger
+
+
 def record(
     settings: Settings, policies: Sequence[str] | None = None, for_session: date | None = None
 ) -> RecordResult:
     """Record each universe ticker × policy's decision for the next session (see the module
     docstring). LedgerInputError/InvalidNameError for bad input, LedgerRefusedError when the
-    session's bar exists; on any error nothing is written."""
+    session's bar exists, LedgerIntegrityError when the stored chain fails verification; on any
+    error nothing is written (not even the ledger's folder).
+
+    The decisions are prepared from the stored chain without writing; only then is the ledger
+    locked (its folder made), the chain read again (prepared afresh if another recording wrote
+    meanwhile), a recording interrupted between its file and ``HEAD`` finished, the new file
+    written and ``HEAD`` moved."""
     names = check_policies(policies if policies is not None else settings.ledger_policies)
     plan = plan_session(settings, for_session)
     store = LedgerStore(settings)
     store.check_writable()
     tickers = read_universe(settings)
     result = RecordResult(plan)
+    ledger = _stored(store)
+    draft = _prepare(settings, plan, names, tickers, ledger.entries, result)
+    if not draft.entries and not ledger.unfinished:
+        return result
     with store.locked():
-        stored = store.read()
-        mine = [e for e in stored if e.mode == plan.mode]  # each mode keeps its own paper accounts
-        latest = max((e.decided_on for e in mine), default=None)
-        if latest is not None and plan.decided_on.isoformat() < latest:
-            raise LedgerInputError(
-                f"the {plan.mode} entries reach decisions of {latest}: recording at {plan.decided_on} "
-                "would back-fill the ledger (move the clock forward)"
-            )
-        inception: dict[tuple[str, str], date] = {}
-        for e in mine:
-            inception.setdefault((e.ticker, e.policy), date.fromisoformat(e.decided_on))
-        have = {(e.ticker, e.policy): e for e in mine if e.for_session == plan.for_session.isoformat()}
-        wanted = [(t, p) for t in tickers for p in names]
-        result.already = [have[k] for k in wanted if k in have]
-        todo = [k for k in wanted if k not in have]
-        if not todo:
-            return result
-        data = _decision_bars(settings, plan, list(dict.fromkeys(t for t, _ in todo)), result)
-        params = RewardParams.from_settings(settings)
-        versions = _versions(settings, names)
-        drafts = []
-        for name in names:
-            tickers_here = [t for t, p in todo if p == name and t in data]
-            starts = {t: inception.get((t, name), plan.decided_on) for t in tickers_here}
-            envs = [
-                TradingEnv(_episode(t, data[t][0], starts[t], data[t][1], settings), params)
-                for t in tickers_here
-            ]
-            for ticker, account in zip(tickers_here, _play(name, envs, settings), strict=True):
-                inputs = _inputs_hash(data[ticker][0], starts[ticker], params)
-                drafts.append(
-                    _draft(account, plan, versions[name], inputs, data[ticker][1], params.transaction_cost)
-                )
-        drafts.sort(key=lambda d: (d["ticker"], names.index(d["policy"])))
-        last = stored[-1] if stored else None
-        entries = chain(drafts, last.seq + 1 if last else 1, last.hash if last else GENESIS)
-        store.append(entries)
-        result.written = entries
+        again = _stored(store)
+        if again.end != ledger.end or again.files != ledger.files:
+            ledger = again
+            draft = _prepare(settings, plan, names, tickers, ledger.entries, result)
+        store.remove_temporaries()
+        if ledger.unfinished:
+            store.set_head(ledger.end)
+            result.finished = ledger.end
+        files = list(ledger.files)
+        if draft.entries:
+            files.append(store.write_entry_file(draft.entries))
+            store.set_head(Head(draft.entries[-1].seq, draft.entries[-1].hash))
+            result.written = draft.entries
+        store.refresh_views(files, ledger.scored if not ledger.derived_problems else None)
     return result

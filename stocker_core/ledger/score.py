@@ -84,10 +84,12 @@ def _outcome_closes(settings: Settings, entries: Sequence[LedgerEntry]) -> dict[
     return closes
 
 
-def score_entries(settings: Settings, entries: Sequence[LedgerEntry]) -> tuple[pd.DataFrame, int]:
-    """One scored row per entry whose outcome session has closed by the clock and whose bar
-    exists; and the number of entries still pending."""
-    instant = clock_now(settings.clock)
+def score_entries(
+    settings: Settings, entries: Sequence[LedgerEntry], instant: pd.Timestamp | None = None
+) -> tuple[pd.DataFrame, int]:
+    """One scored row per entry whose outcome session has closed by ``instant`` (default: the
+    clock) and whose bar exists; and the number of entries still pending."""
+    instant = clock_now(settings.clock) if instant is None else instant
     due = [e for e in entries if close_of(date.fromisoformat(e.for_session)) <= instant]
     closes = _outcome_closes(settings, due)
     rows = []

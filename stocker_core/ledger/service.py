@@ -1,15 +1,19 @@
-"""The ledger's steps as the CLI and the Dagster assets run them: score and store, verify the store."""
+"""The ledger's steps as the CLI and the Dagster assets run them: score and store, verify the store.
+
+Both read through ``reader.read_ledger``, the one reader every view of the ledger uses."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pandas as pd
 
 from stocker_core.config import Settings
-from stocker_core.ledger.score import forward_record, score_entries
-from stocker_core.ledger.store import LedgerStore
-from stocker_core.ledger.verify import Verification, verify_chain
+from stocker_core.ledger.reader import Ledger, check_outcomes, read_ledger
+from stocker_core.ledger.store import Head, LedgerIntegrityError, LedgerStore
+from stocker_core.ledger.verify import Verification
+from stocker_core.market.clock import clock_now
 
 
 @dataclass(frozen=True)
@@ -21,18 +25,45 @@ class Scored:
     pending: int
 
 
-def verify_ledger(settings: Settings) -> Verification:
-    """The stored chain and its head, checked (``verify_chain``)."""
-    store = LedgerStore(settings)
-    return verify_chain(store.read(), store.head())
+def verify_ledger(settings: Settings, published: Sequence[Head] = (), bars: bool = True) -> Verification:
+    """Everything the reader checks (the chain, ``HEAD``, every file, the derived tables against
+    the chain), each ``published`` head as a prefix, and with ``bars`` the scores against the
+    outcome bars (``check_outcomes``)."""
+    ledger = read_ledger(LedgerStore(settings), tuple(published))
+    problems = ledger.all_problems
+    if bars and not problems:
+        problems = check_outcomes(settings, ledger)
+    return Verification(len(ledger.entries), list(problems), ledger.end, ledger.notes)
+
+
+def read_verified(settings: Settings) -> Ledger:
+    """The stored ledger when its chain verifies (LedgerIntegrityError naming the first problem
+    otherwise): what ``show``, ``head``, ``export`` and ``score`` stand on."""
+    ledger = read_ledger(LedgerStore(settings))
+    if ledger.problems:
+        raise LedgerIntegrityError(f"the ledger fails verification: {ledger.summary()}")
+    return ledger
 
 
 def score_ledger(settings: Settings) -> Scored:
-    """Score every entry whose outcome has landed and store ``ledger.scores`` and ``ledger.record``."""
+    """Score every entry whose outcome has landed and store ``ledger.scores`` and ``ledger.record``
+    (with ``SCORED``: the chain they were computed from and when). LedgerIntegrityError, nothing
+    written, when the chain fails verification; derived tables that fail are recomputed."""
+    from stocker_core.ledger.score import forward_record, score_entries
+
     store = LedgerStore(settings)
-    scores, pending = score_entries(settings, store.read())
+    ledger = read_verified(settings)
+    instant = clock_now(settings.clock)
+    scores, pending = score_entries(settings, ledger.entries, instant)
     record = forward_record(scores)
     store.check_writable()
-    store.write_table("scores", scores)
-    store.write_table("record", record)
+    with store.locked():
+        again = read_ledger(store)
+        if again.problems or again.end != ledger.end:  # recorded meanwhile: score what is there now
+            ledger = read_verified(settings)
+            scores, pending = score_entries(settings, ledger.entries, instant)
+            record = forward_record(scores)
+        store.remove_temporaries()
+        scored = store.write_derived(scores, record, ledger.end, instant)
+        store.refresh_views(ledger.files, scored)
     return Scored(scores, record, pending)

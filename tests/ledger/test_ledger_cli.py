@@ -116,7 +116,7 @@ def test_a_session_whose_bar_exists_is_refused_and_nothing_written(aapl_home, mo
     set_clock(monkeypatch, after_close(FIRST_DECISION))
     line = _one_line_error(invoke("record", "--policies", POLICIES, "--for", str(FIRST_DECISION)), 1)
     assert "refused" in line and str(FIRST_DECISION) in line
-    assert store.entry_files() == [] and store.head() is None
+    assert not store.root.exists()  # no entry, no HEAD, no .lock, no folder
     # the warehouse holds the next session's bar (refreshed without the clock): a live recording
     # refuses it; a replay reads only what is stored up to its clock (tests/ledger/
     # test_ledger_on_built_home.py), so the stored future does not refuse it

@@ -150,11 +150,15 @@ def ledger(context: dg.AssetExecutionContext, config: LedgerConfig, stocker: Sto
 )
 def ledger_scores(context: dg.AssetExecutionContext, stocker: StockerResource) -> dg.MaterializeResult:
     """Score the landed outcomes and store the forward record."""
+    from stocker_core.errors import StockerError
     from stocker_core.ledger.service import score_ledger, verify_ledger
 
     settings = stocker.settings()
-    report = verify_ledger(settings)
-    scored = score_ledger(settings)
+    try:
+        scored = score_ledger(settings)  # refuses a chain that fails verification: nothing written
+    except StockerError as exc:
+        raise dg.Failure(description=str(exc)) from None
+    report = verify_ledger(settings)  # the chain, and the tables just written against it and the bars
     return dg.MaterializeResult(
         metadata={
             "scored": len(scored.scores),

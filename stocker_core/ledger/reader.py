@@ -1,0 +1,352 @@
+"""The one reader of the stored ledger: ``verify``, ``show``, ``head``, ``export``, ``score``,
+``record`` and the web page read the ledger through ``read_ledger``, so what any of them shows
+is what verification checked.
+
+``read_ledger`` reads the entry files the ledger writes (and names every other file under
+``entries/`` as a problem: no one reads it), each value exactly as stored and of the type the
+ledger writes, re-hashes the chain, matches ``HEAD``, and checks the derived tables against the
+chain: ``SCORED`` (what they were computed from) must name a prefix of the chain, each file must
+have the sha256 ``SCORED`` records, every scored row must repeat its entry's fields and the
+return arithmetic exactly, and the forward record must be the one its scores give.
+``check_outcomes`` adds what needs the market data: every outcome close is the bar's close, and
+every entry due at the scoring with a bar is scored (``verify`` runs it).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+
+from stocker_core.config import Settings
+from stocker_core.ledger.entries import GENESIS, LedgerEntry
+from stocker_core.ledger.store import DERIVED, Head, LedgerStore, Scored, sha256_of
+from stocker_core.ledger.verify import verify_chain
+from stocker_core.market.clock import close_of
+
+ENTRY_FIELDS_IN_SCORES = (
+    "ticker",
+    "policy",
+    "mode",
+    "decided_on",
+    "for_session",
+    "target_exposure",
+    "cost_fraction",
+    "decision_close",
+)
+
+
+@dataclass
+class Ledger:
+    """The stored ledger as the reader found it."""
+
+    entries: list[LedgerEntry]
+    """Every entry read from the accepted files, in ``seq`` order."""
+    files: list[Path]
+    head: Head | None
+    """``HEAD`` as stored (None when missing or unreadable)."""
+    end: Head
+    """The chain's last entry, as checked."""
+    problems: list[str] = field(default_factory=list)
+    """The chain's problems: files, values, hashes, links, numbering, timing, ``HEAD``."""
+    derived_problems: list[str] = field(default_factory=list)
+    """The derived tables' problems (scores, record, ``SCORED``)."""
+    unfinished: bool = False
+    """The only problem is a recording interrupted between its file and ``HEAD``: the next
+    recording moves ``HEAD`` to ``end``."""
+    scored: Scored | None = None
+    scores: pd.DataFrame = field(default_factory=pd.DataFrame)
+    record: pd.DataFrame = field(default_factory=pd.DataFrame)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems and not self.derived_problems
+
+    @property
+    def all_problems(self) -> list[str]:
+        return [*self.problems, *self.derived_problems]
+
+    def summary(self) -> str:
+        """The first problem, with how many more there are."""
+        problems = self.all_problems
+        more = len(problems) - 1
+        return problems[0] + (
+            f" (and {more} more problem(s): `stocker ledger verify` lists them)" if more else ""
+        )
+
+
+def read_ledger(store: LedgerStore, published: tuple[Head, ...] = ()) -> Ledger:
+    """The stored ledger, checked (see the module docstring); ``published`` heads must be
+    prefixes of the chain."""
+    files, problems = store.scan()
+    entries: list[LedgerEntry] = []
+    misnamed: list[str] = []
+    for path in files:
+        found, wrong = store.read_entry_file(path)
+        entries += found
+        problems += wrong
+        misnamed += store.naming_problems(path, found)
+    entries.sort(key=lambda e: e.seq)
+    head, head_problem = store.read_head()
+    if head_problem:
+        problems.append(head_problem)
+    report = verify_chain(entries, head, published)
+    ledger = Ledger(entries, files, head, report.end, notes=report.notes)
+    unfinished = _unfinished(files, entries, head) if not problems and not misnamed else None
+    if head is None and head_problem is None and entries:
+        problems.append(
+            f"HEAD is missing: the chain's end (#{report.end.entries}) cannot be checked against it "
+            "(entries deleted at the end would not show)"
+            + (
+                "; a first recording interrupted before writing it? `stocker ledger record` finishes it"
+                if unfinished
+                else ""
+            )
+        )
+    problems += report.problems + misnamed
+    ledger.problems = problems
+    ledger.unfinished = bool(unfinished) and len(problems) == 1
+    _read_derived(store, ledger)
+    return ledger
+
+
+def _unfinished(files: list[Path], entries: list[LedgerEntry], head: Head | None) -> bool:
+    """Whether the chain is whole and only its last file lies after ``HEAD`` (or, without
+    ``HEAD``, it is the only file): a recording killed between its file and moving ``HEAD``."""
+    if not files or not entries:
+        return False
+    boundary = head.entries if head is not None else 0
+    last_first = int(files[-1].name.split("-")[1].split(".")[0])
+    if last_first != boundary + 1 or entries[-1].seq <= boundary:
+        return False
+    whole = verify_chain(entries)
+    if not whole.ok:
+        return False
+    at_boundary = GENESIS if boundary == 0 else next((e.hash for e in entries if e.seq == boundary), None)
+    return head is None or at_boundary == head.hash
+
+
+# -- the derived tables -------------------------------------------------------------------
+def _read_derived(store: LedgerStore, ledger: Ledger) -> None:
+    scored, problem = store.read_scored()
+    present = [n for n in DERIVED if store.table_path(n).exists()]
+    problems = ledger.derived_problems
+    if problem:
+        problems.append(problem)
+        return
+    if scored is None:
+        if present:
+            problems.append(
+                f"{present[0]}/part.parquet has no SCORED beside it (what it was computed from is "
+                "unknown): `stocker ledger score` recomputes it"
+            )
+        return
+    ledger.scored = scored
+    hashes = {e.seq: e.hash for e in ledger.entries}
+    n = scored.head.entries
+    if n > ledger.end.entries or (n > 0 and hashes.get(n) != scored.head.hash):
+        problems.append(
+            f"SCORED says the scores were computed from the chain up to #{n} ({scored.head.hash[:12]}…), "
+            "which is not this chain's: `stocker ledger score` recomputes them"
+        )
+        return
+    tables: dict[str, pa.Table] = {}
+    for name in DERIVED:
+        table, unreadable = store.read_derived(name)
+        if unreadable:
+            problems.append(unreadable)
+            continue
+        tables[name] = table  # type: ignore[assignment]
+    if len(tables) < len(DERIVED):
+        return
+    from stocker_core.ledger.score import RECORD_COLUMNS, SCORE_COLUMNS
+
+    shapes = [
+        _shape_problem(f"{name}/part.parquet", tables[name], columns)
+        for name, columns in (("scores", SCORE_COLUMNS), ("record", RECORD_COLUMNS))
+    ]
+    problems += [p for p in shapes if p]
+    if not any(shapes):
+        scores = tables["scores"].to_pandas()
+        record = tables["record"].to_pandas()
+        by_seq = {e.seq: e for e in ledger.entries if e.seq <= n}
+        problems += _scores_problems(tables["scores"].to_pylist(), by_seq, scored.at)
+        if not problems:
+            problems += _record_problems(record, scores)
+        ledger.scores, ledger.record = scores, record
+    for name in DERIVED:
+        try:
+            digest = sha256_of(store.table_path(name))
+        except OSError:
+            continue
+        if digest != scored.digests[name]:
+            problems.append(
+                f"{name}/part.parquet changed since `stocker ledger score` wrote it (its sha256 is not "
+                "the one SCORED records)"
+            )
+
+
+def _shape_problem(where: str, table: pa.Table, columns: tuple[str, ...]) -> str | None:
+    names = table.column_names
+    missing = [c for c in columns if c not in names]
+    if missing:
+        return f"{where}: column {missing[0]} is missing"
+    extra = [c for c in names if c not in columns]
+    if extra or len(set(names)) != len(names):
+        return f"{where}: column {(extra or names)[0]!r} is not one the ledger writes"
+    return None
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal values, or both missing (None or NaN)."""
+    missing_a = a is None or (isinstance(a, float) and math.isnan(a))
+    missing_b = b is None or (isinstance(b, float) and math.isnan(b))
+    if missing_a or missing_b:
+        return missing_a and missing_b
+    return (
+        type(a) is type(b)
+        and a == b
+        or (
+            isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool) and a == b
+        )
+    )
+
+
+def _percent(value: Any) -> str:
+    return f"{value * 100:+.3f}%" if isinstance(value, float) and math.isfinite(value) else repr(value)
+
+
+def _scores_problems(
+    rows: list[dict[str, Any]], by_seq: dict[int, LedgerEntry], at: pd.Timestamp
+) -> list[str]:
+    """Every scored row against its entry, the return arithmetic and buy-and-hold's row."""
+    from stocker_core.ledger.record import BENCHMARK
+    from stocker_core.ledger.score import entry_return
+
+    problems: list[str] = []
+    seen: set[int] = set()
+    bench: dict[tuple[str, str, str], Any] = {}
+    for row in rows:
+        if row.get("policy") == BENCHMARK:
+            bench[(row.get("ticker"), row.get("mode"), row.get("for_session"))] = row.get("policy_return")
+    for row in rows:
+        seq = row.get("seq")
+        entry = by_seq.get(seq) if isinstance(seq, int) and not isinstance(seq, bool) else None
+        if entry is None:
+            problems.append(
+                f"scores/part.parquet: row #{seq!r} scores no entry of the chain it was computed from"
+            )
+            continue
+        who = f"scores/part.parquet: row {entry.describe()}"
+        if seq in seen:
+            problems.append(f"{who} appears twice")
+            continue
+        seen.add(seq)
+        wrong = [c for c in ENTRY_FIELDS_IN_SCORES if not _same(row.get(c), getattr(entry, c))]
+        if wrong:
+            problems.append(
+                f"{who}: its {wrong[0]} is {row.get(wrong[0])!r}, the entry's is {getattr(entry, wrong[0])!r}"
+            )
+            continue
+        if close_of(date.fromisoformat(entry.for_session)) > at:
+            problems.append(f"{who}: scored at {at.isoformat()}, before its outcome bar's close")
+            continue
+        outcome = row.get("outcome_close")
+        if not isinstance(outcome, float) or not math.isfinite(outcome) or outcome <= 0:
+            problems.append(f"{who}: outcome close {outcome!r} is not a price")
+            continue
+        expected = {
+            "session_return": outcome / entry.decision_close - 1.0,
+            "policy_return": entry_return(
+                entry.target_exposure, entry.cost_fraction, entry.decision_close, outcome
+            ),
+        }
+        benchmark = bench.get((entry.ticker, entry.mode, entry.for_session))
+        expected["benchmark_return"] = benchmark if benchmark is not None else float("nan")
+        expected["excess"] = expected["policy_return"] - expected["benchmark_return"]
+        for column, value in expected.items():
+            if not _same(row.get(column), value):
+                problems.append(
+                    f"{who}: its {column} is {_percent(row.get(column))}, the entry and its outcome close "
+                    f"give {_percent(value)}"
+                )
+                break
+    return problems
+
+
+def _record_problems(record: pd.DataFrame, scores: pd.DataFrame) -> list[str]:
+    """The stored forward record against the one its scores give."""
+    from stocker_core.ledger.score import RECORD_COLUMNS, forward_record
+
+    expected = forward_record(scores)
+    if len(expected) != len(record):
+        return [
+            f"record/part.parquet: {len(record)} rows, its scores give {len(expected)} "
+            "(one per mode and policy)"
+        ]
+    got_rows = record.sort_values(["mode", "policy"]).to_dict("records")
+    want_rows = expected.sort_values(["mode", "policy"]).to_dict("records")
+    for got, want in zip(got_rows, want_rows, strict=True):
+        for column in RECORD_COLUMNS:
+            if not _same(_plain(got[column]), _plain(want[column])):
+                return [
+                    f"record/part.parquet: {want['mode']} {want['policy']}'s {column} is "
+                    f"{_plain(got[column])!r}, its scores give {_plain(want[column])!r}"
+                ]
+    return []
+
+
+def _plain(value: Any) -> Any:
+    """A pandas/NumPy cell as a Python value (ints as int, floats as float, missing as None)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    if hasattr(value, "item"):
+        value = value.item()
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
+
+
+# -- what needs the market data -----------------------------------------------------------
+def check_outcomes(settings: Settings, ledger: Ledger) -> list[str]:
+    """The stored scores against a fresh scoring of the same chain prefix at the same instant
+    (``SCORED``): each outcome close is the bar's, each entry due then whose bar exists is
+    scored. Nothing to check (empty) when there are no scores or they already fail."""
+    from stocker_core.errors import StockerError
+    from stocker_core.ledger.score import score_entries
+
+    scored = ledger.scored
+    if scored is None or ledger.derived_problems or ledger.scores.empty and scored.head.entries == 0:
+        return []
+    entries = [e for e in ledger.entries if e.seq <= scored.head.entries]
+    at_scoring = settings
+    if settings.clock is not None and settings.clock < scored.at:
+        at_scoring = settings.model_copy(update={"clock": scored.at.to_pydatetime()})
+    try:
+        fresh, _ = score_entries(at_scoring, entries, scored.at)
+    except (StockerError, OSError) as exc:
+        return [f"the scores could not be checked against the bars: {exc}"]
+    stored = {int(r["seq"]): r for r in ledger.scores.to_dict("records")}
+    again = {int(r["seq"]): r for r in fresh.to_dict("records")}
+    by_seq = {e.seq: e for e in entries}
+    for seq in sorted(set(stored) | set(again)):
+        who = by_seq[seq].describe() if seq in by_seq else f"#{seq}"
+        if seq not in again:
+            return [f"scores/part.parquet: entry {who} is scored, yet its outcome bar does not exist"]
+        if seq not in stored:
+            return [
+                f"scores/part.parquet: entry {who} is missing, yet its outcome bar existed when it was "
+                f"scored ({scored.at.isoformat()})"
+            ]
+        kept, bar = _plain(stored[seq]["outcome_close"]), _plain(again[seq]["outcome_close"])
+        if not _same(kept, bar):
+            return [
+                f"scores/part.parquet: entry {who}'s outcome close is {kept!r}, the bar's close is {bar!r}"
+            ]
+    return []
