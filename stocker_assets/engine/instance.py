@@ -11,6 +11,7 @@ from pathlib import Path
 import dagster as dg
 
 from stocker_assets.definitions.partitions import ticker_partitions
+from stocker_assets.engine.run_liveness import fail_dead_runs
 from stocker_core.atomic_files import write_text_atomic
 from stocker_core.config import Settings
 from stocker_core.errors import StockerError
@@ -62,6 +63,7 @@ def dagster_instance(settings: Settings, timeout_s: float = 300) -> dg.DagsterIn
             f"another stocker command has held {home / INIT_LOCK} for {timeout_s:.0f}s while "
             "creating the Dagster instance; wait for it or remove the lock file if no command runs"
         ) from None
+    fail_dead_runs(instance)  # runs whose process was killed are not left STARTED for good
     return instance
 
 

@@ -25,6 +25,7 @@ from stocker_assets.definitions.jobs import split_by_job
 from stocker_assets.definitions.partitions import month_partitions
 from stocker_assets.definitions.progress import Progress, parse_progress
 from stocker_assets.engine.event_batch import report_materializations
+from stocker_assets.engine.run_liveness import process_tags
 from stocker_core.config import Settings, get_settings
 from stocker_core.market.sources import MarketDataSource
 
@@ -167,6 +168,7 @@ def _execute(
     """One run of the named ``job`` over ``selection`` (with the selected assets' checks),
     in this process, or with its steps on Celery workers when ``STOCKER_EXECUTOR=celery``."""
     settings = get_settings()
+    tags = {**tags, **process_tags()}  # the run names its process: a later CLI fails it if that dies
     if settings.executor == "celery":
         return _execute_on_celery(instance, job, selection, tags, on_event, log_level, settings)
     run_id = str(uuid.uuid4())
