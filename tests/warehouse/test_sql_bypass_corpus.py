@@ -157,7 +157,9 @@ def test_the_current_folder_plays_no_part(
     assert len(read_only_query(warehouse, "SELECT count(*) AS n FROM market.prices")) == 1
 
 
-def test_a_partitions_folder_that_is_a_symbolic_link_is_refused(tmp_path: Path) -> None:
+def test_a_partitions_folder_that_is_a_symbolic_link_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Issue 43, item 4: the home's ``stocker.parts`` itself a link to an outside folder let
     ``read_text`` read outside."""
     outside = tmp_path / "outside"
@@ -180,6 +182,12 @@ def test_a_partitions_folder_that_is_a_symbolic_link_is_refused(tmp_path: Path) 
             read_only_query(linked, sql)
         with pytest.raises(ReadOnlyQueryError, match="is a symbolic link"):
             query_plan(linked, sql)
+    from stocker_assets.cli import app
+
+    monkeypatch.setenv("STOCKER_HOME", str(home))
+    result = CliRunner().invoke(app, ["sql", "SELECT content FROM read_text('stocker.parts/secret.txt')"])
+    assert result.exit_code == 2 and "secret" not in result.output.replace("secret.txt", ""), result.output
+    assert result.output.startswith("error: the partitions folder") and len(result.output.splitlines()) == 1
     assert _tree(tmp_path) == before
 
 
