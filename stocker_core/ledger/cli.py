@@ -221,11 +221,9 @@ def register(app: typer.Typer) -> None:
             )
             return
         typer.echo(
-            f"ledger intact: {report.entries} entries, chain and HEAD verified, none after its outcome, "
-            "scores and record recomputed"
-            + (f"; {checked}" if checked else "")
-            + " (this proves the files agree with each other; only a head published elsewhere proves "
-            "they were not all rewritten)"
+            f"ledger intact: {report.entries} entries, chain and HEAD verified, none after its outcome; "
+            f"{checked} (the files agree with each other; only a head published elsewhere shows they "
+            "were not all rewritten)"
         )
 
     @ledger_app.command("head")

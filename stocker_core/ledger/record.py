@@ -369,5 +369,6 @@ def record(
             files.append(store.write_entry_file(draft.entries))
             store.set_head(Head(draft.entries[-1].seq, draft.entries[-1].hash))
             result.written = draft.entries
-        store.refresh_views(files, ledger.scored if not ledger.derived_problems else None)
+        if result.finished or result.written:
+            store.refresh_views(files, ledger.scored if not ledger.derived_problems else None)
     return result

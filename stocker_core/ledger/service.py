@@ -33,7 +33,13 @@ def verify_ledger(settings: Settings, published: Sequence[Head] = (), bars: bool
     problems = ledger.all_problems
     if bars and not problems:
         problems = check_outcomes(settings, ledger)
-    return Verification(len(ledger.entries), list(problems), ledger.end, ledger.notes)
+    notes = list(ledger.notes)
+    if ledger.scored is None:
+        notes.append("not scored yet")
+    else:
+        checked = "the chain and the bars" if bars else "the chain"
+        notes.append(f"scores and record (up to #{ledger.scored.head.entries}) match {checked}")
+    return Verification(len(ledger.entries), list(problems), ledger.end, notes)
 
 
 def read_verified(settings: Settings) -> Ledger:
