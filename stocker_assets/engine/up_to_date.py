@@ -1,20 +1,20 @@
 """Which runs of the main job are up to date, and which months of them are not.
 
-Every run unit (``lanes.RunUnit``: one ticker's partitioned assets of a stage, or one
-unpartitioned asset) gets an input fingerprint per partition, chained like a Merkle tree:
+Every asset of a run unit (``lanes.RunUnit``: one ticker's partitioned assets of a stage, or
+one unpartitioned asset) gets an input fingerprint per partition, chained like a Merkle tree:
 
-- its **code**: the derived code versions of its assets (``definitions/code_versions.py``);
+- its **code**: its derived code version (``definitions/code_versions.py``);
 - its **settings**: every ``STOCKER_*`` value that can change what it writes (paths, worker
-  counts, ports and the clock are left out), plus the moderator's and the agent's training
+  counts, queues and the clock are left out), plus the moderator's and the agent's training
   settings for the training and evaluation assets;
-- its **data**: for the assets that read the source, the source's bars of every month the
-  partition reads (its lookback and its episode window, from the assets' partition mappings)
-  and the text events of those months; for the others, the fingerprints of the upstream
-  partitions they read.
+- its **data**: for the root (prices), the source's bars of its month; for the others, the
+  fingerprints of the partitions they read through their partition mappings (an episode reads
+  its month and the next, indicators twelve months back), and the text events of the months
+  they read.
 
-A partition whose fingerprint equals the one recorded after its last successful build
-(``meta.builds``) is skipped; a ticker's run covers only the months from its first stale
-one to its last. The whole-history assets that Dagster retrains weekly (splits, models, the
+A partition whose assets' fingerprints all equal the ones recorded after their last
+successful build (``meta.builds``) is skipped; a ticker's run covers only the months from its
+first stale one to its last. The whole-history assets that Dagster retrains weekly (splits, models, the
 rolling evaluation and the report: ``automation.WEEKLY_RETRAIN``) read their partitioned
 inputs only up to the **weekly cut**, the last Friday on or before each ticker's last bar:
 a new session on Monday to Thursday does not retrain; the first one on or after a Friday
@@ -40,6 +40,7 @@ from stocker_assets.definitions.partitions import MONTH_DIM
 from stocker_assets.engine.lanes import RunUnit
 from stocker_assets.engine.runner import TickerRun
 from stocker_core.config import Settings
+from stocker_core.errors import StockerError
 from stocker_core.market.sources import MarketDataSource
 from stocker_core.warehouse.builds import (
     BuildDecision,
@@ -123,8 +124,8 @@ class Decision:
     run: bool
     reason: str
     months: tuple[date, ...] = ()
-    fingerprints: Mapping[str, str] = field(default_factory=dict)
-    """{partition ("" when unpartitioned): its fingerprint now}, for every partition of the unit."""
+    fingerprints: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    """{asset: {partition ("" when unpartitioned): its fingerprint now}}, every partition of the unit."""
     skipped: tuple[str, ...] = ()
     """Partitions left as they are."""
 
@@ -156,6 +157,8 @@ class UpToDate:
         self.settings, self.source, self.warehouse, self.force = settings, source, warehouse, force
         self.tickers = list(tickers)
         self._recorded: dict[tuple[str, str], str] | None = None
+        self._memo: dict[tuple[str, str], str] = {}
+        self._windows: dict[tuple[str, frozenset[str]], tuple[int, int] | None] = {}
         self._assets = {
             k.to_user_string(): a for a in defs.assets if isinstance(a, dg.AssetsDefinition) for k in a.keys
         }
@@ -263,9 +266,8 @@ class UpToDate:
         """{(asset, partition): fingerprint} of every recorded build (read once)."""
         if self._recorded is None:
             self._recorded = {}
-            for scope, partition, fingerprint in all_fingerprints(self.warehouse):
-                for name in scope.split(","):
-                    self._recorded[(name, partition)] = fingerprint
+            for asset, partition, fingerprint in all_fingerprints(self.warehouse):
+                self._recorded[(asset, partition)] = fingerprint
         return self._recorded
 
     def _upstream(self, name: str, partition: str) -> str:
@@ -280,116 +282,131 @@ class UpToDate:
         found = {p: fp for (n, p), fp in self._recorded_fingerprints().items() if n == name}
         return {**found, **self._now.get(name, {})}
 
-    def _unit_window(self, names: Sequence[str]) -> tuple[int, int]:
-        """The months of source data one partition of these assets reads, relative to it."""
-        inside = set(names)
-        cache: dict[str, tuple[int, int]] = {}
+    def _source_window(self, name: str, inside: frozenset[str]) -> tuple[int, int] | None:
+        """The months of source data one partition of ``name`` reads through the assets of
+        its own unit (``inside``), relative to it; None when it reads no source data."""
+        key = (name, inside)
+        if key not in self._windows:
+            deps = [(u, w) for u, w in self._deps(name) if self._partitioned(u)]
+            found: tuple[int, int] | None = (0, 0) if not deps else None
+            for upstream, (start, end) in deps:
+                inner = self._source_window(upstream, inside) if upstream in inside else None
+                if inner is not None:
+                    lo, hi = start + inner[0], end + inner[1]
+                    found = (lo, hi) if found is None else (min(found[0], lo), max(found[1], hi))
+            self._windows[key] = found
+        return self._windows[key]
 
-        def window(name: str) -> tuple[int, int]:
-            if name not in cache:
-                lo, hi = 0, 0
-                for upstream, (start, end) in self._deps(name):
-                    if upstream in inside:
-                        up_lo, up_hi = window(upstream)
-                        lo, hi = min(lo, start + up_lo), max(hi, end + up_hi)
-                cache[name] = (lo, hi)
-            return cache[name]
-
-        spans = [window(n) for n in names]
-        return min(s[0] for s in spans), max(s[1] for s in spans)
-
-    def _ticker_fingerprints(self, unit: RunUnit) -> dict[str, str]:
-        """{partition: fingerprint} of one ticker's unit, month by month."""
-        names = list(unit.assets)
-        inside = set(names)
-        reads_source = any(not [u for u, _ in self._deps(n) if self._partitioned(u)] for n in names)
-        lo, hi = self._unit_window(names)
-        data = self._ticker(unit.ticker or "") if reads_source else None
-        base = (self._code(names), self._settings[bool({self._group(n) for n in names} & TRAINING_GROUPS)])
-        found = {}
-        for month in unit.months:
-            key = f"{unit.ticker}|{month.isoformat()}"
-            span = [month_offset(month, i) for i in range(lo, hi + 1)]
-            inputs: dict[str, object] = {}
-            if data is not None:
-                inputs["bars"] = [data.bars.get(m, "") for m in span]
-                inputs["text"] = [data.text.get(m, "") for m in span]
-            for name in names:
-                for upstream, (start, end) in self._deps(name):
-                    if upstream in inside:
-                        continue
-                    if self._partitioned(upstream):
-                        for i in range(start, end + 1):
-                            part = f"{unit.ticker}|{month_offset(month, i).isoformat()}"
-                            inputs[f"{upstream}@{part}"] = self._upstream(upstream, part)
-                    elif upstream in TEXT_KINDS and data is not None:
-                        inputs[upstream] = self._code([upstream])  # its content: per month, above
-                    else:
-                        inputs[upstream] = self._upstream(upstream, "")
-            found[key] = _hash(*base, inputs)
+    def _asset_fingerprint(self, name: str, ticker: str, month: date, inside: frozenset[str]) -> str:
+        """The fingerprint of ``name``'s partition ``ticker|month``: its code and settings, the
+        source's bars of the months it reads when it is the root, and the fingerprints of the
+        partitions it reads (computed for the assets of its own unit, else decided or recorded)."""
+        key = (name, f"{ticker}|{month.isoformat()}")
+        if key in self._memo:
+            return self._memo[key]
+        training = self._group(name) in TRAINING_GROUPS
+        inputs: dict[str, object] = {}
+        partitioned_deps = [(u, w) for u, w in self._deps(name) if self._partitioned(u)]
+        if not partitioned_deps:  # the root: it reads the source
+            inputs["bars"] = self._ticker(ticker).bars.get(month, "")
+        window = self._source_window(name, inside)
+        for upstream, (start, end) in self._deps(name):
+            if not self._partitioned(upstream):
+                if upstream in TEXT_KINDS and window is not None:
+                    # the text it reads, month by month over the source months it reads
+                    text = self._ticker(ticker).text
+                    months = range(window[0], window[1] + 1)
+                    inputs[upstream] = [
+                        self._code([upstream]),
+                        [text.get(month_offset(month, i), "") for i in months],
+                    ]
+                else:
+                    inputs[upstream] = self._upstream(upstream, "")
+                continue
+            for i in range(start, end + 1):
+                other = month_offset(month, i)
+                if upstream in inside:
+                    inputs[f"{upstream}@{i}"] = self._asset_fingerprint(upstream, ticker, other, inside)
+                else:
+                    inputs[f"{upstream}@{i}"] = self._upstream(upstream, f"{ticker}|{other.isoformat()}")
+        found = _hash(self._code([name]), self._settings[training], inputs)
+        self._memo[key] = found
         return found
 
-    def _whole_fingerprint(self, unit: RunUnit) -> str:
-        """The fingerprint of an unpartitioned unit (weekly ones read data up to the cut)."""
-        names = list(unit.assets)
-        training = bool({self._group(n) for n in names} & TRAINING_GROUPS)
+    def _ticker_fingerprints(self, unit: RunUnit) -> dict[str, dict[str, str]]:
+        """{asset: {partition: fingerprint}} of one ticker's unit, month by month."""
+        inside = frozenset(unit.assets)
+        ticker = unit.ticker or ""
+        return {
+            name: {
+                f"{ticker}|{m.isoformat()}": self._asset_fingerprint(name, ticker, m, inside)
+                for m in unit.months
+            }
+            for name in unit.assets
+        }
+
+    def _whole_fingerprint(self, name: str) -> str:
+        """The fingerprint of an unpartitioned asset (weekly ones read data up to the cut)."""
+        training = self._group(name) in TRAINING_GROUPS
         inputs: dict[str, object] = {}
-        weekly = all(self._weekly(n) for n in names)
-        for name in names:
-            for upstream, _ in self._deps(name):
-                if not self._partitioned(upstream):
-                    inputs[upstream] = self._upstream(upstream, "")
-                elif weekly:  # everything partitioned is a function of code, settings and data
-                    inputs[f"{upstream}:code"] = self._code([upstream])
-                    inputs[f"{upstream}:history"] = {t: self._ticker(t).history for t in self.tickers}
-                else:
-                    inputs[upstream] = _hash(sorted(self._all_partitions(upstream).items()))
-        if not any(self._deps(n) for n in names) and any(n in TEXT_KINDS for n in names):
-            if self.settings.news_online and "news" in names:
+        weekly = self._weekly(name)
+        for upstream, _ in self._deps(name):
+            if not self._partitioned(upstream):
+                inputs[upstream] = self._upstream(upstream, "")
+            elif weekly:  # everything partitioned is a function of code, settings and data
+                inputs[f"{upstream}:code"] = self._code([upstream])
+                inputs[f"{upstream}:history"] = {t: self._ticker(t).history for t in self.tickers}
+            else:
+                inputs[upstream] = _hash(sorted(self._all_partitions(upstream).items()))
+        if not self._deps(name) and name in TEXT_KINDS:
+            if self.settings.news_online and name == "news":
                 inputs["online"] = "fetched live: never known to be unchanged"
                 inputs["now"] = pd.Timestamp.now().isoformat()
-            for name in names:
-                frame = self._text_events().get(TEXT_KINDS.get(name, ""), pd.DataFrame())
-                inputs[name] = frame_version(frame.astype(str).reset_index(drop=True)) if len(frame) else ""
-        return _hash(self._code(names), self._settings[training], inputs)
+            frame = self._text_events().get(TEXT_KINDS[name], pd.DataFrame())
+            inputs[name] = frame_version(frame.astype(str).reset_index(drop=True)) if len(frame) else ""
+        return _hash(self._code([name]), self._settings[training], inputs)
 
     # -- decisions ----------------------------------------------------------------------------
 
     def decide(self, unit: RunUnit) -> Decision:
         """What to run of ``unit``: nothing, all of it, or (a ticker's unit) its stale months."""
-        if unit.ticker is None:
-            fingerprints = {"": self._whole_fingerprint(unit)}
-        else:
-            fingerprints = self._ticker_fingerprints(unit)
-        for name in unit.assets:
-            self._now[name] = {**self._now.get(name, {}), **fingerprints}
+        try:
+            if unit.ticker is None:
+                fingerprints = {name: {"": self._whole_fingerprint(name)} for name in unit.assets}
+            else:
+                fingerprints = self._ticker_fingerprints(unit)
+        except StockerError as exc:  # e.g. bars that fail the quality gate: the run reports it
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            return Decision(True, f"inputs not fingerprinted ({first[:120]})", unit.months)
+        for name, parts in fingerprints.items():
+            self._now[name] = {**self._now.get(name, {}), **parts}
+        partitions = list(next(iter(fingerprints.values())))
         if self.force:
             return Decision(True, "--force", unit.months, fingerprints)
         recorded = self._recorded_fingerprints()
-        stored = {p: recorded[(unit.assets[0], p)] for p in fingerprints if (unit.assets[0], p) in recorded}
-        stale = [p for p, fp in fingerprints.items() if stored.get(p) != fp]
+        stored = {p for p in partitions if all((n, p) in recorded for n in fingerprints)}
+        stale = [
+            p for p in partitions if any(recorded.get((n, p)) != fp[p] for n, fp in fingerprints.items())
+        ]
         kept_by_clock = self._newer_than_clock(unit, [p for p in stale if p in stored])
         stale = [p for p in stale if p not in kept_by_clock]
         if not stale:
             why = "up to date: code, settings and inputs unchanged"
             if kept_by_clock:
                 why += f"; {len(kept_by_clock)} stored partition(s) reach past STOCKER_CLOCK: kept"
-            return Decision(False, why, (), fingerprints, tuple(fingerprints))
+            return Decision(False, why, (), fingerprints, tuple(partitions))
         never = [p for p in stale if p not in stored]
-        why = (
-            "never built"
-            if len(never) == len(fingerprints)
-            else f"{len(never)} new partition(s), {len(stale) - len(never)} with changed inputs"
-            if unit.ticker is not None
-            else "inputs, settings or code changed"
-            if stored
-            else "never built"
-        )
+        if len(never) == len(partitions):
+            why = "never built"
+        elif unit.ticker is None:
+            why = "inputs, settings or code changed"
+        else:
+            why = f"{len(never)} new partition(s), {len(stale) - len(never)} with changed inputs"
         if unit.ticker is None:
             return Decision(True, why, (), fingerprints)
         stale_months = sorted(date.fromisoformat(p.split("|")[1]) for p in stale)
         months = tuple(m for m in unit.months if stale_months[0] <= m <= stale_months[-1])
-        kept = tuple(p for p in fingerprints if date.fromisoformat(p.split("|")[1]) not in months)
+        kept = tuple(p for p in partitions if date.fromisoformat(p.split("|")[1]) not in months)
         return Decision(True, why, months, fingerprints, kept)
 
     def _newer_than_clock(self, unit: RunUnit, changed: Sequence[str]) -> set[str]:
@@ -411,20 +428,17 @@ class UpToDate:
         return kept
 
     def record(self, unit: RunUnit, decision: Decision, run: TickerRun | None) -> None:
-        """Write the decision to ``meta.builds``: fingerprints of what was built (after a
-        successful run), and the skipped partitions as skipped."""
-        scope = ",".join(sorted(unit.assets))
+        """Write the decision to ``meta.builds``, one row per asset and partition: the
+        fingerprints of what was built (after a successful run), and the skipped as skipped."""
         run_id = run.run_id if run is not None else None
-        rows = [
-            BuildDecision(scope, p, decision.fingerprints[p], "skipped", "up to date: inputs unchanged")
-            for p in decision.skipped
-        ]
-        if decision.run and run is not None and run.success:
-            built = set(decision.fingerprints) - set(decision.skipped)
-            rows += [
-                BuildDecision(scope, p, decision.fingerprints[p], "built", decision.reason, run_id)
-                for p in sorted(built)
-            ]
+        rows = []
+        built_ok = decision.run and run is not None and run.success
+        for name, parts in decision.fingerprints.items():
+            for partition, fingerprint in parts.items():
+                if partition in decision.skipped:
+                    rows.append(BuildDecision(name, partition, fingerprint, "skipped", decision.reason))
+                elif built_ok:
+                    rows.append(BuildDecision(name, partition, fingerprint, "built", decision.reason, run_id))
         record_decisions(self.warehouse, rows)
 
 

@@ -1,4 +1,4 @@
-"""``meta.builds``: per run scope and partition, the input fingerprint of the last successful
+"""``meta.builds``: per asset and partition, the input fingerprint of its last successful
 build and what the latest `stocker materialize` decided (built or skipped, and why)."""
 
 from __future__ import annotations
@@ -16,8 +16,7 @@ from stocker_core.warehouse.db import Warehouse
 class BuildDecision:
     """One row of ``meta.builds``."""
 
-    scope: str
-    """What ran together: the assets of one run, e.g. ``prices,indicators,…`` or ``splits``."""
+    asset: str
     partition: str
     """``TICKER|YYYY-MM-01``, or ``""`` for an unpartitioned scope."""
     fingerprint: str
@@ -28,22 +27,22 @@ class BuildDecision:
 
 
 def all_fingerprints(warehouse: Warehouse) -> list[tuple[str, str, str]]:
-    """(scope, partition, fingerprint) of every recorded build."""
+    """(asset, partition, fingerprint) of every recorded build."""
     with warehouse.connect(read_only=True) as con:
         if not warehouse._table_exists(con, "meta.builds"):
             return []
         return [
-            tuple(r) for r in con.execute("SELECT scope, partition, fingerprint FROM meta.builds").fetchall()
+            tuple(r) for r in con.execute("SELECT asset, partition, fingerprint FROM meta.builds").fetchall()
         ]
 
 
 def record_decisions(warehouse: Warehouse, decisions: Sequence[BuildDecision]) -> None:
-    """Upsert ``decisions`` in one transaction (the latest decision per scope and partition)."""
+    """Upsert ``decisions`` in one transaction (the latest decision per asset and partition)."""
     if not decisions:
         return
     frame = pd.DataFrame(
         {
-            "scope": [d.scope for d in decisions],
+            "asset": [d.asset for d in decisions],
             "partition": [d.partition for d in decisions],
             "fingerprint": [d.fingerprint for d in decisions],
             "decision": [d.decision for d in decisions],

@@ -55,14 +55,14 @@ TABLES: dict[str, str] = {
             asset VARCHAR NOT NULL, partition VARCHAR, run_id VARCHAR,
             code_version VARCHAR, data_version VARCHAR, upstream_data_versions JSON,
             row_count BIGINT, materialized_at TIMESTAMP)""",
-    # what `stocker materialize` decided per run scope and partition: the input fingerprint
-    # (code, settings, data) of the last successful build, and whether the latest run built
+    # what `stocker materialize` decided per asset and partition: the input fingerprint
+    # (code, settings, data) of its last successful build, and whether the latest run built
     # or skipped it (stocker_assets/engine/up_to_date.py)
     "meta.builds": """
         CREATE TABLE IF NOT EXISTS meta.builds (
-            scope VARCHAR NOT NULL, partition VARCHAR NOT NULL, fingerprint VARCHAR NOT NULL,
+            asset VARCHAR NOT NULL, partition VARCHAR NOT NULL, fingerprint VARCHAR NOT NULL,
             decision VARCHAR NOT NULL, reason VARCHAR, run_id VARCHAR, decided_at TIMESTAMP,
-            PRIMARY KEY (scope, partition))""",
+            PRIMARY KEY (asset, partition))""",
     "models.runs": """
         CREATE TABLE IF NOT EXISTS models.runs (
             run_id VARCHAR PRIMARY KEY, model_name VARCHAR NOT NULL, kind VARCHAR NOT NULL,

@@ -92,7 +92,7 @@ def test_reruns_skip_what_is_up_to_date_and_a_new_session_rebuilds_its_months(tm
     assert _checksums(home) == built
     warehouse = Warehouse(home / "stocker.duckdb")
     decisions = warehouse.query("SELECT decision, count(*) n FROM meta.builds GROUP BY decision")
-    skipped = 3 + 3  # three text assets, three months
+    skipped = 3 + 5 * 3  # three text assets; five partitioned assets (charts skipped) × three months
     assert decisions.set_index("decision")["n"].to_dict() == {"skipped": skipped}
     with dg.DagsterInstance.from_config(str(tmp_path / "dagster")) as instance:
         observed = instance.fetch_observations(dg.AssetKey("specialist_votes"), limit=5).records
@@ -112,7 +112,8 @@ def test_reruns_skip_what_is_up_to_date_and_a_new_session_rebuilds_its_months(tm
     changed = run()
     assert "up to date" not in changed and "stage 1: SYN1 2015-10…2015-12 (3 months)" in changed
     rebuilt = _checksums(home)
-    assert all(rebuilt[p][1] != after[p][1] for p in october)  # every month rewritten
+    # every October partition rewritten (the vote cache keeps votes it already has by key)
+    assert all(rebuilt[p][1] != after[p][1] for p in october if "/votes/" not in p)
 
     forced = run("--force")  # nothing changed, but asked for
     assert "up to date" not in forced and "stage 1: SYN1 2015-10…2015-12 (3 months)" in forced
