@@ -60,11 +60,21 @@ def episode_version(row: dict[str, object]) -> str:
     return frame_version(pd.DataFrame([row]))
 
 
-def _replace_by_ticker(warehouse: Warehouse, table: str, rows: pd.DataFrame) -> None:
-    """One write per ticker replacing every episode month present in ``rows``."""
+def _replace_by_ticker(
+    warehouse: Warehouse, table: str, rows: pd.DataFrame, shrink_reason: str | None = None
+) -> None:
+    """One write per ticker replacing every episode month present in ``rows`` (``shrink_reason``:
+    why fewer rows than stored are right, e.g. a trajectory follows its episode's days)."""
     for ticker, part in rows.groupby("ticker", sort=False):
         months = sorted(set(part["month"]))
-        warehouse.replace_months(table, ticker, months, part.drop(columns="ticker"), month_column="month")
+        warehouse.replace_months(
+            table,
+            ticker,
+            months,
+            part.drop(columns="ticker"),
+            month_column="month",
+            shrink_reason=shrink_reason,
+        )
 
 
 @dg.asset(
@@ -143,7 +153,12 @@ def ideal_trajectories(context: dg.AssetExecutionContext, stocker: StockerResour
             build.empty.append(key)
         report(done, total)
     if frames:
-        _replace_by_ticker(warehouse, "env.ideal_trajectories", pd.concat(frames, ignore_index=True))
+        _replace_by_ticker(
+            warehouse,
+            "env.ideal_trajectories",
+            pd.concat(frames, ignore_index=True),
+            shrink_reason="one row per trading day of the episode just solved (e.g. fewer episode months)",
+        )
     record_build(context, warehouse, build, upstream)
     attach_partition_metadata(context, build, own, dict.fromkeys(build.empty, NO_BARS))
     metadata = {"run_episodes": len(build.rows), "without_data": dg.MetadataValue.json(build.empty[:50])}

@@ -142,11 +142,13 @@ def _skipped_metadata(skipped: dict[str, str]) -> dict[str, object]:
 def prices(context: dg.AssetExecutionContext, stocker: StockerResource) -> dg.MaterializeResult:
     source, warehouse = stocker.market_source(), stocker.warehouse()
     failed: dict[str, list[str]] = {}
+    kept: dict[str, str] = {}
     corrections: list[str] = []
 
     def ingest(ticker: str, months: list) -> MonthBuild:
         report = ingest_prices(source, warehouse, ticker, months)
         failed.update(report.failed)
+        kept.update(report.kept)
         corrections.extend(report.corrections)
         return MonthBuild(report.rows, report.data_versions, report.empty, report.notes)
 
@@ -169,6 +171,7 @@ def prices(context: dg.AssetExecutionContext, stocker: StockerResource) -> dg.Ma
         if key in build.rows
     }
     reasons = {key: "quarantined: " + "; ".join(problems[:3]) for key, problems in failed.items()}
+    reasons.update({key: f"kept as stored: {why}" for key, why in kept.items()})
     attach_partition_metadata(context, build, own, reasons)
     return dg.MaterializeResult(metadata=metadata, data_version=combined_version(build))
 
