@@ -115,6 +115,8 @@ def _checked(value: Any, column: str) -> Any:
             )
         if not math.isfinite(value):
             raise ValueError(f"{column} must be finite, got {value!r}")
+        if column == "decision_close" and value <= 0:
+            raise ValueError(f"decision_close must be a positive price, got {value!r}")
         return value
     if not isinstance(value, str):
         raise ValueError(f"{column} must be text, got {value!r}")

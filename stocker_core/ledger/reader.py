@@ -165,8 +165,30 @@ def _read_derived(store: LedgerStore, ledger: Ledger) -> None:
         tables[name] = table  # type: ignore[assignment]
     if len(tables) < len(DERIVED):
         return
+    try:
+        _check_contents(ledger, tables, scored)
+    except (TypeError, ValueError, OverflowError, ArithmeticError, KeyError) as exc:
+        problems.append(f"scores/part.parquet or record/part.parquet: not what the ledger writes ({exc})")
+    for name in DERIVED:
+        try:
+            digest = sha256_of(store.table_path(name))
+        except OSError as exc:
+            problems.append(f"{name}/part.parquet: cannot be read ({exc.strerror or exc})")
+            continue
+        if digest != scored.digests[name]:
+            problems.append(
+                f"{name}/part.parquet changed since `stocker ledger score` wrote it (its sha256 is not "
+                "the one SCORED records)"
+            )
+
+
+def _check_contents(ledger: Ledger, tables: dict[str, pa.Table], scored: Scored) -> None:
+    """The derived tables' columns, every scored row against its entry, the record against its
+    scores (problems go to ``ledger.derived_problems``; the frames to ``ledger``)."""
     from stocker_core.ledger.score import RECORD_COLUMNS, SCORE_COLUMNS
 
+    problems = ledger.derived_problems
+    n = scored.head.entries
     shapes = [
         _shape_problem(f"{name}/part.parquet", tables[name], columns)
         for name, columns in (("scores", SCORE_COLUMNS), ("record", RECORD_COLUMNS))
@@ -180,16 +202,6 @@ def _read_derived(store: LedgerStore, ledger: Ledger) -> None:
         if not problems:
             problems += _record_problems(record, scores)
         ledger.scores, ledger.record = scores, record
-    for name in DERIVED:
-        try:
-            digest = sha256_of(store.table_path(name))
-        except OSError:
-            continue
-        if digest != scored.digests[name]:
-            problems.append(
-                f"{name}/part.parquet changed since `stocker ledger score` wrote it (its sha256 is not "
-                "the one SCORED records)"
-            )
 
 
 def _shape_problem(where: str, table: pa.Table, columns: tuple[str, ...]) -> str | None:
@@ -254,7 +266,11 @@ def _scores_problems(
                 f"{who}: its {wrong[0]} is {row.get(wrong[0])!r}, the entry's is {getattr(entry, wrong[0])!r}"
             )
             continue
-        if close_of(date.fromisoformat(entry.for_session)) > at:
+        try:
+            due = close_of(date.fromisoformat(entry.for_session)) <= at
+        except (ValueError, OverflowError):
+            due = False
+        if not due:
             problems.append(f"{who}: scored at {at.isoformat()}, before its outcome bar's close")
             continue
         outcome = row.get("outcome_close")

@@ -331,6 +331,8 @@ class LedgerStore:
     def read_derived(self, name: str) -> tuple[pa.Table | None, str | None]:
         """A derived table's file as stored, or why it cannot be read."""
         path = self.table_path(name)
+        if path.is_symlink() or not path.is_file():
+            return None, f"{self.name(path)}: missing, or not a file the ledger writes"
         try:
             return pq.read_table(path), None
         except (pa.ArrowException, OSError, ValueError) as exc:
@@ -387,7 +389,10 @@ class LedgerStore:
         recording finishes (``record``)."""
         first = entries[0]
         folder = self.entries_dir / f"session={first.decided_on}"
-        folder.mkdir(parents=True, exist_ok=True)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise LedgerInputError(f"cannot write the ledger folder {folder}: {_reason(exc)}") from None
         path = folder / f"part-{first.seq:09d}.parquet"
         if os.path.lexists(path):
             raise StockerError(f"ledger file {path} exists already; entries are never rewritten")
@@ -412,6 +417,16 @@ class LedgerStore:
         """Replace the scores, the forward record and ``SCORED`` (what they were computed from,
         their sha256); only under ``locked``. Each file is renamed into place; a process killed
         between them leaves files that do not match ``SCORED``, which the next scoring rewrites."""
+        try:
+            return self._write_derived(scores, record, head, at)
+        except OSError as exc:
+            raise LedgerInputError(
+                f"cannot write the ledger's scores under {self.root}: {_reason(exc)}"
+            ) from None
+
+    def _write_derived(
+        self, scores: pd.DataFrame, record: pd.DataFrame, head: Head, at: pd.Timestamp
+    ) -> Scored:
         staged: dict[str, str] = {}
         digests: dict[str, str] = {}
         try:

@@ -584,3 +584,56 @@ def test_verify_chain_names_a_number_twice_and_values_never_hashed():
     earlier = Head(1, entries[0].hash)
     assert verify_chain(entries, published=[earlier]).ok
     assert "rewritten" in verify_chain(entries, published=[Head(1, "f" * 64)]).first_problem
+
+
+def _truncate_scores(store: LedgerStore) -> None:
+    path = store.table_path("scores")
+    path.write_bytes(path.read_bytes()[:100])
+
+
+def _scores_without_a_column(store: LedgerStore) -> None:
+    _edit_table(store, "scores", lambda f: f.drop(columns=["excess"]))
+
+
+def _scores_without_a_row(store: LedgerStore) -> None:
+    _edit_table(store, "scores", lambda f: f.iloc[:-1])
+
+
+def _scored_later_chain(store: LedgerStore) -> None:
+    data = json.loads(store.scored_path.read_text())
+    data["entries"] = 9
+    store.scored_path.write_text(json.dumps(data))
+
+
+def _scored_earlier(store: LedgerStore) -> None:
+    data = json.loads(store.scored_path.read_text())
+    data["at"] = after_close(DAYS[0])
+    store.scored_path.write_text(json.dumps(data))
+
+
+def _scores_a_folder(store: LedgerStore) -> None:
+    path = store.table_path("scores")
+    path.unlink()
+    path.mkdir()
+
+
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        (_truncate_scores, "scores/part.parquet: not a readable Parquet file"),
+        (_scores_without_a_column, "scores/part.parquet: column excess is missing"),
+        (_scores_without_a_row, "record/part.parquet"),
+        (_scored_later_chain, "SCORED says the scores were computed from the chain up to #9"),
+        (_scored_earlier, "before its outcome bar's close"),
+        (_scores_a_folder, "not a file the ledger writes"),
+    ],
+    ids=["truncated", "missing-column", "row-removed", "scored-past-the-chain", "scored-earlier", "folder"],
+)
+def test_malformed_derived_tables_are_one_named_line(scored, change, says):
+    change(LedgerStore(scored))
+    assert says in _one_line_error(invoke("verify"), 1)
+    _shows_nothing(scored, says)
+    if change is _scores_a_folder:
+        assert "cannot write the ledger's scores" in _one_line_error(invoke("score"), 2)
+    else:  # scoring recomputes them from the verified chain and the bars
+        assert invoke("score").exit_code == 0 and invoke("verify").exit_code == 0
