@@ -112,12 +112,18 @@ def tickers_remove(tickers: list[str]) -> None:
 
 
 def _month(value: str | None) -> date | None:
+    from stocker_core.market.validation import FIRST_MONTH, LAST_MONTH
+
     if value is None:
         return None
     try:
-        return date.fromisoformat(value if len(value) > 7 else f"{value}-01").replace(day=1)
+        month = date.fromisoformat(value if len(value) > 7 else f"{value}-01").replace(day=1)
     except ValueError:
         raise typer.BadParameter(f"{value!r} is not a month (YYYY-MM)") from None
+    if not FIRST_MONTH <= month <= LAST_MONTH:
+        supported = f"months from {FIRST_MONTH:%Y-%m} to {LAST_MONTH:%Y-%m} are supported"
+        raise typer.BadParameter(f"{value!r}: {supported}")
+    return month
 
 
 def _check_range(start: str | None, end: str | None) -> None:

@@ -44,3 +44,12 @@ def test_a_single_month_range_is_not_inverted(home):
     pipeline_cli._check_range("2023-08", "2023-08")  # no exit
     pipeline_cli._check_range(None, "2023-08")
     pipeline_cli._check_range("2023-08", None)
+
+
+@pytest.mark.parametrize("option", ["--from", "--to"])
+@pytest.mark.parametrize("month", ["9999-01", "0001-01", "2018-13"])
+def test_a_month_outside_the_supported_range_exits_2(home, option, month):
+    result = CliRunner().invoke(_app(), ["materialize", "-t", "GOOGL", option, month])
+    assert result.exit_code == 2, result.output
+    assert month in result.output and "Traceback" not in result.output
+    assert not home.warehouse_path.exists()
