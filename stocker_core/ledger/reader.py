@@ -81,9 +81,17 @@ class Ledger:
         )
 
 
-def read_ledger(store: LedgerStore, published: tuple[Head, ...] = ()) -> Ledger:
+def read_ledger(store: LedgerStore, published: tuple[Head, ...] = (), *, locked: bool = False) -> Ledger:
     """The stored ledger, checked (see the module docstring); ``published`` heads must be
-    prefixes of the chain."""
+    prefixes of the chain. Read under the ledger's shared lock (``locked``: the caller holds the
+    exclusive one already)."""
+    if locked:
+        return _read(store, published)
+    with store.reading():
+        return _read(store, published)
+
+
+def _read(store: LedgerStore, published: tuple[Head, ...]) -> Ledger:
     files, problems = store.scan()
     entries: list[LedgerEntry] = []
     misnamed: list[str] = []

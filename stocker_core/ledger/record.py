@@ -324,10 +324,10 @@ def _prepare(
     return _Draft(on, chain(drafts, on.entries + 1, on.hash))
 
 
-def _stored(store: LedgerStore) -> Ledger:
+def _stored(store: LedgerStore, locked: bool = False) -> Ledger:
     """The stored ledger, which a recording may continue: its chain verifies, or the only problem
     is a recording interrupted before it moved ``HEAD`` (which this one finishes)."""
-    ledger = read_ledger(store)
+    ledger = read_ledger(store, locked=locked)
     if ledger.problems and not ledger.unfinished:
         raise LedgerIntegrityError(f"the ledger fails verification: {ledger.summary()}; nothing recorded")
     return ledger
@@ -356,7 +356,7 @@ def record(
     if not draft.entries and not ledger.unfinished:
         return result
     with store.locked():
-        again = _stored(store)
+        again = _stored(store, locked=True)
         if again.end != ledger.end or again.files != ledger.files:
             ledger = again
             draft = _prepare(settings, plan, names, tickers, ledger.entries, result)

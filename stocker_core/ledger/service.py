@@ -64,9 +64,11 @@ def score_ledger(settings: Settings) -> Scored:
     record = forward_record(scores)
     store.check_writable()
     with store.locked():
-        again = read_ledger(store)
-        if again.problems or again.end != ledger.end:  # recorded meanwhile: score what is there now
-            ledger = read_verified(settings)
+        again = read_ledger(store, locked=True)
+        if again.problems:
+            raise LedgerIntegrityError(f"the ledger fails verification: {again.summary()}")
+        if again.end != ledger.end:  # recorded meanwhile: score what is there now
+            ledger = again
             scores, pending = score_entries(settings, ledger.entries, instant)
             record = forward_record(scores)
         store.remove_temporaries()

@@ -22,7 +22,7 @@ import os
 import re
 import tempfile
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -367,6 +367,24 @@ class LedgerStore:
                 yield
             finally:
                 fcntl.flock(handle, fcntl.LOCK_UN)
+
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """A shared lock for one consistent read: a recording or scoring in progress (which holds
+        ``locked``) finishes first, so a reader never sees half of one. Creates nothing; without
+        a lock file (nothing ever written) there is nothing to wait for."""
+        try:
+            fd = os.open(self.root / ".lock", os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+        except OSError:
+            fd = None
+        try:
+            if fd is not None:
+                with suppress(OSError):
+                    fcntl.flock(fd, fcntl.LOCK_SH)
+            yield
+        finally:
+            if fd is not None:
+                os.close(fd)
 
     def remove_temporaries(self) -> None:
         """Remove what killed writers left (``.part-*.tmp`` …); only under ``locked``."""
