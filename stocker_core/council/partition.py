@@ -8,11 +8,10 @@ from datetime import date
 import pandas as pd
 
 from stocker_core.config import Settings
-from stocker_core.context.decision import load_council_inputs
 from stocker_core.council.backends import Backend
 from stocker_core.council.cache import VoteCache
 from stocker_core.council.voting import CouncilRun, run_votes
-from stocker_core.env.peers import context_symbols
+from stocker_core.env.peers import council_inputs
 from stocker_core.market.calendar import month_end
 from stocker_core.text.store import warehouse_text
 from stocker_core.warehouse.db import Warehouse
@@ -41,16 +40,7 @@ def ticker_votes(
     days = [d for d in stored if d.to_period("M") in wanted]
     if not days:
         return None
-    peers, commodity = context_symbols(ticker, settings)
-    inputs = load_council_inputs(
-        ticker,
-        start,
-        end - pd.Timedelta(days=1),
-        peers=peers,
-        commodity=commodity,
-        settings=settings,
-        text=warehouse_text(warehouse),
-    )
+    inputs = council_inputs(ticker, start, end - pd.Timedelta(days=1), settings, warehouse_text(warehouse))
     charts = warehouse.read_table("market.charts", ticker, start, end)
     if len(charts):
         inputs.charts = {pd.Timestamp(d): p for d, p in zip(charts["date"], charts["path"], strict=True)}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from stocker_core.config import Settings
-from stocker_core.context.decision import PortfolioState, load_council_inputs
+from stocker_core.context.decision import PortfolioState
 from stocker_core.council.backends import Backend, get_backend, get_moderator
 from stocker_core.council.cache import VoteCache
 from stocker_core.council.moderator import Moderator
@@ -13,7 +13,7 @@ from stocker_core.council.run_stats import CouncilTally
 from stocker_core.council.voting import Council
 from stocker_core.env.actions import Action
 from stocker_core.env.environment import Observation, TradingEnv
-from stocker_core.env.peers import context_symbols
+from stocker_core.env.peers import council_inputs
 from stocker_core.env.policies import register_policy, require_settings
 from stocker_core.text.store import warehouse_text
 from stocker_core.warehouse.db import Warehouse
@@ -31,16 +31,9 @@ class CouncilPolicy:
         moderator: Moderator | None = None,
     ) -> None:
         episode = env.episode
-        peers, commodity = context_symbols(episode.ticker, settings)
         warehouse = Warehouse(settings.warehouse_path)
-        self.inputs = load_council_inputs(
-            episode.ticker,
-            episode.start,
-            episode.end,
-            peers=peers,
-            commodity=commodity,
-            settings=settings,
-            text=warehouse_text(warehouse),
+        self.inputs = council_inputs(
+            episode.ticker, episode.start, episode.end, settings, warehouse_text(warehouse)
         )
         moderator = moderator or get_moderator(settings, cost_rate=settings.transaction_cost)
         self.council = Council(backend or get_backend(settings), moderator, VoteCache(warehouse))

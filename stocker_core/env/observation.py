@@ -176,21 +176,12 @@ class CouncilView:
         """The view of ``episode``: the council's own inputs (``load_council_inputs`` with
         the ticker's peers and commodity; text from the warehouse's text tables when they
         hold any, else the configured text folder)."""
-        from stocker_core.context.decision import load_council_inputs
-        from stocker_core.env.peers import context_symbols
+        from stocker_core.env.peers import council_inputs
         from stocker_core.text.store import warehouse_text
         from stocker_core.warehouse.db import Warehouse
 
-        peers, commodity = context_symbols(episode.ticker, settings)
-        inputs = load_council_inputs(
-            episode.ticker,
-            episode.start,
-            episode.end,
-            peers=peers,
-            commodity=commodity,
-            settings=settings,
-            text=warehouse_text(Warehouse(settings.warehouse_path)),
-        )
+        text = warehouse_text(Warehouse(settings.warehouse_path))
+        inputs = council_inputs(episode.ticker, episode.start, episode.end, settings, text)
         return cls(inputs, settings.charts_dir)
 
     def chart_file(self, day: str) -> Path:

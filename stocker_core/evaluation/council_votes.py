@@ -117,9 +117,8 @@ def vote_missing_days(
 
     Only for the backends of ``LOCAL_BACKENDS`` (ValueError otherwise) and for ``book`` of the
     configured backend and prompt versions (``load_vote_book``/``stored_vote_book``)."""
-    from stocker_core.context.decision import load_council_inputs
     from stocker_core.council.voting import run_votes, votes_from_frame
-    from stocker_core.env.peers import context_symbols
+    from stocker_core.env.peers import council_inputs
 
     missing = [d.normalize() for d in episode.dates if d.normalize() not in book.votes]
     if not missing:
@@ -130,16 +129,7 @@ def vote_missing_days(
     versions = {role: backend.prompt_version(role) for role in ROLE_NAMES}
     if (book.backend, book.model_id, book.prompt_versions) != (backend.name, backend.model_id, versions):
         raise ValueError(f"{book.version} is not the configured backend's vote set")
-    peers, commodity = context_symbols(episode.ticker, settings)
-    inputs = load_council_inputs(
-        episode.ticker,
-        episode.start,
-        episode.end,
-        peers=peers,
-        commodity=commodity,
-        settings=settings,
-        text=text,
-    )
+    inputs = council_inputs(episode.ticker, episode.start, episode.end, settings, text)
     run = run_votes(episode.ticker, missing, inputs.context, backend, cache=None, inputs=inputs)
     votes = dict(book.votes)
     for day, part in run.votes.groupby("date", sort=True):

@@ -45,21 +45,11 @@ def _compute_missing(
     ticker: str, days: list[pd.Timestamp], settings: Settings, warehouse: Warehouse, backend: Backend
 ) -> int:
     """Run the council for ``days`` of ``ticker`` (cache first, misses written back)."""
-    from stocker_core.context.decision import load_council_inputs
     from stocker_core.council.voting import run_votes
-    from stocker_core.env.peers import context_symbols
+    from stocker_core.env.peers import council_inputs
     from stocker_core.text.store import warehouse_text
 
-    peers, commodity = context_symbols(ticker, settings)
-    inputs = load_council_inputs(
-        ticker,
-        days[0].date(),
-        days[-1].date(),
-        peers=peers,
-        commodity=commodity,
-        settings=settings,
-        text=warehouse_text(warehouse),
-    )
+    inputs = council_inputs(ticker, days[0].date(), days[-1].date(), settings, warehouse_text(warehouse))
     run = run_votes(ticker, days, inputs.context, backend, VoteCache(warehouse), max_workers=1)
     return int(run.stats["misses"])
 
