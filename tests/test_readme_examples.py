@@ -109,10 +109,13 @@ NOT_RUN: dict[str, str] = {
     ),
     "openenv validate --url http://127.0.0.1:8765": "tests/env/test_ws_protocol.py runs it on a live server",
     # the README's two commands: a fresh venv, the install and the whole job / the whole suite
-    "python3 -m venv .venv && . .venv/bin/activate && pip install -q torch==2.13.0 && pip install -q -e . "
-    "&& stocker materialize": "README command 1: a fresh venv, the install and the main job (minutes)",
-    "python3 -m venv .venv && . .venv/bin/activate && pip install -q torch==2.13.0 && pip install -q -e "
-    "'.[dev]' && pip install -q --no-deps openenv-core==0.3.0 && python -m pytest -n auto": (
+    "python3 -m venv .venv && . .venv/bin/activate && pip install -q --no-compile torch==2.13.0 && "
+    "pip install -q --no-compile -e . && stocker materialize": (
+        "README command 1: a fresh venv, the install and the main job (minutes)"
+    ),
+    "python3 -m venv .venv && . .venv/bin/activate && pip install -q --no-compile torch==2.13.0 && "
+    "pip install -q --no-compile -e '.[dev]' && pip install -q --no-compile --no-deps openenv-core==0.3.0 "
+    "&& python -m pytest -n auto": (
         "README command 2 is CI itself (.ci/run; tests/test_docs_site.py holds the two equal)"
     ),
     'python -m pytest -n auto -m "not slow"': "the suite's fast lane: these tests themselves",
