@@ -29,17 +29,25 @@ import time
 from datetime import date, timedelta
 from pathlib import Path
 
+import pandas as pd
+
 BIN = Path(sys.executable).parent
 START = date(2010, 1, 1)
 
 
-def sessions_near_end(years: float) -> tuple[date, date]:
-    """The synthetic market's second-to-last and last sessions (years after START)."""
-    from stocker_core.market.calendar import nyse
+def sessions_near_end(tickers: int, years: float) -> tuple[date, date]:
+    """The synthetic market's second-to-last and last sessions (its first ticker's last bars)."""
+    from stocker_core.config import Settings
+    from stocker_core.market.sources import get_source
 
-    end = START + timedelta(days=round(365.25 * years))
-    days = nyse().sessions_in_range(str(end - timedelta(days=20)), str(end - timedelta(days=1)))
-    return days[-2].date(), days[-1].date()
+    settings = Settings(
+        source="synthetic", synth_tickers=str(tickers), synth_years=years, synth_start=START, clock=None
+    )
+    source = get_source(settings)
+    last = source.symbol_info("SYN1").last_date
+    bars = source.fetch("SYN1", last - timedelta(days=10), last + timedelta(days=1))
+    days = sorted(pd.to_datetime(bars["date"]).dt.date)
+    return days[-2], days[-1]
 
 
 def run(env: dict[str, str], args: list[str]) -> float:
@@ -54,7 +62,7 @@ def run(env: dict[str, str], args: list[str]) -> float:
 
 def measure(tickers: int, years: float, groups: str, workers: int) -> dict[str, float]:
     """Seconds of the first build, the rerun and the new session at one size."""
-    before, last = sessions_near_end(years)
+    before, last = sessions_near_end(tickers, years)
     with tempfile.TemporaryDirectory(prefix="bench-scaling-") as tmp:
         env = {k: v for k, v in os.environ.items() if not k.startswith("STOCKER_")}
         env.update(
