@@ -51,8 +51,8 @@ def test_climb_levels_counts_each_step() -> None:
 
 
 def test_the_check_catches_each_way_out() -> None:
-    assert outside_lines("tests/x.py", 'S = Path(__file__).resolve().parents[1].parent / "shared"')
-    assert outside_lines("bench/x.py", 'S = Path(__file__).resolve().parents[2] / "shared"')
+    assert outside_lines("tests/x.py", 'S = Path(__file__).resolve().parents[1].parent / "elsewhere"')
+    assert outside_lines("bench/x.py", 'S = Path(__file__).resolve().parents[2] / "elsewhere"')
     assert outside_lines("tests/a/x.py", "S = REPO.parent / 'fixtures'")
     assert outside_lines("x.sh", 'cp "../' + 'shared/fixtures" .')  # in pieces: this file is checked too
     assert not outside_lines("tests/a/x.py", "ROOT = Path(__file__).resolve().parents[2]")
