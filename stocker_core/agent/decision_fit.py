@@ -27,6 +27,7 @@ from stocker_core.agent.parsing import DECISIONS
 from stocker_core.agent.rewards import result_score
 from stocker_core.agent.sequences import encode_trace
 from stocker_core.agent.trace import Trace
+from stocker_core.lm.checkpoints import restore_trainable, trainable_state
 from stocker_core.lm.factory import LoadedModel
 from stocker_core.lm.policy_gradient import (
     apply_update,
@@ -36,7 +37,6 @@ from stocker_core.lm.policy_gradient import (
     soft_target_loss,
     trainable_optimizer,
 )
-from stocker_core.moderator.answer_fit import restore_trainable, trainable_state
 
 EVAL_CHUNK = 256
 

@@ -169,9 +169,9 @@ def train_agent(
     from stocker_core.agent.store import agent_model_dir, publish_run
     from stocker_core.agent.tools import tool_schemas
     from stocker_core.agent.warm_start import warm_start
+    from stocker_core.lm.checkpoints import restore_trainable, trainable_state
     from stocker_core.lm.factory import save_base
     from stocker_core.lm.runtime import quiet_libraries, seed_everything, weights_sha256
-    from stocker_core.moderator.answer_fit import restore_trainable, trainable_state
 
     say = progress or (lambda message: None)
     started = time.perf_counter()

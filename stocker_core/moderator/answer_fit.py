@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from stocker_core.lm.checkpoints import restore_trainable, trainable_state
 from stocker_core.lm.factory import LoadedModel
 from stocker_core.lm.policy_gradient import (
     PgLog,
@@ -117,21 +118,6 @@ def reward_scale(rewards: np.ndarray) -> float:
     centred = rewards - rewards.mean(axis=1, keepdims=True)
     std = float(centred.std())
     return std if std > 0 else 1.0
-
-
-def trainable_state(model: Any) -> dict[str, Any]:
-    """A detached copy of the trainable weights (a checkpoint kept in memory)."""
-    return {n: p.detach().clone() for n, p in model.named_parameters() if p.requires_grad}
-
-
-def restore_trainable(model: Any, state: dict[str, Any]) -> None:
-    """Copy a ``trainable_state`` back into ``model``."""
-    import torch
-
-    with torch.no_grad():
-        for name, parameter in model.named_parameters():
-            if name in state:
-                parameter.copy_(state[name])
 
 
 def _update_average(average: dict[str, Any], model: Any, decay: float) -> None:

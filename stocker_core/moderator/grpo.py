@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from stocker_core.lm.checkpoints import StageResult, restore_trainable, trainable_state
 from stocker_core.lm.factory import LoadedModel
 from stocker_core.lm.policy_gradient import PgLog, zero_spread_share
 from stocker_core.lm.runtime import Progress, quiet_libraries, seed_everything
@@ -34,14 +35,11 @@ from stocker_core.moderator.answer_fit import (
     FitSettings,
     answer_set,
     fit_answers,
-    restore_trainable,
-    trainable_state,
 )
 from stocker_core.moderator.answers import ANSWERS
 from stocker_core.moderator.config import TrainingConfig
 from stocker_core.moderator.dataset import EpisodeContext
 from stocker_core.moderator.rewards import ExcessReward, RolloutReward, environment_answer_rewards
-from stocker_core.moderator.sft import StageResult
 
 
 @dataclass

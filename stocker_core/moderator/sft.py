@@ -17,12 +17,11 @@ import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from stocker_core.lm.checkpoints import StageResult
 from stocker_core.lm.factory import LoadedModel, lora_config
-from stocker_core.lm.policy_gradient import PgLog
 from stocker_core.lm.runtime import (
     Progress,
     StageLog,
@@ -50,18 +49,6 @@ def tensorboard_dir(folder: Path) -> Iterator[None]:
             os.environ.pop("TENSORBOARD_LOGGING_DIR", None)
         else:
             os.environ["TENSORBOARD_LOGGING_DIR"] = saved
-
-
-@dataclass
-class StageResult:
-    """A trained adapter: where it is, its log, how long it took."""
-
-    adapter_dir: Path
-    log: StageLog | PgLog
-    wall_seconds: float
-    steps: int
-    fit: Any = None
-    """The ``answer_fit.FitResult`` (valid curve, kept step) of a reward-table fit."""
 
 
 def run_sft(

@@ -88,7 +88,7 @@ def test_a_fit_that_keeps_an_earlier_check_hands_on_its_last_weights():
     """SFT publishes its best valid check; the RL stage continues from where the fit ended."""
     from peft import get_peft_model
 
-    from stocker_core.moderator.answer_fit import restore_trainable, trainable_state
+    from stocker_core.lm.checkpoints import restore_trainable, trainable_state
 
     rng = np.random.default_rng(0)
     config = TrainingConfig(seed=0)
