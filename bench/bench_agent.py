@@ -68,11 +68,11 @@ def main() -> None:
     from stocker_core.agent.config import THETA_GRID, agent_config
     from stocker_core.agent.evaluation import evaluate_split
     from stocker_core.agent.training import train_agent
-    from stocker_core.composition import register_all_policies
+    from stocker_core.composition import register_all
     from stocker_core.config import get_settings
 
     settings = get_settings(fresh=True)
-    register_all_policies()
+    register_all()
     config = agent_config()
     print(f"STOCKER_HOME={settings.home}  source={settings.source}  model={config.model}")
     if not args.skip_train:

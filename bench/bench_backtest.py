@@ -16,7 +16,7 @@ from datetime import timedelta
 import numpy as np
 import pandas as pd
 
-from stocker_core.composition import register_all_policies
+from stocker_core.composition import register_all
 from stocker_core.config import get_settings
 from stocker_core.env.environment import TradingEnv
 from stocker_core.env.episode import Episode
@@ -25,7 +25,7 @@ from stocker_core.env.policies import has_plan, make_policy, plan_for, policy_na
 from stocker_core.env.rewards import RewardParams
 from stocker_core.evaluation.backtests import backtest
 
-register_all_policies()
+register_all()
 SETTINGS = get_settings()  # the oracle reads its headlines with them
 RULES = [n for n in policy_names() if has_plan(n)]  # hold, buy_and_hold, macd, zmr, forecast, oracle, ideal
 

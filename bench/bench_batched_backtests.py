@@ -15,7 +15,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from stocker_core.composition import register_all_policies
+from stocker_core.composition import register_all
 from stocker_core.config import get_settings
 from stocker_core.env.rewards import RewardParams
 from stocker_core.evaluation.backtests import backtest_many
@@ -34,7 +34,7 @@ def main() -> None:
     parser.add_argument("--policies", default=DEFAULT_POLICIES)
     args = parser.parse_args()
     settings = get_settings()
-    register_all_policies()
+    register_all()
     warehouse = Warehouse(settings.warehouse_path)
     valid = load_splits(warehouse).range_of(args.ticker, "valid")
     bars, _ = load_bars(settings, args.ticker, None, valid.end + pd.Timedelta(days=1), warehouse)

@@ -27,7 +27,7 @@ import pandas as pd
 
 from stocker_core.agent import decision_store
 from stocker_core.agent import policy as agent_policy
-from stocker_core.composition import register_all_policies
+from stocker_core.composition import register_all
 from stocker_core.config import get_settings
 from stocker_core.env.rewards import RewardParams
 from stocker_core.evaluation import stats
@@ -57,7 +57,7 @@ def main() -> None:
     parser.add_argument("--policies", default=DEFAULT_POLICIES)
     args = parser.parse_args()
     settings = get_settings()
-    register_all_policies()
+    register_all()
     warehouse = Warehouse(settings.warehouse_path)
     splits = load_splits(warehouse)
     params = RewardParams.from_settings(settings)

@@ -38,7 +38,7 @@ START = date(2010, 1, 1)
 def sessions_near_end(tickers: int, years: float) -> tuple[date, date]:
     """The synthetic market's second-to-last and last sessions (its first ticker's last bars)."""
     from stocker_core.config import Settings
-    from stocker_core.market.sources import get_source
+    from stocker_core.market.source_builder import get_source
 
     settings = Settings(
         source="synthetic", synth_tickers=str(tickers), synth_years=years, synth_start=START, clock=None

@@ -20,14 +20,14 @@ from scipy.stats import spearmanr
 
 def measure(ic: float, years: float, tickers: int, persistence: float, policies: list[str]) -> list[dict]:
     from stocker_core.baselines.oracle import day_sentiment
-    from stocker_core.composition import register_all_policies
+    from stocker_core.composition import register_all
     from stocker_core.config import Settings, use_settings
     from stocker_core.env.episode import episode_from_bars
     from stocker_core.evaluation.backtests import backtest
     from stocker_core.market.synthetic import SyntheticSpec, synthetic_market
     from stocker_core.text.synthetic import synthetic_text
 
-    register_all_policies()
+    register_all()
     settings = Settings(
         source="synthetic",
         synth_ic=ic,

@@ -48,7 +48,8 @@ def file_problems(source) -> dict[str, str]:
 
 def _known_to_source(settings, tickers: list[str]) -> list[str]:
     """Valid names the configured source has (UnknownTickerError, with a suggestion, if not)."""
-    from stocker_core.market.sources import check_symbols, get_source
+    from stocker_core.market.source_builder import get_source
+    from stocker_core.market.sources import check_symbols
     from stocker_core.market.validation import validate_ticker
 
     names = [validate_ticker(t) for t in tickers]
@@ -205,7 +206,7 @@ def materialize(
     """The main job: the assets of the chosen groups for every month with data
     (the full text, shown by --help, is ``MATERIALIZE_HELP``)."""
     _check_range(start, end)  # before anything slow: an inverted range is bad usage
-    from stocker_assets.definitions import build_definitions
+    from stocker_assets.definitions.build import build_definitions
     from stocker_assets.definitions.resources import StockerResource
     from stocker_assets.engine.instance import register_tickers
     from stocker_assets.engine.lane_lifetime import wait_for_leftover_lanes
@@ -495,7 +496,7 @@ def ui(
     _instance()
     home = Path(os.environ["DAGSTER_HOME"])
     workspace = REPO_ROOT / "workspace.yaml"
-    target = ["-w", str(workspace)] if workspace.exists() else ["-m", "stocker_assets.definitions"]
+    target = ["-w", str(workspace)] if workspace.exists() else ["-m", "stocker_assets.definitions.location"]
     command = [sys.executable, "-m", "dagster", "dev", *target, "-h", host, "-p", str(port)]
     env = dict(os.environ)
     env["PYTHONWARNINGS"] = ",".join(filter(None, [env.get("PYTHONWARNINGS"), SUPERSEDED_DEV]))

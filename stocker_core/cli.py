@@ -58,7 +58,7 @@ def _settings_first() -> None:
     # keeps library deprecations it cannot fix out of its output, and finds every layer's
     # policies registered (the composition root; `--help` alone needs none of it)
     from stocker_core.cli_support import fail, ignore_library_warnings
-    from stocker_core.composition import register_all_policies
+    from stocker_core.composition import register_all
     from stocker_core.config import SettingsError, get_settings
 
     ignore_library_warnings()
@@ -66,7 +66,7 @@ def _settings_first() -> None:
         get_settings(fresh=True)
     except SettingsError as exc:
         fail(exc)
-    register_all_policies()
+    register_all()
 
 
 app = build_app()

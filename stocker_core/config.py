@@ -320,7 +320,7 @@ class Settings(BaseSettings):
     @field_validator("source", mode="after")
     @classmethod
     def _registered_source(cls, value: str) -> str:
-        if value not in _SOURCES:
+        if value not in source_names():
             raise ValueError("expected one of: " + ", ".join(source_names()))
         return value
 
@@ -427,29 +427,38 @@ class Settings(BaseSettings):
 class DataSource:
     """A market data source ``STOCKER_SOURCE`` can name: its name and how to build it.
 
-    Register one with ``register_source(DataSource(name, factory))``; ``market.sources.
+    Register one with ``register_source(DataSource(name, factory))``; ``market.source_builder.
     get_source`` builds the configured one and puts it behind the quality gate (and the
-    clock). The built-in sources' names are reserved below (so settings accept them before
-    any market code is imported); ``market.sources`` provides their factories
-    (``provide_builtin_source``), so this module imports nothing above its floor.
+    clock). The built-in sources' names are reserved here (``BUILTIN_SOURCES``, so settings
+    accept them before any market code is imported); the composition root
+    (``stocker_core.composition.register_all``) registers their factories
+    (``market.source_builder.register_sources``). Nothing registers at import.
     """
 
     name: str
-    factory: Callable[[Settings], Any] | None = None
-    """Builds the source (a ``market.sources.MarketDataSource``) from the settings (None only
-    for a built-in name whose factory ``market.sources`` has not provided yet)."""
+    factory: Callable[[Settings], Any]
+    """Builds the source (a ``market.sources.MarketDataSource``) from the settings."""
     corrections: Callable[[], list] | None = None
     """Vetted corrections (``market.corrections.Correction``) the quality gate applies on
     top of ``$STOCKER_HOME/corrections.csv``."""
 
+
+BUILTIN_SOURCES = ("sample", "files", "yfinance", "synthetic")
+"""Names reserved for the built-in sources, in this order (``Settings`` accepts them before
+their factories are registered; ``register_source`` gives each its factory once)."""
 
 _SOURCES: dict[str, DataSource] = {}
 
 
 def register_source(source: DataSource) -> DataSource:
     """Make ``source`` selectable by ``STOCKER_SOURCE``; InvalidNameError when its name is
-    taken (unregister the old one first to replace it)."""
-    if source.name in _SOURCES:
+    taken (unregister the old one first to replace it). A built-in name
+    (``BUILTIN_SOURCES``) is registered again as a no-op when it is the same source, so the
+    composition root may run twice."""
+    known = _SOURCES.get(source.name)
+    if known is not None:
+        if source.name in BUILTIN_SOURCES and known == source:
+            return known
         raise InvalidNameError(f"source {source.name!r} is already registered")
     if not re.fullmatch(r"[a-z][a-z0-9_]*", source.name):
         raise InvalidNameError(f"source name {source.name!r}: use lower-case letters, digits and _")
@@ -474,8 +483,14 @@ def registered_source(source: DataSource) -> Iterator[DataSource]:
 
 
 def source_names() -> tuple[str, ...]:
-    """The registered sources' names, built-in ones first."""
-    return tuple(_SOURCES)
+    """The names ``STOCKER_SOURCE`` accepts: the built-in ones first, then the others
+    registered."""
+    return tuple(dict.fromkeys((*BUILTIN_SOURCES, *_SOURCES)))
+
+
+def registered_sources() -> tuple[DataSource, ...]:
+    """The registered sources (with their factories), built-in ones first."""
+    return tuple(_SOURCES[name] for name in source_names() if name in _SOURCES)
 
 
 def _names_in_words(names: tuple[str, ...]) -> str:
@@ -483,26 +498,17 @@ def _names_in_words(names: tuple[str, ...]) -> str:
 
 
 def data_source(name: str) -> DataSource:
-    """The registered source ``name``; InvalidNameError naming the known ones otherwise."""
+    """The registered source ``name``; InvalidNameError naming the known ones otherwise (or
+    saying the composition root has not run, for a built-in name)."""
     try:
         return _SOURCES[name]
     except KeyError:
+        if name in BUILTIN_SOURCES:
+            raise InvalidNameError(
+                f"source {name!r} is not registered yet: call stocker_core.composition.register_all() "
+                "first (the stocker command, the Dagster definitions and the servers do)"
+            ) from None
         raise InvalidNameError(f"unknown source {name!r}: use {_names_in_words(source_names())}") from None
-
-
-BUILTIN_SOURCES = ("sample", "files", "yfinance", "synthetic")
-"""Names reserved here, in this order; ``market.sources`` provides their factories."""
-
-for _name in BUILTIN_SOURCES:
-    register_source(DataSource(_name))
-
-
-def provide_builtin_source(source: DataSource) -> None:
-    """Give a reserved built-in name (``BUILTIN_SOURCES``) its factory and corrections (its
-    place in the order kept); for ``market.sources`` at import."""
-    if source.name not in BUILTIN_SOURCES or source.factory is None:
-        raise InvalidNameError(f"{source.name!r} is not a built-in source name, or has no factory")
-    _SOURCES[source.name] = source
 
 
 class SettingsError(StockerError, ValueError):

@@ -11,10 +11,10 @@ from hypothesis import HealthCheck, settings
 from stocker_testing import SEED_DIR
 from xdist_groups import SERIAL_GROUP, queue_rank, serial_reason, shared_fixture_module, slow_reason
 
-from stocker_core.composition import register_all_policies
+from stocker_core.composition import register_all
 from stocker_core.config import Settings, get_settings
 
-register_all_policies()  # as the `stocker` command and the Dagster definitions do
+register_all()  # as the `stocker` command and the Dagster definitions do
 
 # CI replays the same examples every run (a failure reproduces; nothing flakes on a random draw);
 # `HYPOTHESIS_PROFILE=random python -m pytest` explores fresh examples, as a nightly run would.

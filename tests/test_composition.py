@@ -1,31 +1,105 @@
-"""The composition root registers every layer's policies with the facts about them; nothing
-below it registers at import or imports a project module by name."""
+"""The composition root registers every extension (sources, specialists, statistics, every
+layer's policies with the facts about them); nothing registers at import, and nothing below
+the top imports a project module by name."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
 
-from stocker_core.composition import register_all_policies
+from stocker_core.composition import REGISTRATIONS, register_all
 from stocker_core.env import policies
+from stocker_core.evaluation.report_statistics import BUILTIN as BUILTIN_STATISTICS
 
 ROOT = Path(__file__).resolve().parents[1]
-LAYERS = (
-    "stocker_core.baselines.rules",
-    "stocker_core.baselines.forecast",
-    "stocker_core.baselines.oracle",
-    "stocker_core.baselines.drl.agents",
-    "stocker_core.council.policy",
-    "stocker_core.moderator.policy",
-    "stocker_core.agent.policy",
-    "stocker_core.agent.trl_policy",
+REGISTRIES = (
+    "stocker_core.config",
+    "stocker_core.env.policies",
+    "stocker_core.council.registry",
+    "stocker_core.evaluation.report_statistics",
 )
+"""The registry modules: sources, policies, specialists, report statistics."""
+BUILTIN_SPECIALISTS = [
+    "chart_pattern",
+    "seasonal_trend",
+    "indicator",
+    "news",
+    "forum_sentiment",
+    "peer_commodity",
+    "geopolitics",
+]
+COUNT = """
+import json
+from stocker_core import config
+from stocker_core.council import registry
+from stocker_core.env import policies
+from stocker_core.evaluation import report_statistics
+
+
+def counts():
+    return {
+        "policies": sorted(policies.POLICIES),
+        "specialists": list(registry.SPECIALIST_NAMES),
+        "sources": [s.name for s in config.registered_sources()],
+        "statistics": [s.name for s in report_statistics.report_statistics()],
+    }
+"""
+
+
+def _fresh(code: str) -> dict:
+    """What ``code`` prints (JSON), run in a fresh interpreter."""
+    out = subprocess.run(
+        [sys.executable, "-c", COUNT + code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+        timeout=300,
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_importing_the_registries_and_every_layer_registers_nothing():
+    """In a fresh interpreter, the registry modules and every module whose function the
+    composition root calls are imported: every registry is empty. Then the root runs (twice):
+    every source, specialist, statistic and policy is there."""
+    layers = sorted({register.__module__ for register in REGISTRATIONS})
+    found = _fresh(
+        "import importlib\n"
+        f"for m in {[*REGISTRIES, *layers]!r}: importlib.import_module(m)\n"
+        "before = counts()\n"
+        "from stocker_core.composition import register_all\n"
+        "register_all()\n"
+        "once = counts()\n"
+        "register_all()\n"
+        "print(json.dumps({'before': before, 'once': once, 'twice': counts()}))\n"
+    )
+    assert found["before"] == {"policies": [], "specialists": [], "sources": [], "statistics": []}
+    after = found["once"]
+    assert found["twice"] == after
+    assert after["sources"] == ["sample", "files", "yfinance", "synthetic"]
+    assert after["specialists"] == BUILTIN_SPECIALISTS
+    assert after["statistics"] == [name for name, _ in BUILTIN_STATISTICS]
+    assert after["policies"] == sorted(policies.policy_names(opt_in=True))
+    assert len(after["policies"]) == 18
+
+
+def test_the_root_is_cheap_to_import():
+    """Importing the root loads no model library and no Dagster (registering is not loading)."""
+    found = _fresh(
+        "import sys\n"
+        "import stocker_core.composition\n"
+        "heavy = ('torch', 'transformers', 'dagster', 'trl', 'peft', 'stable_baselines3')\n"
+        "print(json.dumps(sorted(m for m in heavy if m in sys.modules)))\n"
+    )
+    assert found == []
 
 
 def test_every_layer_registers_its_policies_with_their_facts():
-    register_all_policies()
-    register_all_policies()  # twice changes nothing
+    register_all()
+    register_all()  # twice changes nothing
     assert policies.policy_names() == sorted(
         ["hold", "buy_and_hold", "random", "ideal", "macd", "zmr", "forecast", "oracle", "a2c", "ppo"]
         + ["council", "moderator_base", "moderator_sft", "moderator_grpo"]
@@ -55,17 +129,6 @@ def test_every_layer_registers_its_policies_with_their_facts():
         "a2c",
         "ppo",
     }
-
-
-def test_importing_a_layer_registers_nothing():
-    code = (
-        "import importlib\n"
-        f"for m in {LAYERS!r}: importlib.import_module(m)\n"
-        "from stocker_core.env import policies\n"
-        "print(sorted(policies.POLICIES))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
-    assert out.stdout.strip() == "['buy_and_hold', 'hold', 'ideal', 'random']"  # the registry's own
 
 
 def test_no_module_below_the_top_imports_a_project_module_by_name():

@@ -3,6 +3,8 @@ on a planted upward import (top-level or inside a function, direct or through an
 
 from __future__ import annotations
 
+import ast
+import graphlib
 import shutil
 import subprocess
 import sys
@@ -118,10 +120,82 @@ def test_the_definitions_importing_the_engine_breaks_the_dagster_layer(project_c
     second contract; the floors contract still holds."""
     _plant(
         project_copy,
-        "stocker_assets.definitions.assets.market",
+        "stocker_assets.definitions.market.assets",
         "def _planted():\n    from stocker_assets.engine.runner import StepEvent\n\n    return StepEvent",
     )
     result = _lint(project_copy)
     assert result.returncode == 1, result.stdout + result.stderr
     assert "1 kept, 1 broken" in result.stdout
-    assert "stocker_assets.definitions.assets.market -> stocker_assets.engine.runner" in result.stdout
+    assert "stocker_assets.definitions.market.assets -> stocker_assets.engine.runner" in result.stdout
+
+
+def _module_names(root: Path) -> dict[str, Path]:
+    """Every module of the packages under ``root``: dotted name -> file (a package is its
+    ``__init__.py``)."""
+    found = {}
+    for package in PACKAGES:
+        for path in (root / package).rglob("*.py"):
+            parts = list(path.relative_to(root).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            found[".".join(parts)] = path
+    return found
+
+
+def _imported_modules(module: str, path: Path, known: dict[str, Path]) -> set[str]:
+    """The project modules ``module`` imports anywhere in its file (module level, inside
+    functions, under ``TYPE_CHECKING``): each import's longest known dotted prefix."""
+    package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+    targets: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(package[: len(package) - node.level + 1] + ([base] if base else []))
+            names = [
+                f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base for alias in node.names
+            ]
+        else:
+            continue
+        for name in names:
+            while name and name not in known:
+                name = name.rpartition(".")[0]
+            if name and name != module:
+                targets.add(name)
+    return targets
+
+
+def package_circles(root: Path) -> list[str]:
+    """One circle of imports (``a -> b -> a``) for each package whose modules import each
+    other in a circle, counting only arrows between modules of that one package."""
+    known = _module_names(root)
+    graphs: dict[str, dict[str, set[str]]] = {}
+    for module, path in known.items():
+        package = module.rpartition(".")[0]
+        siblings = {t for t in _imported_modules(module, path, known) if t.rpartition(".")[0] == package}
+        graphs.setdefault(package, {})[module] = siblings
+    circles = []
+    for _, graph in sorted(graphs.items()):
+        try:
+            tuple(graphlib.TopologicalSorter(graph).static_order())
+        except graphlib.CycleError as exc:
+            circles.append(" -> ".join(exc.args[1]))
+    return circles
+
+
+def test_no_circle_between_modules_of_one_package():
+    """Move the shared type down instead (e.g. the data-source interface apart from the builder
+    of the built-in sources): a circle inside a package hides which module is the base."""
+    assert package_circles(ROOT) == []
+
+
+def test_a_planted_circle_is_found(project_copy):
+    """A function-level import of the bars into the calendar (below them) closes a circle."""
+    before = package_circles(project_copy)
+    planted = "def _planted():\n    from stocker_core.market import bars\n\n    return bars"
+    _plant(project_copy, "stocker_core.market.calendar", planted)
+    after = package_circles(project_copy)
+    assert len(after) == len(before) + 1, after
+    assert any("stocker_core.market.calendar" in circle for circle in after), after

@@ -15,7 +15,8 @@ import dagster as dg
 from pydantic import Field
 
 from stocker_core.config import Settings, activate_settings, deactivate_settings
-from stocker_core.market.sources import MarketDataSource, get_source
+from stocker_core.market.source_builder import get_source
+from stocker_core.market.sources import MarketDataSource
 from stocker_core.warehouse import Warehouse
 
 RUN_FIELDS = (

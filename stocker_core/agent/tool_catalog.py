@@ -3,8 +3,8 @@
 The schemas are derived from ``AgentTools``' typed signatures and docstrings by
 ``transformers.utils.get_json_schema`` (what TRL uses) and stored beside this module
 (``tool_schemas.json``), so ``stocker agent tools`` answers in well under a second. A test
-holds the stored file equal to the derivation; after changing a tool, rewrite it with
-``python -m stocker_core.agent.tool_catalog``.
+holds the stored file equal to the derivation (``tools.derived_tool_schemas``); after changing a
+tool, rewrite it with ``python -m stocker_core.agent.tools``.
 """
 
 from __future__ import annotations
@@ -35,24 +35,3 @@ def _stored() -> str:
 def tool_schemas() -> list[dict[str, Any]]:
     """The JSON schema of every tool, as TRL and chat templates expect them (a fresh copy)."""
     return json.loads(_stored())
-
-
-def derived_tool_schemas() -> list[dict[str, Any]]:
-    """The schemas as ``get_json_schema`` derives them from ``AgentTools`` now."""
-    from transformers.utils import get_json_schema
-
-    from stocker_core.agent.tools import AgentTools
-
-    return [get_json_schema(getattr(AgentTools, name)) for name in TOOL_NAMES]
-
-
-def write_tool_schemas() -> Path:
-    """Store the derived schemas (after a tool's signature or docstring changed)."""
-    from stocker_core.atomic_files import write_text_atomic
-
-    write_text_atomic(SCHEMAS_FILE, json.dumps(derived_tool_schemas(), indent=2) + "\n")
-    return SCHEMAS_FILE
-
-
-if __name__ == "__main__":
-    print(write_tool_schemas())

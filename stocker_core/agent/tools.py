@@ -13,6 +13,7 @@ import copy
 import json
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -21,7 +22,7 @@ from stocker_core.agent import fundamentals as fundamentals_tool
 from stocker_core.agent import tools_macro, tools_market, tools_text
 from stocker_core.agent.arguments import ToolArgumentError
 from stocker_core.agent.data import AgentData, decision_day
-from stocker_core.agent.tool_catalog import TOOL_FAMILIES, TOOL_NAMES, tool_schemas
+from stocker_core.agent.tool_catalog import SCHEMAS_FILE, TOOL_FAMILIES, TOOL_NAMES, tool_schemas
 from stocker_core.context.point_in_time import decision_cutoff
 
 __all__ = ["TOOL_FAMILIES", "TOOL_NAMES", "AgentTools", "ToolOutcome", "result_text", "tool_schemas"]
@@ -151,3 +152,24 @@ class AgentTools:
 def result_text(result: dict[str, Any]) -> str:
     """A tool result as compact JSON (what a chat model reads)."""
     return json.dumps(result, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def derived_tool_schemas() -> list[dict[str, Any]]:
+    """The tools' schemas as ``get_json_schema`` derives them from ``AgentTools`` now (the
+    stored ones, ``tool_catalog.tool_schemas``, must equal them)."""
+    from transformers.utils import get_json_schema
+
+    return [get_json_schema(getattr(AgentTools, name)) for name in TOOL_NAMES]
+
+
+def write_tool_schemas() -> Path:
+    """Store the derived schemas in ``tool_catalog.SCHEMAS_FILE`` (after a tool's signature or
+    docstring changed)."""
+    from stocker_core.atomic_files import write_text_atomic
+
+    write_text_atomic(SCHEMAS_FILE, json.dumps(derived_tool_schemas(), indent=2) + "\n")
+    return SCHEMAS_FILE
+
+
+if __name__ == "__main__":
+    print(write_tool_schemas())

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from stocker_core.context.decision import RATE_SYMBOLS, DecisionContext
+from stocker_core.council.day_arrays import monthly_returns
 from stocker_core.council.models import SpecialistVote
 from stocker_core.council.registry import SpecialistMap, specialist
 from stocker_core.text.events import POLICY_VALENCE
@@ -106,11 +107,6 @@ def seasonal_trend(ctx: DecisionContext) -> SpecialistVote:
     close = bars["close"].to_numpy(float)
     dates = pd.to_datetime(bars["date"])
     return seasonal_trend_vote(close, monthly_returns(close, dates), ctx.date)
-
-
-def monthly_returns(close: np.ndarray, dates: pd.Series | pd.DatetimeIndex) -> pd.Series:
-    """Month-end to month-end returns of a close series (indexed by month end)."""
-    return pd.Series(close, index=pd.DatetimeIndex(dates)).resample("ME").last().pct_change().dropna()
 
 
 def seasonal_trend_vote(close: np.ndarray, monthly: pd.Series, day: pd.Timestamp) -> SpecialistVote:

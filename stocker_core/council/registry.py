@@ -10,11 +10,12 @@ where ``builder(ctx, mask) -> RoleMessage`` writes its prompt for the LLM backen
 optional ``batch_rule(day) -> SpecialistVote`` its vote on a day of the batched rule path
 (``council/rule_batch.py``; without one that path runs ``rule`` on the day's context).
 
-The council's role order is the registration order: the seven built-in specialists
-(``council/specialists.py``, registered on first use of the registry) come first, in their
-fixed order, then the others. ``ROLE_NAMES`` (``roles.py``), ``ROLES`` and the rule
-analysts' ``RULE_ANALYSTS`` (``analysts.py``) are live views of the registry, so a
-specialist registered after they were imported is seen by everything that reads them.
+Nothing registers at import: the seven built-in specialists (``council/specialists.py``) are
+registered by the composition root (``stocker_core.composition.register_all``), first and in
+their fixed order; the council's role order is the registration order. ``ROLE_NAMES``
+(``roles.py``), ``ROLES`` and the rule analysts' ``RULE_ANALYSTS`` (``analysts.py``) are live
+views of the registry, so a specialist registered after they were imported is seen by
+everything that reads them.
 """
 
 from __future__ import annotations
@@ -23,18 +24,26 @@ import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from stocker_core.errors import InvalidNameError
 
 if TYPE_CHECKING:
     from stocker_core.context.decision import DecisionContext
+    from stocker_core.council.day_arrays import BatchDay
     from stocker_core.council.models import SpecialistVote
-    from stocker_core.council.roles import RoleMessage
-    from stocker_core.council.rule_batch import BatchDay
     from stocker_core.text.masking import PromptMask
 
 T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class RoleMessage:
+    """The user message of a role and, for the chart role, the chart image."""
+
+    text: str
+    image_path: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -50,7 +59,7 @@ class Specialist:
     """The rule analyst: a deterministic vote on a context (``abstain`` when data is missing)."""
     batch_rule: Callable[[BatchDay], SpecialistVote] | None = None
     """The same vote on a day of the batched rule path, from the ticker's precomputed arrays
-    (``rule_batch.BatchDay``); None: the batch runs ``rule`` on the day's context."""
+    (``day_arrays.BatchDay``); None: the batch runs ``rule`` on the day's context."""
     rule_revision: int = 0
     """Raised when the rule changes: it enters the rule votes' cache key, so only this role's
     cached votes are recomputed."""
@@ -58,31 +67,11 @@ class Specialist:
 
 _SPECIALISTS: dict[str, Specialist] = {}
 _lock = threading.RLock()
-_builtins_loaded = False
-_builtins_loading = False
-
-
-def _load_builtins() -> None:
-    """Register the seven built-in specialists once, before anything reads or adds one."""
-    global _builtins_loaded, _builtins_loading
-    if _builtins_loaded:
-        return
-    with _lock:  # another thread waits here until the built-ins are all in
-        if _builtins_loaded or _builtins_loading:
-            return  # done, or this thread is registering them now
-        _builtins_loading = True
-        try:
-            import stocker_core.council.specialists  # noqa: F401  (registers on import)
-
-            _builtins_loaded = True
-        finally:
-            _builtins_loading = False
 
 
 def register_specialist(specialist: Specialist) -> Specialist:
     """Add ``specialist`` to the council, after those already registered; InvalidNameError
     when its name is taken (unregister the old one first to replace it)."""
-    _load_builtins()
     with _lock:
         if specialist.name in _SPECIALISTS:
             raise InvalidNameError(f"specialist {specialist.name!r} is already registered")
@@ -94,7 +83,6 @@ def register_specialist(specialist: Specialist) -> Specialist:
 
 def unregister_specialist(name: str) -> Specialist:
     """Remove the specialist ``name`` from the council (InvalidNameError when unknown)."""
-    _load_builtins()
     with _lock:
         if name not in _SPECIALISTS:
             raise _unknown(name)
@@ -113,13 +101,11 @@ def registered_specialist(specialist: Specialist) -> Iterator[Specialist]:
 
 def specialists() -> tuple[Specialist, ...]:
     """Every registered specialist in the council's order."""
-    _load_builtins()
     return tuple(_SPECIALISTS.values())
 
 
 def specialist(name: str) -> Specialist:
     """The registered specialist ``name``; InvalidNameError listing the known ones otherwise."""
-    _load_builtins()
     try:
         return _SPECIALISTS[name]
     except KeyError:
@@ -134,7 +120,6 @@ class SpecialistNames(Sequence[str]):
     """The registered specialists' names in council order, read live (``ROLE_NAMES``)."""
 
     def _names(self) -> tuple[str, ...]:
-        _load_builtins()
         return tuple(_SPECIALISTS)
 
     @overload
@@ -179,7 +164,6 @@ class SpecialistMap(Mapping[str, T]):
         self._keep = keep
 
     def _kept(self) -> dict[str, Specialist]:
-        _load_builtins()
         return {n: s for n, s in _SPECIALISTS.items() if self._keep is None or self._keep(s)}
 
     def __getitem__(self, name: str) -> T:

@@ -6,12 +6,11 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import pandas as pd
 
 from stocker_core.context.decision import RATE_SYMBOLS, DecisionContext
-from stocker_core.council.registry import SPECIALIST_NAMES, SpecialistMap
+from stocker_core.council.registry import SPECIALIST_NAMES, RoleMessage, SpecialistMap
 from stocker_core.text.masking import PromptMask
 
 OUTPUT_RULES = (
@@ -21,14 +20,6 @@ OUTPUT_RULES = (
     "anything later. If your data is missing, answer signal 0 and confidence 0."
 )
 BUILDER_VERSION = "builders-v3"  # v3: a peer without the day's close is shown as missing
-
-
-@dataclass(frozen=True)
-class RoleMessage:
-    """The user message of a role and, for the chart role, the chart image."""
-
-    text: str
-    image_path: Path | None = None
 
 
 @dataclass(frozen=True)

@@ -1,14 +1,15 @@
-"""The seven built-in specialists, each declared and registered the way an added one is
-(``council/registry.py``): in the council's fixed order, with the prompts of ``roles.py``,
+"""The seven built-in specialists, each declared the way an added one is
+(``council/registry.py``), in the council's fixed order, with the prompts of ``roles.py``,
 the rules of ``analysts.py`` and the batch rules of ``rule_batch.py``.
 
-The registry imports this module the first time it is read; nothing else needs to.
+``register_specialists()`` registers them; the composition root
+(``stocker_core.composition.register_all``) calls it. Nothing registers at import.
 """
 
 from __future__ import annotations
 
 from stocker_core.council import analysts, rule_batch
-from stocker_core.council.registry import Specialist, register_specialist
+from stocker_core.council.registry import SPECIALIST_NAMES, Specialist, register_specialist, specialist
 from stocker_core.council.roles import (
     chart_message,
     expertise_prompt,
@@ -20,7 +21,7 @@ from stocker_core.council.roles import (
     seasonal_message,
 )
 
-register_specialist(
+BUILTIN: tuple[Specialist, ...] = (
     Specialist(
         name="chart_pattern",
         system_prompt=expertise_prompt(
@@ -30,9 +31,7 @@ register_specialist(
         builder=chart_message,
         rule=analysts.chart_pattern,
         batch_rule=rule_batch.chart_pattern_batch,
-    )
-)
-register_specialist(
+    ),
     Specialist(
         name="seasonal_trend",
         system_prompt=expertise_prompt(
@@ -42,9 +41,7 @@ register_specialist(
         builder=seasonal_message,
         rule=analysts.seasonal_trend,
         batch_rule=rule_batch.seasonal_trend_batch,
-    )
-)
-register_specialist(
+    ),
     Specialist(
         name="indicator",
         system_prompt=expertise_prompt(
@@ -53,9 +50,7 @@ register_specialist(
         builder=indicator_message,
         rule=analysts.indicator,
         batch_rule=rule_batch.indicator_batch,
-    )
-)
-register_specialist(
+    ),
     Specialist(
         name="news",
         system_prompt=expertise_prompt(
@@ -64,9 +59,7 @@ register_specialist(
         builder=news_message,
         rule=analysts.news,
         batch_rule=rule_batch.news_batch,
-    )
-)
-register_specialist(
+    ),
     Specialist(
         name="forum_sentiment",
         system_prompt=expertise_prompt(
@@ -75,9 +68,7 @@ register_specialist(
         builder=forum_message,
         rule=analysts.forum_sentiment,
         batch_rule=rule_batch.forum_sentiment_batch,
-    )
-)
-register_specialist(
+    ),
     Specialist(
         name="peer_commodity",
         system_prompt=expertise_prompt(
@@ -87,9 +78,7 @@ register_specialist(
         rule=analysts.peer_commodity,
         batch_rule=rule_batch.peer_commodity_batch,
         rule_revision=2,  # 2: a peer or commodity without the day's close is missing, not stale
-    )
-)
-register_specialist(
+    ),
     Specialist(
         name="geopolitics",
         system_prompt=expertise_prompt(
@@ -99,5 +88,14 @@ register_specialist(
         builder=macro_message,
         rule=analysts.geopolitics,
         batch_rule=rule_batch.geopolitics_batch,
-    )
+    ),
 )
+"""The built-in specialists, in the council's order."""
+
+
+def register_specialists() -> None:
+    """Register the built-in specialists in their order (called by the composition root; a
+    specialist already registered as the same one is left in place, so again is a no-op)."""
+    for builtin in BUILTIN:
+        if builtin.name not in SPECIALIST_NAMES or specialist(builtin.name) != builtin:
+            register_specialist(builtin)

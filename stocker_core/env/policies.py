@@ -2,12 +2,11 @@
 
 Every policy is registered with ``register_policy`` together with what is known about it (a
 batch decider, a whole-episode plan, fitted on the train split, a hindsight upper bound, opt
-in). The registry starts with the environment's own policies (``hold``, ``buy_and_hold``,
-``random``, ``ideal``); nothing above registers at import: each layer that offers policies has
-a ``register_policies()`` function, and the composition root at the top
-(``stocker_core.composition.register_all_policies``, called by the ``stocker`` command, the
-Dagster definitions and the tests) calls them all. Factories receive the caller's settings;
-none reads settings of its own.
+in). Nothing registers at import, this module included: each layer that offers policies (this
+one: ``hold``, ``buy_and_hold``, ``random``, ``ideal``) has a ``register_policies()`` function,
+and the composition root at the top (``stocker_core.composition.register_all``, called by the
+``stocker`` command, the Dagster definitions, the servers and the tests) calls them all.
+Factories receive the caller's settings; none reads settings of its own.
 """
 
 from __future__ import annotations
@@ -158,8 +157,8 @@ def register_policy(
     ``opt_in``: played only when named.
 
     Each layer offers ``register_policies()``; the composition root
-    (``stocker_core.composition.register_all_policies``) calls them, so nothing below it names
-    a module above."""
+    (``stocker_core.composition.register_all``) calls them, so nothing below it names a module
+    above."""
     POLICIES[name] = factory
     for table, entry in ((BATCH_POLICIES, batch), (PLANS, plan)):
         if entry is None:
@@ -253,9 +252,6 @@ def register_policies() -> None:
     )
     register_policy("random", lambda env, seed, settings: RandomPolicy(env.params.transaction_cost, seed))
     register_policy("ideal", lambda env, seed, settings: IdealPolicy(env), plan=ideal_plan, upper_bound=True)
-
-
-register_policies()  # the registry starts with its own floor's policies; the others come from the top
 
 
 def run_episode(env: TradingEnv, policy: Policy) -> dict[str, Any]:

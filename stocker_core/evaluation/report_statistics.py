@@ -14,9 +14,10 @@ cell reads "= <original>" like its others. The report (HTML and Markdown) shows 
 leaderboard table as it is, so nothing else changes.
 
 A statistic the project ships goes in a module of its own on this floor or below, and its
-``register_statistic`` line goes at the end of this module (``# Registered statistics``); a
-test or a notebook registers its own at run time and removes it with
-``unregister_statistic``. How-to: docs/extending.md ("Add a report statistic").
+``(name, fn)`` pair into ``BUILTIN`` at the end of this module, which ``register_statistics()``
+registers when the composition root (``stocker_core.composition.register_all``) calls it;
+nothing registers at import. A test or a notebook registers its own at run time and removes
+it with ``unregister_statistic``. How-to: docs/how-to/add-a-report-statistic.md.
 """
 
 from __future__ import annotations
@@ -114,4 +115,13 @@ def statistic_values(rows: pd.DataFrame, statistics: tuple[ReportStatistic, ...]
     return {s.name: s.value(rows) for s in statistics}
 
 
-# Registered statistics: one `register_statistic(name, fn)` line each, the function in its own module.
+BUILTIN: tuple[tuple[str, WindowStatistic], ...] = ()
+"""The statistics the project ships, ``(name, fn)`` in column order, each function in a module
+of its own (none today: the leaderboard's own columns are ``RESERVED``)."""
+
+
+def register_statistics() -> None:
+    """Register the statistics the project ships (``BUILTIN``; called by the composition root,
+    again is a no-op)."""
+    for name, fn in BUILTIN:
+        register_statistic(name, fn)

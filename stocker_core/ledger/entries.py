@@ -24,6 +24,8 @@ GENESIS = "0" * 64
 
 Mode = Literal["live", "replayed"]
 MODES: tuple[Mode, ...] = ("live", "replayed")
+BENCHMARK = "buy_and_hold"
+"""Always recorded: the forward record's excess is measured against it."""
 
 
 @dataclass(frozen=True)

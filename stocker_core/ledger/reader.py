@@ -24,8 +24,8 @@ import pandas as pd
 import pyarrow as pa
 
 from stocker_core.config import Settings
-from stocker_core.ledger.entries import GENESIS, LedgerEntry
-from stocker_core.ledger.store import DERIVED, Head, LedgerStore, Scored, sha256_of
+from stocker_core.ledger.entries import BENCHMARK, GENESIS, LedgerEntry
+from stocker_core.ledger.store import DERIVED, Head, LedgerIntegrityError, LedgerStore, Scored, sha256_of
 from stocker_core.ledger.verify import verify_chain
 from stocker_core.market.clock import close_of
 
@@ -89,6 +89,15 @@ def read_ledger(store: LedgerStore, published: tuple[Head, ...] = (), *, locked:
         return _read(store, published)
     with store.reading():
         return _read(store, published)
+
+
+def read_entries(store: LedgerStore) -> list[LedgerEntry]:
+    """Every entry of the chain, once ``read_ledger`` verified it (LedgerIntegrityError naming
+    the first problem otherwise)."""
+    ledger = read_ledger(store)
+    if ledger.problems:
+        raise LedgerIntegrityError(f"the ledger fails verification: {ledger.summary()}")
+    return ledger.entries
 
 
 def _read(store: LedgerStore, published: tuple[Head, ...]) -> Ledger:
@@ -246,7 +255,6 @@ def _scores_problems(
     rows: list[dict[str, Any]], by_seq: dict[int, LedgerEntry], at: pd.Timestamp
 ) -> list[str]:
     """Every scored row against its entry, the return arithmetic and buy-and-hold's row."""
-    from stocker_core.ledger.record import BENCHMARK
     from stocker_core.ledger.score import entry_return
 
     problems: list[str] = []

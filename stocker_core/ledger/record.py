@@ -31,7 +31,7 @@ from stocker_core.env.policies import is_upper_bound, make_batch_decider, make_p
 from stocker_core.env.rewards import RewardParams
 from stocker_core.errors import InvalidNameError, StockerError, UnknownTickerError
 from stocker_core.evaluation.backtests import check_policy_names
-from stocker_core.ledger.entries import GENESIS, LedgerEntry, Mode, chain
+from stocker_core.ledger.entries import BENCHMARK, GENESIS, LedgerEntry, Mode, chain
 from stocker_core.ledger.reader import Ledger, read_ledger
 from stocker_core.ledger.store import Head, LedgerInputError, LedgerIntegrityError, LedgerStore
 from stocker_core.market.bars import configured_source, load_bars
@@ -47,8 +47,6 @@ from stocker_core.market.clock import (
 from stocker_core.universe import read_universe
 from stocker_core.warehouse.db import Warehouse, frame_version
 
-BENCHMARK = "buy_and_hold"
-"""Always recorded: the forward record's excess is measured against it."""
 SEED = 0
 
 

@@ -24,8 +24,7 @@ from stocker_core.config import Settings
 from stocker_core.errors import UnknownTickerError
 from stocker_core.evaluation.significance import min_detectable_difference
 from stocker_core.evaluation.stats import t_interval, t_test
-from stocker_core.ledger.entries import LedgerEntry
-from stocker_core.ledger.record import BENCHMARK
+from stocker_core.ledger.entries import BENCHMARK, LedgerEntry
 from stocker_core.market.bars import load_bars
 from stocker_core.market.clock import clock_now, close_of
 

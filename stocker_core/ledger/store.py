@@ -245,16 +245,6 @@ class LedgerStore:
         return [path for _, path in files], problems
 
     # -- reading -------------------------------------------------------------------------
-    def read(self) -> list[LedgerEntry]:
-        """Every entry of the chain, once ``reader.read_ledger`` verified it (LedgerIntegrityError
-        naming the first problem otherwise)."""
-        from stocker_core.ledger.reader import read_ledger
-
-        ledger = read_ledger(self)
-        if ledger.problems:
-            raise LedgerIntegrityError(f"the ledger fails verification: {ledger.summary()}")
-        return ledger.entries
-
     def read_entry_file(self, path: Path) -> tuple[list[LedgerEntry], list[str]]:
         """The entries of one file, every value exactly as stored, and its problems: unreadable,
         a column missing, added or of another type, a value of the wrong kind (NaN, null)."""

@@ -33,7 +33,7 @@ _EXPORTS = {
     "indicator_problems": "quality",
     "MarketDataSource": "sources",
     "SymbolInfo": "sources",
-    "get_source": "sources",
+    "get_source": "source_builder",
     "validate_ticker": "validation",
     "validate_month": "validation",
     "parse_partition_key": "validation",
@@ -69,6 +69,8 @@ def _submodule(name: str) -> ModuleType:
         import stocker_core.market.quality as module
     elif name == "sources":
         import stocker_core.market.sources as module
+    elif name == "source_builder":
+        import stocker_core.market.source_builder as module
     elif name == "validation":
         import stocker_core.market.validation as module
     else:

@@ -12,7 +12,8 @@ import pandas as pd
 
 from stocker_core.config import Settings
 from stocker_core.errors import UnknownTickerError
-from stocker_core.market.sources import MarketDataSource, get_source
+from stocker_core.market.source_builder import get_source
+from stocker_core.market.sources import MarketDataSource
 from stocker_core.warehouse.db import Warehouse
 
 if TYPE_CHECKING:

@@ -221,8 +221,8 @@ def test_tools_on_a_planted_future_warehouse(tmp_path):
 
 def test_stored_schemas_are_the_derived_ones():
     """`stocker agent tools` reads the stored file; it must be what get_json_schema derives
-    (after changing a tool: python -m stocker_core.agent.tool_catalog)."""
-    from stocker_core.agent.tool_catalog import derived_tool_schemas
+    (after changing a tool: python -m stocker_core.agent.tools)."""
+    from stocker_core.agent.tools import derived_tool_schemas
 
     assert tool_schemas() == derived_tool_schemas()
 

@@ -7,14 +7,18 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from stocker_assets.definitions.assets.market import indicators, prices
-from stocker_assets.definitions.checks import ALLOW_FAILED_CHECKS_TAG, indicators_are_sane, prices_are_valid
+from stocker_assets.definitions.market.assets import indicators, prices
+from stocker_assets.definitions.market.checks import (
+    ALLOW_FAILED_CHECKS_TAG,
+    indicators_are_sane,
+    prices_are_valid,
+)
 from stocker_assets.definitions.partitions import ticker_partitions
 from stocker_assets.definitions.resources import StockerResource
 from stocker_core.config import Settings
 from stocker_core.market.bars import load_bars
 from stocker_core.market.quality import DataQualityError
-from stocker_core.market.sources import get_source
+from stocker_core.market.source_builder import get_source
 from stocker_core.warehouse import Warehouse
 
 RANGE = {

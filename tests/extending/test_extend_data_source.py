@@ -18,7 +18,7 @@ from stocker_core.market.bars import load_bars
 from stocker_core.market.builds import build_prices
 from stocker_core.market.calendar import sessions
 from stocker_core.market.frames import normalize_bars
-from stocker_core.market.sources import get_source
+from stocker_core.market.source_builder import get_source
 from stocker_core.market.table_source import TableSource
 from stocker_core.warehouse.db import Warehouse
 

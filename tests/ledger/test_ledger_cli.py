@@ -13,7 +13,7 @@ from stocker_core.config import _cached_settings, get_settings
 from stocker_core.ledger.store import LedgerStore
 from stocker_core.market.clock import next_session
 from stocker_core.market.gate import ingest_prices
-from stocker_core.market.sources import get_source
+from stocker_core.market.source_builder import get_source
 from stocker_core.warehouse.db import Warehouse
 
 POLICIES = "buy_and_hold,macd"

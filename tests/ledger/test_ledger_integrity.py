@@ -23,6 +23,7 @@ from ledger_testing import FIRST_DECISION, after_close, before_open, invoke, set
 from stocker_core.config import Settings, get_settings
 from stocker_core.evaluation.forward_report import read_forward_record
 from stocker_core.ledger.entries import GENESIS, chain, content_hash
+from stocker_core.ledger.reader import read_entries
 from stocker_core.ledger.record import record
 from stocker_core.ledger.store import Head, LedgerStore
 from stocker_core.market.clock import next_session
@@ -528,7 +529,7 @@ def test_a_later_export_verifies_against_an_earlier_published_head(aapl_home, mo
     # rewriting an old entry (replayed → live) and every later hash and HEAD: intact locally,
     # caught only against the head published elsewhere
     store = LedgerStore(get_settings())
-    entries = store.read()
+    entries = read_entries(store)
     drafts = [asdict(e) for e in entries]
     for d in drafts:
         del d["seq"], d["prev_hash"], d["hash"]

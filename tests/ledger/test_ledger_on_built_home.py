@@ -15,9 +15,10 @@ from ledger_testing import FIRST_DECISION, after_close, invoke, set_clock
 from typer.testing import CliRunner
 
 from stocker_core.config import Settings, get_settings
+from stocker_core.ledger.reader import read_entries
 from stocker_core.ledger.store import LedgerStore
 from stocker_core.market.gate import ingest_prices
-from stocker_core.market.sources import get_source
+from stocker_core.market.source_builder import get_source
 from stocker_core.warehouse.db import Warehouse
 
 POLICIES = "buy_and_hold,macd"
@@ -92,7 +93,7 @@ def test_the_offline_flow_on_a_built_home_changes_nothing_stored_and_records_as_
         ("buy_and_hold", "2023-06-01", "2023-06-02", "replayed"),
         ("macd", "2023-06-01", "2023-06-02", "replayed"),
     ]
-    entries = LedgerStore(clocked).read()
+    entries = read_entries(LedgerStore(clocked))
     assert {e.source for e in entries} == {"warehouse"}  # read what is stored, up to the clock
     assert invoke("verify").exit_code == 0
     assert _snapshot(clocked) == before

@@ -18,7 +18,7 @@ from stocker_core.ledger.store import LedgerStore
 from stocker_core.market.bars import load_bars
 from stocker_core.market.calendar import session_close, sessions
 from stocker_core.market.gate import ingest_prices
-from stocker_core.market.sources import get_source
+from stocker_core.market.source_builder import get_source
 from stocker_core.warehouse.db import Warehouse
 
 POLICIES = ["buy_and_hold", "macd", "zmr"]

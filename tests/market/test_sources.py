@@ -10,7 +10,7 @@ from stocker_core.errors import DataSourceError, InvalidNameError, UnknownTicker
 from stocker_core.market.files_source import FilesSource
 from stocker_core.market.frames import FRAME_COLUMNS, normalize_bars
 from stocker_core.market.sample_source import SampleSource
-from stocker_core.market.sources import get_source
+from stocker_core.market.source_builder import get_source
 
 
 def _assert_normalized(frame: pd.DataFrame) -> None:

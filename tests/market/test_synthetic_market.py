@@ -15,7 +15,7 @@ from stocker_core.errors import UnknownTickerError
 from stocker_core.market.bars import configured_source
 from stocker_core.market.calendar import sessions
 from stocker_core.market.gate import QualityGatedSource
-from stocker_core.market.sources import get_source
+from stocker_core.market.source_builder import get_source
 from stocker_core.market.synthetic import (
     REGIME_VOL_SCALE,
     TURBULENT,
