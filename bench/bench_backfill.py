@@ -68,8 +68,8 @@ def main() -> None:
 
     import dagster as dg
 
-    from stocker_assets.definitions.assets.market import indicators, prices
-    from stocker_assets.definitions.checks import indicators_are_sane, prices_are_valid
+    from stocker_assets.definitions.market.assets import indicators, prices
+    from stocker_assets.definitions.market.checks import indicators_are_sane, prices_are_valid
     from stocker_assets.definitions.resources import StockerResource
     from stocker_assets.engine.instance import ensure_dagster_home, register_tickers
     from stocker_assets.engine.runner import run_ticker_months

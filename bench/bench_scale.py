@@ -68,7 +68,7 @@ def _use_home(root: Path, name: str, **extra: str) -> None:
 
 def _run_one(ticker: str, months: list[date], instance=None) -> None:
     """The market group of ``ticker`` × ``months`` as `stocker materialize` runs it."""
-    from stocker_assets.definitions import build_definitions
+    from stocker_assets.definitions.build import build_definitions
     from stocker_assets.definitions.resources import StockerResource
     from stocker_assets.engine.instance import dagster_instance
     from stocker_assets.engine.runner import run_ticker_months, select_assets

@@ -210,10 +210,10 @@ def materialize(
     from stocker_assets.definitions.resources import StockerResource
     from stocker_assets.engine.instance import register_tickers
     from stocker_assets.engine.lane_lifetime import wait_for_leftover_lanes
-    from stocker_assets.engine.lanes import LaneOptions, RunUnit, plan_units, run_units, worker_count
+    from stocker_assets.engine.lanes import LaneOptions, plan_units, run_units, worker_count
     from stocker_assets.engine.materialize_progress import MaterializeProgress
     from stocker_assets.engine.runner import months_with_data, select_assets
-    from stocker_assets.engine.stages import plan_stages
+    from stocker_assets.engine.stages import RunUnit, plan_stages
     from stocker_assets.engine.up_to_date import UpToDate
     from stocker_core.warehouse import Warehouse
 

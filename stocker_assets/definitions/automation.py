@@ -15,7 +15,9 @@
 
 import dagster as dg
 
-from stocker_assets.definitions.schedules import REFRESH_TZ
+REFRESH_CRON = "30 18 * * 1-5"  # 18:30 New York time, after the 16:00 close
+REFRESH_TZ = "America/New_York"
+"""The corpus refresh's time (``market.refresh.corpus_refresh``), which everything here follows."""
 
 WEEKLY_CRON = "0 18 * * 5"
 """Fridays 18:00 New York: arms the weekly retrain just before that day's refresh."""

@@ -1,4 +1,4 @@
-"""The Definitions of ``stocker_assets.definitions`` with every job on the Celery executor.
+"""The code location of ``stocker_assets.definitions`` with every job on the Celery executor.
 
 ``stocker materialize`` (with ``STOCKER_EXECUTOR=celery``) executes its runs from this
 module's jobs, and the Celery workers load the same module by the run's code pointer, so
@@ -18,7 +18,7 @@ from __future__ import annotations
 import dagster as dg
 from dagster_celery import celery_executor
 
-from stocker_assets.definitions import build_definitions
+from stocker_assets.definitions.build import build_definitions
 from stocker_assets.definitions.resources import StockerResource
 from stocker_core.config import Settings
 

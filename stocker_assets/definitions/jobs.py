@@ -1,5 +1,6 @@
-"""Named jobs, one per area of the asset graph; `stocker materialize` launches its runs
-through them, so every run carries the job's name (never ``__ephemeral_asset_job__``).
+"""Which named job runs which asset groups; `stocker materialize` launches its runs through
+them, so every run carries the job's name (never ``__ephemeral_asset_job__``). Each domain
+defines its job with :func:`group_job` (the ledger's two jobs select their assets by name).
 
 | job | groups |
 |---|---|
@@ -25,30 +26,14 @@ JOB_GROUPS: dict[str, tuple[str, ...]] = {
 }
 """Job name -> the asset groups it runs (every group belongs to exactly one job)."""
 
-JOB_DESCRIPTIONS = {
-    "market_job": "prices, indicators and charts for ticker × month partitions (with their checks).",
-    "env_job": "episodes and their hindsight-ideal trajectories for ticker × start-month partitions.",
-    "council_job": "text events (news, forum posts, macro events) and the specialists' cached votes.",
-    "evaluation_job": "splits, per-episode backtests, DRL baselines, the rolling evaluation and the report.",
-    "training_job": "the moderator (base, SFT, GRPO) and the tool-using agent's policy.",
-}
 
-
-def _job(name: str) -> dg.UnresolvedAssetJobDefinition:
-    """The job of ``name``'s groups; Dagster infers its partitioning from the selected assets
-    (ticker × month, none for training: checked in tests/assets/test_definitions.py)."""
+def group_job(name: str, description: str) -> dg.UnresolvedAssetJobDefinition:
+    """The job ``name`` over its groups in ``JOB_GROUPS``; Dagster infers its partitioning from
+    the selected assets (ticker × month, none for training: checked in
+    tests/assets/test_definitions.py). Each domain defines its own job with this."""
     return dg.define_asset_job(
-        name, selection=dg.AssetSelection.groups(*JOB_GROUPS[name]), description=JOB_DESCRIPTIONS[name]
+        name, selection=dg.AssetSelection.groups(*JOB_GROUPS[name]), description=description
     )
-
-
-market_job = _job("market_job")
-env_job = _job("env_job")
-council_job = _job("council_job")
-evaluation_job = _job("evaluation_job")
-training_job = _job("training_job")
-
-ALL_JOBS = [market_job, env_job, council_job, evaluation_job, training_job]
 
 
 def job_for_group(group: str) -> str:

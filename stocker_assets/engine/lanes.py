@@ -46,31 +46,13 @@ from stocker_assets.engine.runner import (
     run_unpartitioned,
     watch_tagged_runs,
 )
-from stocker_assets.engine.stages import Stage
+from stocker_assets.engine.stages import RunUnit, Stage
 from stocker_core.config import Settings
 
 if TYPE_CHECKING:
     from stocker_assets.engine.up_to_date import UpToDate
 
 MAX_DEFAULT_WORKERS = 4
-
-
-@dataclass(frozen=True)
-class RunUnit:
-    """One lane's work: an unpartitioned asset, or one ticker's partitioned assets of a stage."""
-
-    name: str
-    """Unique: the asset's name, or ``TICKER@stage``."""
-    label: str
-    """What the progress display calls it, e.g. ``stage 2: GOOGL 2014-06…2018-08 (51 months)``."""
-    assets: tuple[str, ...]
-    """The asset keys (user strings) it materializes."""
-    steps: int
-    """Steps shown on its bar: assets plus checks."""
-    ticker: str | None = None
-    months: tuple[date, ...] = ()
-    deps: frozenset[str] = frozenset()
-    """Names of the units it waits for."""
 
 
 def worker_count(settings: Settings) -> int:
@@ -288,7 +270,7 @@ def execute_unit(
 
 @functools.cache
 def _worker_definitions() -> dg.Definitions:
-    from stocker_assets.definitions import build_definitions
+    from stocker_assets.definitions.build import build_definitions
     from stocker_assets.definitions.resources import StockerResource
 
     return build_definitions({"stocker": StockerResource()})

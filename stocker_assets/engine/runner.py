@@ -380,7 +380,7 @@ def run_ticker_months(
     ``allow_failed_checks`` tags the runs so a failing blocking check only warns: downstream
     assets then run and skip the failed partitions themselves.
     """
-    from stocker_assets.definitions.checks import ALLOW_FAILED_CHECKS_TAG
+    from stocker_assets.definitions.market.checks import ALLOW_FAILED_CHECKS_TAG
 
     months = sorted(months)
     tags = {

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import date
 
 import dagster as dg
 
@@ -58,3 +59,21 @@ def plan_stages(assets: Sequence[dg.AssetsDefinition]) -> list[Stage]:
         part = stages[stage].partitioned if asset.partitions_def is not None else stages[stage].unpartitioned
         part.append(asset)
     return [s for s in stages if s.unpartitioned or s.partitioned]
+
+
+@dataclass(frozen=True)
+class RunUnit:
+    """One lane's work: an unpartitioned asset, or one ticker's partitioned assets of a stage."""
+
+    name: str
+    """Unique: the asset's name, or ``TICKER@stage``."""
+    label: str
+    """What the progress display calls it, e.g. ``stage 2: GOOGL 2014-06…2018-08 (51 months)``."""
+    assets: tuple[str, ...]
+    """The asset keys (user strings) it materializes."""
+    steps: int
+    """Steps shown on its bar: assets plus checks."""
+    ticker: str | None = None
+    months: tuple[date, ...] = ()
+    deps: frozenset[str] = frozenset()
+    """Names of the units it waits for."""

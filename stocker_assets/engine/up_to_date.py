@@ -1,6 +1,6 @@
 """Which runs of the main job are up to date, and which months of them are not.
 
-Every asset of a run unit (``lanes.RunUnit``: one ticker's partitioned assets of a stage, or
+Every asset of a run unit (``stages.RunUnit``: one ticker's partitioned assets of a stage, or
 one unpartitioned asset) gets an input fingerprint per partition, chained like a Merkle tree:
 
 - its **code**: its derived code version (``definitions/code_versions.py``);
@@ -37,8 +37,8 @@ import pandas as pd
 
 from stocker_assets.definitions.automation import AGENT_WEEKLY_RETRAIN, WEEKLY_RETRAIN
 from stocker_assets.definitions.partitions import MONTH_DIM
-from stocker_assets.engine.lanes import RunUnit
 from stocker_assets.engine.runner import TickerRun
+from stocker_assets.engine.stages import RunUnit
 from stocker_core.config import Settings
 from stocker_core.errors import StockerError
 from stocker_core.market.sources import MarketDataSource

@@ -7,8 +7,8 @@ import json
 import dagster as dg
 import pytest
 
-from stocker_assets.definitions.assets.agent import AgentPolicyConfig, agent_policy
 from stocker_assets.definitions.resources import StockerResource
+from stocker_assets.definitions.training.agent import AgentPolicyConfig, agent_policy
 
 
 @pytest.mark.slow

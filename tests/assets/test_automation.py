@@ -9,7 +9,7 @@ import dagster as dg
 import pandas as pd
 import pytest
 
-from stocker_assets.definitions import defs
+from stocker_assets.definitions.location import defs
 from stocker_assets.definitions.partitions import ticker_partitions
 
 NY = ZoneInfo("America/New_York")

@@ -6,8 +6,8 @@ from pathlib import Path
 import dagster as dg
 import pandas as pd
 
-from stocker_assets.definitions.assets.market import charts, prices
-from stocker_assets.definitions.checks import charts_are_complete
+from stocker_assets.definitions.market.assets import charts, prices
+from stocker_assets.definitions.market.checks import charts_are_complete
 from stocker_assets.definitions.partitions import ticker_partitions
 from stocker_assets.definitions.resources import StockerResource
 from stocker_core.warehouse import Warehouse

@@ -2,10 +2,11 @@
 
 import dagster as dg
 
-from stocker_assets.definitions.assets.council import forum_posts, macro_events, news, specialist_votes
-from stocker_assets.definitions.assets.market import charts, indicators, prices
+from stocker_assets.definitions.council import specialist_votes
+from stocker_assets.definitions.market.assets import charts, indicators, prices
 from stocker_assets.definitions.partitions import ticker_partitions
 from stocker_assets.definitions.resources import StockerResource
+from stocker_assets.definitions.text import forum_posts, macro_events, news
 from stocker_core.warehouse import Warehouse
 
 KEY = "AAPL|2023-08-01"

@@ -5,10 +5,9 @@ from zoneinfo import ZoneInfo
 
 import dagster as dg
 
-from stocker_assets.definitions import defs
+from stocker_assets.definitions.location import defs
+from stocker_assets.definitions.market.refresh import corpus_refresh, universe_sync
 from stocker_assets.definitions.partitions import ticker_month_partitions, ticker_partitions
-from stocker_assets.definitions.schedules import corpus_refresh
-from stocker_assets.definitions.sensors import universe_sync
 from stocker_core.universe import write_universe
 
 

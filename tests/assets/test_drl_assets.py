@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from stocker_testing import make_bars
 
-from stocker_assets.definitions.assets.drl import DrlAgentsConfig, drl_agents
+from stocker_assets.definitions.evaluation.drl import DrlAgentsConfig, drl_agents
 from stocker_assets.definitions.resources import StockerResource
 from stocker_core.baselines.drl.store import current_result
 from stocker_core.baselines.drl.training import file_sha256

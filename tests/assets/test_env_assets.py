@@ -3,8 +3,8 @@
 import dagster as dg
 import pytest
 
-from stocker_assets.definitions.assets.env import episodes, ideal_trajectories
-from stocker_assets.definitions.assets.market import prices
+from stocker_assets.definitions.env import episodes, ideal_trajectories
+from stocker_assets.definitions.market.assets import prices
 from stocker_assets.definitions.partitions import ticker_partitions
 from stocker_assets.definitions.resources import StockerResource
 from stocker_core.env.episode import load_episode

@@ -6,7 +6,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from stocker_assets.definitions.assets.evaluation import (
+from stocker_assets.definitions.evaluation.assets import (
     backtests,
     evaluation_report,
     rolling_evaluation,

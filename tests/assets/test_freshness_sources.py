@@ -4,8 +4,8 @@ end where their data ends, so their first run is fresh (issue 35)."""
 import dagster as dg
 import pytest
 
-from stocker_assets.definitions.assets.market import prices
-from stocker_assets.definitions.checks import prices_are_fresh, prices_are_valid
+from stocker_assets.definitions.market.assets import prices
+from stocker_assets.definitions.market.checks import prices_are_fresh, prices_are_valid
 from stocker_assets.definitions.partitions import ticker_partitions
 from stocker_assets.definitions.resources import StockerResource
 

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from stocker_assets.definitions import defs
+from stocker_assets.definitions.location import defs
 from stocker_assets.engine import lanes
 from stocker_assets.engine.lanes import (
     LaneOptions,

@@ -8,9 +8,9 @@ from datetime import date
 import dagster as dg
 import pytest
 
-from stocker_assets.definitions.assets.council import specialist_votes
-from stocker_assets.definitions.assets.env import episodes, ideal_trajectories
-from stocker_assets.definitions.assets.market import prices
+from stocker_assets.definitions.council import specialist_votes
+from stocker_assets.definitions.env import episodes, ideal_trajectories
+from stocker_assets.definitions.market.assets import prices
 from stocker_assets.definitions.partitions import ticker_partitions
 from stocker_assets.definitions.resources import StockerResource
 from stocker_core.market.builds import build_prices

@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 import talib
 
-from stocker_assets.definitions.assets.market import indicators, prices
-from stocker_assets.definitions.checks import indicators_are_sane, prices_are_valid
+from stocker_assets.definitions.market.assets import indicators, prices
+from stocker_assets.definitions.market.checks import indicators_are_sane, prices_are_valid
 from stocker_assets.definitions.partitions import ticker_partitions
 from stocker_assets.definitions.resources import StockerResource
 from stocker_core.market.files_source import FilesSource

@@ -8,8 +8,8 @@ import base64
 import dagster as dg
 import pytest
 
-from stocker_assets.definitions.assets.env import ideal_trajectories
-from stocker_assets.definitions.assets.market import prices
+from stocker_assets.definitions.env import ideal_trajectories
+from stocker_assets.definitions.market.assets import prices
 from stocker_assets.definitions.partitions import ticker_partitions
 from stocker_assets.definitions.resources import StockerResource
 from stocker_assets.engine.runner import RANGE_END, RANGE_START

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import dagster as dg
 
-from stocker_assets.definitions.assets.council import news
 from stocker_assets.definitions.resources import RUN_FIELDS, StockerResource, default_resources
+from stocker_assets.definitions.text import news
 from stocker_core.config import Settings
 
 

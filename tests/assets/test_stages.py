@@ -1,6 +1,6 @@
 """The main job's stages follow the asset graph."""
 
-from stocker_assets.definitions import defs
+from stocker_assets.definitions.location import defs
 from stocker_assets.engine.stages import plan_stages
 
 

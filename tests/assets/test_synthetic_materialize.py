@@ -7,11 +7,12 @@ from datetime import date
 
 import dagster as dg
 
-from stocker_assets.definitions.assets.council import forum_posts, macro_events, news, specialist_votes
-from stocker_assets.definitions.assets.env import episodes, ideal_trajectories
-from stocker_assets.definitions.assets.market import charts, indicators, prices
+from stocker_assets.definitions.council import specialist_votes
+from stocker_assets.definitions.env import episodes, ideal_trajectories
+from stocker_assets.definitions.market.assets import charts, indicators, prices
 from stocker_assets.definitions.partitions import ticker_partitions
 from stocker_assets.definitions.resources import StockerResource
+from stocker_assets.definitions.text import forum_posts, macro_events, news
 from stocker_core.baselines.oracle import oracle_long, ticker_news
 from stocker_core.config import use_settings
 from stocker_core.env.episode import load_episode

@@ -20,14 +20,15 @@ from stocker_core.warehouse import Warehouse
 
 
 def test_code_versions_follow_the_imports_of_the_asset_module() -> None:
-    market = module_closure("stocker_assets.definitions.assets.market")
+    market = module_closure("stocker_assets.definitions.market.assets")
     assert "stocker_core.market.indicators" in market
     assert "stocker_core.warehouse.partitioned" in market
     assert not [m for m in market if m.startswith(("stocker_core.moderator", "stocker_core.agent"))]
-    training = module_closure("stocker_assets.definitions.assets.training")
+    training = module_closure("stocker_assets.definitions.training.moderator")
     assert "stocker_core.moderator.grpo" in training
-    version = module_code_version("stocker_assets.definitions.assets.market")
-    assert len(version) == 16 and version != module_code_version("stocker_assets.definitions.assets.training")
+    version = module_code_version("stocker_assets.definitions.market.assets")
+    training_version = module_code_version("stocker_assets.definitions.training.moderator")
+    assert len(version) == 16 and version != training_version
 
 
 def test_the_settings_fingerprint_ignores_where_and_how_fast_not_what(tmp_path: Path) -> None:

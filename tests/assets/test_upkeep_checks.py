@@ -11,21 +11,23 @@ import dagster as dg
 import pandas as pd
 import pytest
 
-from stocker_assets.definitions.assets.agent import agent_policy
-from stocker_assets.definitions.assets.evaluation import backtests, evaluation_report, splits
-from stocker_assets.definitions.assets.market import prices
-from stocker_assets.definitions.assets.training import moderator_grpo, moderator_sft
-from stocker_assets.definitions.checks import prices_are_fresh, prices_are_valid
-from stocker_assets.definitions.model_checks import (
-    agent_policy_checks,
+from stocker_assets.definitions.evaluation.assets import backtests, evaluation_report, splits
+from stocker_assets.definitions.evaluation.checks import (
     equity_starts_at_starting_cash,
     ideal_is_an_upper_bound,
-    moderator_grpo_checks,
-    moderator_sft_checks,
     report_counts_test_looks,
 )
+from stocker_assets.definitions.market.assets import prices
+from stocker_assets.definitions.market.checks import prices_are_fresh, prices_are_valid
 from stocker_assets.definitions.partitions import ticker_partitions
 from stocker_assets.definitions.resources import StockerResource
+from stocker_assets.definitions.training.agent import agent_policy
+from stocker_assets.definitions.training.checks import (
+    agent_policy_checks,
+    moderator_grpo_checks,
+    moderator_sft_checks,
+)
+from stocker_assets.definitions.training.moderator import moderator_grpo, moderator_sft
 from stocker_core.evaluation.looks import record_test_look
 from stocker_core.warehouse import Warehouse
 

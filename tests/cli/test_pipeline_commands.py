@@ -13,8 +13,8 @@ import typer
 from typer.testing import CliRunner
 
 from stocker_assets import pipeline_cli
-from stocker_assets.definitions import defs
 from stocker_assets.definitions.jobs import split_by_job
+from stocker_assets.definitions.location import defs
 from stocker_assets.definitions.progress import Progress, parse_progress, progress_message
 from stocker_assets.engine.materialize_progress import MaterializeProgress
 from stocker_assets.engine.runner import NO_DATA_TAG, StepEvent

@@ -9,16 +9,16 @@ from zoneinfo import ZoneInfo
 import dagster as dg
 from ledger_testing import FIRST_DECISION, after_close, set_clock
 
-from stocker_assets.definitions.assets.ledger import (
+from stocker_assets.definitions.ledger import (
     CHAIN_INTACT,
     NO_ENTRY_AFTER_OUTCOME,
     LedgerConfig,
     ledger,
+    ledger_after_refresh,
     ledger_scores,
 )
 from stocker_assets.definitions.partitions import ledger_session_partitions
 from stocker_assets.definitions.resources import StockerResource
-from stocker_assets.definitions.schedules import ledger_after_refresh
 from stocker_core.ledger.store import LedgerStore
 from stocker_core.market.clock import next_session
 

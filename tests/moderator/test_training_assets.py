@@ -5,8 +5,8 @@ import json
 import dagster as dg
 from training_testing import TRAIN, VALID
 
-from stocker_assets.definitions.assets.training import moderator_base, moderator_grpo, moderator_sft
 from stocker_assets.definitions.resources import StockerResource
+from stocker_assets.definitions.training.moderator import moderator_base, moderator_grpo, moderator_sft
 from stocker_core.warehouse import Warehouse
 
 OVERRIDES = json.dumps(

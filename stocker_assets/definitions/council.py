@@ -1,11 +1,12 @@
-"""Text events (group text) and the council's cached specialist votes (group council)."""
+"""The council domain: the specialists' cached votes per ticker × month (group ``council``) and
+the job that builds them with the text events they read (groups ``text`` and ``council``)."""
 
 import dagster as dg
 import pandas as pd
 
-from stocker_assets.definitions.assets.market import DUCKDB_POOL, charts, indicators, prices
 from stocker_assets.definitions.automation import VOTES_FOLLOW_PRICES
-from stocker_assets.definitions.code_versions import module_code_version
+from stocker_assets.definitions.factories import partitioned_asset
+from stocker_assets.definitions.jobs import group_job
 from stocker_assets.definitions.lineage import (
     attach_partition_metadata,
     bar_versions,
@@ -13,76 +14,24 @@ from stocker_assets.definitions.lineage import (
     record_build,
     recorded_versions,
 )
-from stocker_assets.definitions.partitions import (
-    month_window_mapping,
-    months_by_ticker,
-    ticker_month_partitions,
-)
+from stocker_assets.definitions.market.assets import charts, indicators, prices
+from stocker_assets.definitions.partitions import month_window_mapping, months_by_ticker
 from stocker_assets.definitions.progress import progress_message
 from stocker_assets.definitions.queues import celery_queue_tags
 from stocker_assets.definitions.resources import StockerResource
+from stocker_assets.definitions.text import forum_posts, macro_events, news
 from stocker_core.config import Settings
 from stocker_core.council.backends import get_backend
 from stocker_core.council.partition import role_summary, split_by_month, ticker_votes, vote_stats
 from stocker_core.market.bars import load_bars
 from stocker_core.market.builds import MonthBuild
 from stocker_core.market.calendar import month_end
-from stocker_core.market.clock import text_before
 from stocker_core.market.indicators import LOOKBACK_MONTHS
 from stocker_core.market.validation import parse_partition_key, partition_key
-from stocker_core.text.configured import configured_events
-from stocker_core.text.events import EventKind, fetch_yfinance_news
-from stocker_core.text.store import replace_events, warehouse_text
+from stocker_core.text.store import warehouse_text
 from stocker_core.warehouse.db import Warehouse, frame_version
 
-TEXT = "text"
 COUNCIL = "council"
-
-
-def _text_asset(kind: EventKind, name: str, what: str) -> dg.AssetsDefinition:
-    @dg.asset(
-        name=name,
-        group_name=TEXT,
-        code_version=module_code_version(__name__),
-        pool=DUCKDB_POOL,
-        kinds={"duckdb"},
-        description=(
-            f"{what} from the text drop folder (STOCKER_TEXT_DIR, else STOCKER_FILES_DIR), "
-            "validated, or the synthetic market's (STOCKER_SOURCE=synthetic); a folder without "
-            "rows leaves the stored table untouched."
-        ),
-    )
-    def _asset(context: dg.AssetExecutionContext, stocker: StockerResource) -> dg.MaterializeResult:
-        settings, warehouse = stocker.settings(), stocker.warehouse()
-        folder = settings.text_folder
-        frame = configured_events(settings, kind)
-        if kind == "news" and settings.news_online:
-            tickers = context.instance.get_dynamic_partitions("ticker")
-            online = [text_before(fetch_yfinance_news(t), settings.clock) for t in tickers]  # STOCKER_CLOCK
-            frame = pd.concat([f for f in [frame, *online] if f is not None and len(f)], ignore_index=True)
-        if frame is None or frame.empty:
-            where = f"in {folder}" if folder is not None else "(no STOCKER_TEXT_DIR / STOCKER_FILES_DIR set)"
-            context.log.info(f"no {kind} rows {where}; the stored table is left as it is")
-            return dg.MaterializeResult(metadata={"rows_written": 0, "folder": str(folder)})
-        written = replace_events(warehouse, kind, frame)
-        preview = frame.tail(10).assign(date=frame["date"].dt.date.astype(str))
-        return dg.MaterializeResult(
-            metadata={
-                "rows_written": written,
-                "folder": str(folder),
-                "first_date": str(frame["date"].min().date()),
-                "last_date": str(frame["date"].max().date()),
-                "latest": dg.MetadataValue.md(preview.to_markdown(index=False)),
-            },
-            data_version=dg.DataVersion(frame_version(frame)),
-        )
-
-    return _asset
-
-
-news = _text_asset("news", "news", "Headlines per ticker (table text.news)")
-forum_posts = _text_asset("forums", "forum_posts", "Forum posts per ticker (table text.forum_posts)")
-macro_events = _text_asset("macro", "macro_events", "Dated macro events (table text.macro_events)")
 
 
 def _progress_logger(context: dg.AssetExecutionContext, ticker: str):
@@ -115,13 +64,11 @@ def _vote_inputs(settings: Settings, warehouse: Warehouse, keys: list[str]) -> d
     return upstream
 
 
-@dg.asset(
-    partitions_def=ticker_month_partitions,
-    group_name=COUNCIL,
-    code_version=module_code_version(__name__),
+@partitioned_asset(
+    COUNCIL,
+    "One vote per role per trading day from the configured backend (STOCKER_COUNCIL_BACKEND), "
+    "cached in council.votes by (role, backend, model, prompt version, ticker, date).",
     op_tags=celery_queue_tags("llm"),
-    pool=DUCKDB_POOL,
-    backfill_policy=dg.BackfillPolicy.single_run(),
     deps=[
         dg.AssetDep(prices, partition_mapping=month_window_mapping(-LOOKBACK_MONTHS)),
         indicators,
@@ -132,10 +79,6 @@ def _vote_inputs(settings: Settings, warehouse: Warehouse, keys: list[str]) -> d
     ],
     automation_condition=VOTES_FOLLOW_PRICES,
     kinds={"duckdb"},
-    description=(
-        "One vote per role per trading day from the configured backend (STOCKER_COUNCIL_BACKEND), "
-        "cached in council.votes by (role, backend, model, prompt version, ticker, date)."
-    ),
 )
 def specialist_votes(context: dg.AssetExecutionContext, stocker: StockerResource) -> dg.MaterializeResult:
     settings, warehouse = stocker.settings(), stocker.warehouse()
@@ -194,3 +137,13 @@ def specialist_votes(context: dg.AssetExecutionContext, stocker: StockerResource
         metadata["run_votes"] = int(summary["votes"].sum())
         metadata["run_by_role"] = dg.MetadataValue.md(summary.to_markdown(index=False, floatfmt="+.3f"))
     return dg.MaterializeResult(metadata=metadata, data_version=combined_version(build))
+
+
+council_job = group_job(
+    "council_job", "text events (news, forum posts, macro events) and the specialists' cached votes."
+)
+
+
+def definitions() -> dg.Definitions:
+    """What the council domain adds to the code location."""
+    return dg.Definitions(assets=[specialist_votes], jobs=[council_job])

@@ -1,16 +1,14 @@
-"""Evaluation group: the deep-RL baselines (A2C, PPO) trained on the train split's episodes."""
+"""Evaluation: the deep-RL baselines (A2C, PPO) trained on the train split's episodes."""
 
-import base64
 import hashlib
 
 import dagster as dg
 import pandas as pd
 
-from stocker_assets.definitions.assets.env import episodes
-from stocker_assets.definitions.assets.market import DUCKDB_POOL
 from stocker_assets.definitions.automation import WEEKLY_RETRAIN
-from stocker_assets.definitions.code_versions import module_code_version
-from stocker_assets.definitions.lineage import record_build
+from stocker_assets.definitions.env import episodes
+from stocker_assets.definitions.factories import warehouse_asset
+from stocker_assets.definitions.lineage import png_markdown, record_build
 from stocker_assets.definitions.progress import throttled_progress
 from stocker_assets.definitions.resources import StockerResource
 from stocker_core.baselines.drl.store import ALGOS
@@ -41,17 +39,13 @@ class DrlAgentsConfig(dg.Config):
         )
 
 
-@dg.asset(
-    group_name=EVALUATION,
-    code_version=module_code_version(__name__),
-    pool=DUCKDB_POOL,
+@warehouse_asset(
+    EVALUATION,
+    "A2C and PPO agents (stable-baselines3) trained on the train split's episodes; model files "
+    "under $STOCKER_HOME/models/drl/<algo>/, one models.runs row and one lineage row per model.",
     deps=[episodes, dg.AssetKey("splits")],
     automation_condition=WEEKLY_RETRAIN,
     kinds={"pytorch", "duckdb"},
-    description=(
-        "A2C and PPO agents (stable-baselines3) trained on the train split's episodes; model files "
-        "under $STOCKER_HOME/models/drl/<algo>/, one models.runs row and one lineage row per model."
-    ),
 )
 def drl_agents(
     context: dg.AssetExecutionContext, config: DrlAgentsConfig, stocker: StockerResource
@@ -94,9 +88,7 @@ def drl_agents(
         "first_episode": keys[0],
         "last_episode": keys[-1],
         "models": dg.MetadataValue.md(table.to_markdown(index=False, floatfmt=".3f")),
-        "reward_curve": dg.MetadataValue.md(
-            f"![training reward](data:image/png;base64,{base64.b64encode(png).decode()})"
-        ),
+        "reward_curve": png_markdown(png, "training reward"),
     }
     for r in results:
         metadata[f"{r.algo}_timesteps"] = r.timesteps

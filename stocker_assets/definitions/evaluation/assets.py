@@ -1,19 +1,17 @@
-"""Evaluation group: backtests per ticker × month, chronological splits, the rolling-window
+"""Evaluation assets: backtests per ticker × month, chronological splits, the rolling-window
 evaluation over the test split and the report; every number is written to ``eval.*``."""
 
-import base64
 import json
 
 import dagster as dg
 import pandas as pd
 
-from stocker_assets.definitions.assets.council import specialist_votes
-from stocker_assets.definitions.assets.env import WINDOW, episodes
-from stocker_assets.definitions.assets.market import DUCKDB_POOL, prices
 from stocker_assets.definitions.automation import BACKTESTS_FOLLOW_EPISODES, MODEL_ASSET_NAMES, WEEKLY_RETRAIN
-from stocker_assets.definitions.code_versions import module_code_version
-from stocker_assets.definitions.lineage import combined_version, record_build
-from stocker_assets.definitions.partitions import ticker_month_partitions
+from stocker_assets.definitions.council import specialist_votes
+from stocker_assets.definitions.env import WINDOW, episodes
+from stocker_assets.definitions.factories import partitioned_asset, warehouse_asset
+from stocker_assets.definitions.lineage import combined_version, png_markdown, record_build
+from stocker_assets.definitions.market.assets import prices
 from stocker_assets.definitions.progress import throttled_progress
 from stocker_assets.definitions.resources import StockerResource
 from stocker_core.market.builds import MonthBuild
@@ -46,22 +44,17 @@ class EvaluationConfig(dg.Config):
         )
 
 
-def _png_markdown(png: bytes, alt: str) -> dg.MetadataValue:
-    return dg.MetadataValue.md(f"![{alt}](data:image/png;base64,{base64.b64encode(png).decode()})")
-
-
 def _month_keys(key: str, months: int) -> list[str]:
     ticker, first = key.split("|")
     start = pd.Timestamp(first)
     return [f"{ticker}|{(start + pd.DateOffset(months=i)).date().isoformat()}" for i in range(months)]
 
 
-@dg.asset(
-    partitions_def=ticker_month_partitions,
-    group_name=EVALUATION,
-    code_version=module_code_version(__name__),
-    pool=DUCKDB_POOL,
-    backfill_policy=dg.BackfillPolicy.single_run(),
+@partitioned_asset(
+    EVALUATION,
+    "Every registered policy on the partition's episode (tables eval.backtests and "
+    "eval.equity_curves), except the policies fitted on the train split on train-split "
+    "episodes (in-sample); lineage to prices, episodes, the vote cache version and model files.",
     deps=[
         dg.AssetDep(prices, partition_mapping=WINDOW),
         episodes,
@@ -70,11 +63,6 @@ def _month_keys(key: str, months: int) -> list[str]:
     ],
     automation_condition=BACKTESTS_FOLLOW_EPISODES,
     kinds={"duckdb", "matplotlib"},
-    description=(
-        "Every registered policy on the partition's episode (tables eval.backtests and "
-        "eval.equity_curves), except the policies fitted on the train split on train-split "
-        "episodes (in-sample); lineage to prices, episodes, the vote cache version and model files."
-    ),
 )
 def backtests(
     context: dg.AssetExecutionContext, config: EvaluationConfig, stocker: StockerResource
@@ -140,21 +128,17 @@ def backtests(
     if last is not None:
         _, curves = backtest_frames(last.runs, "episode")
         png = equity_png(curves, f"{last.episode.key}: portfolio value")
-        metadata["plot"] = _png_markdown(png, "equity curves")
+        metadata["plot"] = png_markdown(png, "equity curves")
     return dg.MaterializeResult(metadata=metadata, data_version=combined_version(build))
 
 
-@dg.asset(
-    group_name=EVALUATION,
-    code_version=module_code_version(__name__),
-    pool=DUCKDB_POOL,
+@warehouse_asset(
+    EVALUATION,
+    "Chronological train / valid / test date ranges per ticker from the stored trading days, "
+    "30 trading days apart (table eval.splits); every training step reads them.",
     deps=[prices],
     automation_condition=WEEKLY_RETRAIN,
     kinds={"duckdb"},
-    description=(
-        "Chronological train / valid / test date ranges per ticker from the stored trading days, "
-        "30 trading days apart (table eval.splits); every training step reads them."
-    ),
 )
 def splits(context: dg.AssetExecutionContext, stocker: StockerResource) -> dg.MaterializeResult:
     from stocker_core.evaluation.steps import compute_and_store_splits
@@ -179,18 +163,14 @@ def splits(context: dg.AssetExecutionContext, stocker: StockerResource) -> dg.Ma
     )
 
 
-@dg.asset(
-    group_name=EVALUATION,
-    code_version=module_code_version(__name__),
-    pool=DUCKDB_POOL,
+@warehouse_asset(
+    EVALUATION,
+    "Every policy on 63-trading-day windows stepped by 7 days across each test split, and on "
+    "the whole test period: mean ± block-bootstrap 95% CI per policy and metric, wins and "
+    "sign-test p-values against buy_and_hold and random (eval.rolling*, eval.backtests).",
     deps=[splits, specialist_votes, *(dg.AssetKey(name) for name in MODEL_ASSETS)],
     automation_condition=WEEKLY_RETRAIN,
     kinds={"duckdb", "matplotlib"},
-    description=(
-        "Every policy on 63-trading-day windows stepped by 7 days across each test split, and on "
-        "the whole test period: mean ± block-bootstrap 95% CI per policy and metric, wins and "
-        "sign-test p-values against buy_and_hold and random (eval.rolling*, eval.backtests)."
-    ),
 )
 def rolling_evaluation(
     context: dg.AssetExecutionContext, config: EvaluationConfig, stocker: StockerResource
@@ -234,7 +214,7 @@ def rolling_evaluation(
             "left_out": dg.MetadataValue.json(outcome.left_out),
             "rolling_table": dg.MetadataValue.md(table.to_markdown(index=False)),
             "verdicts": dg.MetadataValue.md("\n".join(f"- {v}" for v in verdicts)),
-            "plot": _png_markdown(
+            "plot": png_markdown(
                 rolling_ci_png(outcome.summary, "total_return", "total return per window: mean and 95% CI"),
                 "rolling total return",
             ),
@@ -243,17 +223,13 @@ def rolling_evaluation(
     )
 
 
-@dg.asset(
-    group_name=EVALUATION,
-    code_version=module_code_version(__name__),
-    pool=DUCKDB_POOL,
+@warehouse_asset(
+    EVALUATION,
+    "The evaluation report from the eval.* rows: self-contained HTML and a Markdown twin under "
+    "$STOCKER_HOME/reports/evaluation/ (indexed in eval.reports).",
     deps=[backtests, rolling_evaluation, splits],
     automation_condition=WEEKLY_RETRAIN,
     kinds={"duckdb", "html"},
-    description=(
-        "The evaluation report from the eval.* rows: self-contained HTML and a Markdown twin under "
-        "$STOCKER_HOME/reports/evaluation/ (indexed in eval.reports)."
-    ),
 )
 def evaluation_report(
     context: dg.AssetExecutionContext, config: EvaluationConfig, stocker: StockerResource
@@ -278,5 +254,5 @@ def evaluation_report(
     }
     equity = next((p for p in files.images if p.name.startswith("equity_")), None)
     if equity is not None:
-        metadata["plot"] = _png_markdown(equity.read_bytes(), "equity curves over the test period")
+        metadata["plot"] = png_markdown(equity.read_bytes(), "equity curves over the test period")
     return dg.MaterializeResult(metadata=metadata)

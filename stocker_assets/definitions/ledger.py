@@ -1,4 +1,5 @@
-"""Ledger group: the forward paper-trading ledger (docs/forward-ledger.md).
+"""The ledger domain: the forward paper-trading ledger (docs/forward-ledger.md), its two jobs and
+the evening schedule that runs them.
 
 ``ledger`` (one partition per XNYS session D) records, at D's close, every policy's decision
 for the next session, hash-chained, and is refused when that session's bar exists already;
@@ -11,9 +12,10 @@ from datetime import date
 
 import dagster as dg
 
-from stocker_assets.definitions.assets.council import specialist_votes
-from stocker_assets.definitions.assets.market import prices
+from stocker_assets.definitions.automation import REFRESH_TZ
 from stocker_assets.definitions.code_versions import module_code_version
+from stocker_assets.definitions.council import specialist_votes
+from stocker_assets.definitions.market.assets import prices
 from stocker_assets.definitions.partitions import ledger_session_partitions
 from stocker_assets.definitions.resources import StockerResource
 
@@ -179,4 +181,38 @@ ledger_scores_job = dg.define_asset_job(
     selection=dg.AssetSelection.assets(ledger_scores),
     description="the forward ledger's scores and each policy's forward record.",
 )
-LEDGER_JOBS = [ledger_job, ledger_scores_job]
+
+LEDGER_CRON = "0 19 * * 1-5"  # 19:00 New York: half an hour after the corpus refresh
+
+
+@dg.schedule(
+    job_name=ledger_job.name,
+    cron_schedule=LEDGER_CRON,
+    execution_timezone=REFRESH_TZ,
+    description="After the refresh, on sessions: record the next session's decisions, score the landed ones.",
+)
+def ledger_after_refresh(context: dg.ScheduleEvaluationContext):
+    """The session of the scheduled day (New York) as a ``ledger`` partition and its run, plus a
+    ``ledger_scores`` run; nothing on a holiday. A missed evening is never back-filled: a later
+    recording for that session is refused (its bar exists)."""
+    from stocker_core.market.clock import is_session
+
+    day = context.scheduled_execution_time.date()
+    if not is_session(day):
+        return dg.SkipReason(f"{day} is not an XNYS session: nothing to record")
+    key = day.isoformat()
+    context.instance.add_dynamic_partitions(ledger_session_partitions.name, [key])
+    tags = {"stocker/trigger": "ledger_after_refresh"}
+    return [
+        dg.RunRequest(run_key=f"ledger|{key}", partition_key=key, tags=tags),
+        dg.RunRequest(run_key=f"ledger_scores|{key}", job_name=ledger_scores_job.name, tags=tags),
+    ]
+
+
+def definitions() -> dg.Definitions:
+    """What the ledger domain adds to the code location."""
+    return dg.Definitions(
+        assets=[ledger, ledger_scores],
+        jobs=[ledger_job, ledger_scores_job],
+        schedules=[ledger_after_refresh],
+    )

@@ -1,4 +1,4 @@
-"""Training group: the tool-using agent trained with RL with tool calls (``agent_policy``).
+"""Training: the tool-using agent trained with RL with tool calls (``agent_policy``).
 
 A thin wrapper over ``stocker_core.agent.training.train_agent``: the warm start on
 scripted traces, RL on the train split, the adapter under
@@ -7,16 +7,15 @@ the held-out (valid split) result / format / tool curves as a plot, and the same
 to ``models.runs`` and ``meta.lineage``.
 """
 
-import base64
 import json
 from typing import TYPE_CHECKING
 
 import dagster as dg
 import pandas as pd
 
-from stocker_assets.definitions.assets.market import DUCKDB_POOL
 from stocker_assets.definitions.automation import AGENT_WEEKLY_RETRAIN
-from stocker_assets.definitions.code_versions import module_code_version
+from stocker_assets.definitions.factories import warehouse_asset
+from stocker_assets.definitions.lineage import png_markdown
 from stocker_assets.definitions.progress import throttled_progress
 from stocker_assets.definitions.queues import celery_queue_tags
 from stocker_assets.definitions.resources import StockerResource
@@ -49,19 +48,15 @@ class AgentPolicyConfig(dg.Config):
         )
 
 
-@dg.asset(
-    group_name=TRAINING,
-    code_version=module_code_version(__name__),
+@warehouse_asset(
+    TRAINING,
+    "The tool-using agent: the tiny offline model (or smollm2 / a Hub id) warm-started on scripted "
+    "traces, then RL with tool calls on the train split; LoRA adapter under "
+    "$STOCKER_HOME/models/agent_rl/<run>/ with held-out result / format / tool curves.",
     op_tags=celery_queue_tags("gpu"),
-    pool=DUCKDB_POOL,
     deps=[dg.AssetKey("prices"), dg.AssetKey("splits"), dg.AssetKey("news"), dg.AssetKey("forum_posts")],
     automation_condition=AGENT_WEEKLY_RETRAIN,
     kinds={"pytorch", "duckdb"},
-    description=(
-        "The tool-using agent: the tiny offline model (or smollm2 / a Hub id) warm-started on scripted "
-        "traces, then RL with tool calls on the train split; LoRA adapter under "
-        "$STOCKER_HOME/models/agent_rl/<run>/ with held-out result / format / tool curves."
-    ),
 )
 def agent_policy(
     context: dg.AssetExecutionContext, config: AgentPolicyConfig, stocker: StockerResource
@@ -123,9 +118,7 @@ def agent_policy(
             "valid_result_score": round(final["result"], 4),
             "valid_format_score": round(final["format"], 4),
             "valid_tool_score": round(final["tool"], 4),
-            "validation_curves": dg.MetadataValue.md(
-                f"![validation curves](data:image/png;base64,{base64.b64encode(png).decode()})"
-            ),
+            "validation_curves": png_markdown(png, "validation curves"),
             "heldout_valid": dg.MetadataValue.md(curves.to_markdown(index=False, floatfmt=".3f")),
         },
         data_version=dg.DataVersion(result.sha256[:16]),

@@ -1,4 +1,4 @@
-"""Asset checks: data quality per ticker × month partition.
+"""Market checks: data quality per ticker × month partition of prices, indicators and charts.
 
 ``prices_are_valid`` is blocking: when a partition fails it with ERROR severity, Dagster
 does not run the downstream assets of that run. The explicit override is the run tag
@@ -13,8 +13,9 @@ from datetime import date
 import dagster as dg
 import pandas as pd
 
-from stocker_assets.definitions.assets.market import DUCKDB_POOL, charts, indicators, prices
-from stocker_assets.definitions.partitions import months_by_ticker, ticker_month_partitions
+from stocker_assets.definitions.factories import partitioned_check, problem_lines
+from stocker_assets.definitions.market.assets import charts, indicators, prices
+from stocker_assets.definitions.partitions import months_by_ticker
 from stocker_assets.definitions.resources import StockerResource
 from stocker_core.market.calendar import month_end, sessions_since
 from stocker_core.market.charts import verify_chart
@@ -28,18 +29,13 @@ ALLOW_FAILED_CHECKS_TAG = "stocker/allow_failed_checks"
 the failed partitions)."""
 
 
-def _lines(problems: dict[str, list[str]]) -> str:
-    lines = [f"- **{key}**: {'; '.join(p)}" for key, p in sorted(problems.items())]
-    return "\n".join(lines[:100]) or "none"
-
-
 def _result(problems: dict[str, list[str]], checked: int) -> dg.AssetCheckResult:
     return dg.AssetCheckResult(
         passed=not problems,
         metadata={
             "partitions_checked": checked,
             "partitions_failing": len(problems),
-            "problems": dg.MetadataValue.md(_lines(problems)),
+            "problems": dg.MetadataValue.md(problem_lines(problems)),
         },
     )
 
@@ -85,19 +81,15 @@ def _stored_verdicts(stocker: StockerResource, ticker: str, months: list) -> tup
     return failed, accepted, missing
 
 
-@dg.asset_check(
-    asset=prices,
-    partitions_def=ticker_month_partitions,
-    pool=DUCKDB_POOL,
+@partitioned_check(
+    prices,
+    "Blocking. No duplicate dates, NaN or non-numeric values, missing OHLC column, non-positive "
+    "price, high < low, open/close outside [low, high], negative volume, session off the XNYS "
+    "calendar, or split-like jump (close ratio > 1.8 or < 1/1.8 that adj_close does not share). "
+    "Failed months are quarantined; downstream skips them. Missing sessions are listed, not "
+    "blocking. Override: run tag stocker/allow_failed_checks=true (severity WARN) or "
+    "$STOCKER_HOME/corrections.csv.",
     blocking=True,
-    description=(
-        "Blocking. No duplicate dates, NaN or non-numeric values, missing OHLC column, non-positive "
-        "price, high < low, open/close outside [low, high], negative volume, session off the XNYS "
-        "calendar, or split-like jump (close ratio > 1.8 or < 1/1.8 that adj_close does not share). "
-        "Failed months are quarantined; downstream skips them. Missing sessions are listed, not "
-        "blocking. Override: run tag stocker/allow_failed_checks=true (severity WARN) or "
-        "$STOCKER_HOME/corrections.csv."
-    ),
 )
 def prices_are_valid(context: dg.AssetCheckExecutionContext, stocker: StockerResource) -> dg.AssetCheckResult:
     failed: dict[str, list[str]] = {}
@@ -118,20 +110,15 @@ def prices_are_valid(context: dg.AssetCheckExecutionContext, stocker: StockerRes
             "partitions_failing": len(failed),
             "failed_partitions": dg.MetadataValue.json(sorted(failed)),
             "failures": dg.MetadataValue.json(dict(sorted(failed.items())[:100])),
-            "problems": dg.MetadataValue.md(_lines(failed)),
-            "accepted_by_corrections": dg.MetadataValue.md(_lines(accepted)),
-            "missing_sessions": dg.MetadataValue.md(_lines(missing)),
+            "problems": dg.MetadataValue.md(problem_lines(failed)),
+            "accepted_by_corrections": dg.MetadataValue.md(problem_lines(accepted)),
+            "missing_sessions": dg.MetadataValue.md(problem_lines(missing)),
             "override": "allow_failed_checks (failed partitions excluded downstream)" if allowed else "none",
         },
     )
 
 
-@dg.asset_check(
-    asset=indicators,
-    partitions_def=ticker_month_partitions,
-    pool=DUCKDB_POOL,
-    description="RSI within [0, 100]; no indicator value before it has enough history.",
-)
+@partitioned_check(indicators, "RSI within [0, 100]; no indicator value before it has enough history.")
 def indicators_are_sane(
     context: dg.AssetCheckExecutionContext, stocker: StockerResource
 ) -> dg.AssetCheckResult:
@@ -154,12 +141,7 @@ def indicators_are_sane(
     return _result(problems, len(context.partition_keys))
 
 
-@dg.asset_check(
-    asset=charts,
-    partitions_def=ticker_month_partitions,
-    pool=DUCKDB_POOL,
-    description="Every session of the month with a price bar has a chart: a readable 768×768 PNG.",
-)
+@partitioned_check(charts, "Every session of the month with a price bar has a chart: a readable 768×768 PNG.")
 def charts_are_complete(
     context: dg.AssetCheckExecutionContext, stocker: StockerResource
 ) -> dg.AssetCheckResult:
@@ -193,18 +175,14 @@ def _stored_date(value: object) -> date | None:
 _FRESHNESS_SEVERITY = {"warn": dg.AssetCheckSeverity.WARN, "error": dg.AssetCheckSeverity.ERROR}
 
 
-@dg.asset_check(
-    asset=prices,
-    partitions_def=ticker_month_partitions,
-    pool=DUCKDB_POOL,
-    description=(
-        "Freshness per ticker against the NYSE calendar: completed sessions (close passed, early "
-        "closes included) of the run's latest month, up to now, with no stored bar — counted from "
-        "the last stored bar when the feed stopped earlier. A fixed data set (the sample, the "
-        "synthetic market) is judged as of its symbol's last day, not now. 1–3 missing: WARN; "
-        "more than 3: ERROR. Runs with every prices run, so the 18:30 corpus refresh checks each "
-        "ticker's current month."
-    ),
+@partitioned_check(
+    prices,
+    "Freshness per ticker against the NYSE calendar: completed sessions (close passed, early "
+    "closes included) of the run's latest month, up to now, with no stored bar — counted from "
+    "the last stored bar when the feed stopped earlier. A fixed data set (the sample, the "
+    "synthetic market) is judged as of its symbol's last day, not now. 1–3 missing: WARN; "
+    "more than 3: ERROR. Runs with every prices run, so the 18:30 corpus refresh checks each "
+    "ticker's current month.",
 )
 def prices_are_fresh(context: dg.AssetCheckExecutionContext, stocker: StockerResource) -> dg.AssetCheckResult:
     warehouse = stocker.warehouse()

@@ -1,4 +1,4 @@
-"""Training group: the moderator's base model, SFT warm start and GRPO adapter.
+"""Training: the moderator's base model, SFT warm start and GRPO adapter.
 
 Each asset calls one stage of ``stocker_core.moderator.training`` and shows what trained
 it (base model, config, seed, episode partitions, vote-cache version), the wall time, the
@@ -6,17 +6,16 @@ loss / reward curve and a held-out (valid split) table; the same facts go to
 ``meta.lineage`` and ``models.runs``.
 """
 
-import base64
 import json
 
 import dagster as dg
 
-from stocker_assets.definitions.assets.council import specialist_votes
-from stocker_assets.definitions.assets.env import episodes, ideal_trajectories
-from stocker_assets.definitions.assets.evaluation import splits
-from stocker_assets.definitions.assets.market import DUCKDB_POOL
 from stocker_assets.definitions.automation import WEEKLY_RETRAIN
-from stocker_assets.definitions.code_versions import module_code_version
+from stocker_assets.definitions.council import specialist_votes
+from stocker_assets.definitions.env import episodes, ideal_trajectories
+from stocker_assets.definitions.evaluation.assets import splits
+from stocker_assets.definitions.factories import warehouse_asset
+from stocker_assets.definitions.lineage import png_markdown
 from stocker_assets.definitions.progress import progress_message
 from stocker_assets.definitions.queues import celery_queue_tags
 from stocker_assets.definitions.resources import StockerResource
@@ -60,9 +59,7 @@ def _metadata(report: StageReport) -> dict[str, object]:
         "votes_data_version": report.votes_data_version,
         "wall_seconds": round(report.wall_seconds, 2),
         "steps": report.steps,
-        "curve": dg.MetadataValue.md(
-            f"![{report.curve_name or 'curve'}](data:image/png;base64,{base64.b64encode(png).decode()})"
-        ),
+        "curve": png_markdown(png, report.curve_name or "curve"),
         **{k: v for k, v in report.extra.items() if isinstance(v, int | float | str)},
     }
     if not report.heldout.empty:
@@ -117,59 +114,45 @@ def _materialize(
     return dg.MaterializeResult(metadata=_metadata(report), data_version=dg.DataVersion(report.sha256[:16]))
 
 
-@dg.asset(
-    group_name=TRAINING,
-    code_version=module_code_version(__name__),
-    op_tags=celery_queue_tags("gpu"),
-    pool=DUCKDB_POOL,
-    deps=[episodes, specialist_votes, splits],
-    automation_condition=WEEKLY_RETRAIN,
-    kinds={"pytorch", "duckdb"},
-    description=(
-        "The moderator's base model and tokenizer ($STOCKER_HOME/models/moderator_base): the offline "
-        "tiny Llama built here, smollm2, or any HF id (STOCKER_MODERATOR_MODEL)."
-    ),
+def _stage_asset(name: str, stage: str, deps: list, description: str) -> dg.AssetsDefinition:
+    """The asset ``name`` that runs the moderator's ``stage`` (``base``, ``sft`` or ``grpo``)."""
+
+    @warehouse_asset(
+        TRAINING,
+        description,
+        name=name,
+        op_tags=celery_queue_tags("gpu"),
+        deps=deps,
+        automation_condition=WEEKLY_RETRAIN,
+        kinds={"pytorch", "duckdb"},
+    )
+    def _asset(
+        context: dg.AssetExecutionContext, stocker: StockerResource, config: TrainingRunConfig
+    ) -> dg.MaterializeResult:
+        return _materialize(context, stocker, config, stage)
+
+    return _asset
+
+
+moderator_base = _stage_asset(
+    "moderator_base",
+    "base",
+    [episodes, specialist_votes, splits],
+    "The moderator's base model and tokenizer ($STOCKER_HOME/models/moderator_base): the offline "
+    "tiny Llama built here, smollm2, or any HF id (STOCKER_MODERATOR_MODEL).",
 )
-def moderator_base(
-    context: dg.AssetExecutionContext, stocker: StockerResource, config: TrainingRunConfig
-) -> dg.MaterializeResult:
-    return _materialize(context, stocker, config, "base")
-
-
-@dg.asset(
-    group_name=TRAINING,
-    code_version=module_code_version(__name__),
-    op_tags=celery_queue_tags("gpu"),
-    pool=DUCKDB_POOL,
-    deps=[moderator_base, specialist_votes, ideal_trajectories],
-    automation_condition=WEEKLY_RETRAIN,
-    kinds={"pytorch", "duckdb"},
-    description=(
-        "LoRA adapter after the SFT warm start: the nine answers fitted to their rewards on the "
-        "train-split states, the checkpoint chosen on valid ($STOCKER_HOME/models/moderator_sft)."
-    ),
+moderator_sft = _stage_asset(
+    "moderator_sft",
+    "sft",
+    [moderator_base, specialist_votes, ideal_trajectories],
+    "LoRA adapter after the SFT warm start: the nine answers fitted to their rewards on the "
+    "train-split states, the checkpoint chosen on valid ($STOCKER_HOME/models/moderator_sft).",
 )
-def moderator_sft(
-    context: dg.AssetExecutionContext, stocker: StockerResource, config: TrainingRunConfig
-) -> dg.MaterializeResult:
-    return _materialize(context, stocker, config, "sft")
-
-
-@dg.asset(
-    group_name=TRAINING,
-    code_version=module_code_version(__name__),
-    op_tags=celery_queue_tags("gpu"),
-    pool=DUCKDB_POOL,
-    deps=[moderator_sft],
-    automation_condition=WEEKLY_RETRAIN,
-    kinds={"pytorch", "duckdb"},
-    description=(
-        "LoRA adapter after the RL stage: every answer's excess reward over buy-and-hold, the "
-        "soft-target objective by default, the checkpoint chosen on valid "
-        "($STOCKER_HOME/models/moderator_grpo)."
-    ),
+moderator_grpo = _stage_asset(
+    "moderator_grpo",
+    "grpo",
+    [moderator_sft],
+    "LoRA adapter after the RL stage: every answer's excess reward over buy-and-hold, the "
+    "soft-target objective by default, the checkpoint chosen on valid "
+    "($STOCKER_HOME/models/moderator_grpo).",
 )
-def moderator_grpo(
-    context: dg.AssetExecutionContext, stocker: StockerResource, config: TrainingRunConfig
-) -> dg.MaterializeResult:
-    return _materialize(context, stocker, config, "grpo")

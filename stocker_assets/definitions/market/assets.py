@@ -1,4 +1,5 @@
-"""Market group: daily bars and indicators per ticker × month, stored in DuckDB."""
+"""Market assets: daily bars, indicators and charts per ticker × month, stored in DuckDB
+(group ``market``; their checks are ``market.checks``)."""
 
 from collections.abc import Callable
 from pathlib import Path
@@ -7,18 +8,14 @@ import dagster as dg
 import pandas as pd
 
 from stocker_assets.definitions.automation import FOLLOWS_PRICES
-from stocker_assets.definitions.code_versions import module_code_version
+from stocker_assets.definitions.factories import partitioned_asset
 from stocker_assets.definitions.lineage import (
     attach_partition_metadata,
     combined_version,
     png_markdown,
     record_build,
 )
-from stocker_assets.definitions.partitions import (
-    month_window_mapping,
-    months_by_ticker,
-    ticker_month_partitions,
-)
+from stocker_assets.definitions.partitions import month_window_mapping, months_by_ticker
 from stocker_assets.definitions.progress import throttled_progress
 from stocker_assets.definitions.resources import StockerResource
 from stocker_core.market.builds import (
@@ -31,12 +28,10 @@ from stocker_core.market.calendar import month_end
 from stocker_core.market.charts import thumbnail_png
 from stocker_core.market.gate import clean_segments, failed_partitions, ingest_prices
 from stocker_core.market.indicators import INDICATOR_COLUMNS, LOOKBACK_MONTHS
-from stocker_core.market.sources import get_source
 from stocker_core.market.validation import partition_key
 from stocker_core.warehouse import Warehouse
 
 MARKET = "market"
-DUCKDB_POOL = "duckdb"
 
 
 def _summary(build: MonthBuild, partitions: int) -> dict[str, object]:
@@ -127,17 +122,11 @@ def _skipped_metadata(skipped: dict[str, str]) -> dict[str, object]:
     }
 
 
-@dg.asset(
-    partitions_def=ticker_month_partitions,
-    group_name=MARKET,
-    code_version=module_code_version(__name__),
-    pool=DUCKDB_POOL,
-    backfill_policy=dg.BackfillPolicy.single_run(),
+@partitioned_asset(
+    MARKET,
+    "Daily OHLCV bars (table market.prices) from the configured source. Months that break a "
+    "blocking price rule are quarantined (not stored; verdicts in market.quality).",
     kinds={"duckdb", "pandas"},
-    description=(
-        "Daily OHLCV bars (table market.prices) from the configured source. Months that break a "
-        "blocking price rule are quarantined (not stored; verdicts in market.quality)."
-    ),
 )
 def prices(context: dg.AssetExecutionContext, stocker: StockerResource) -> dg.MaterializeResult:
     source, warehouse = stocker.market_source(), stocker.warehouse()
@@ -176,19 +165,13 @@ def prices(context: dg.AssetExecutionContext, stocker: StockerResource) -> dg.Ma
     return dg.MaterializeResult(metadata=metadata, data_version=combined_version(build))
 
 
-@dg.asset(
-    partitions_def=ticker_month_partitions,
-    group_name=MARKET,
-    code_version=module_code_version(__name__),
-    pool=DUCKDB_POOL,
-    backfill_policy=dg.BackfillPolicy.single_run(),
+@partitioned_asset(
+    MARKET,
+    "RSI14, MACD 12/26/9, SMA20/50/200, Bollinger 20/2, ATR14 (table market.indicators), "
+    f"computed over {LOOKBACK_MONTHS} months of lookback.",
     deps=[dg.AssetDep(prices, partition_mapping=month_window_mapping(-LOOKBACK_MONTHS))],
     automation_condition=FOLLOWS_PRICES,
     kinds={"duckdb", "talib"},
-    description=(
-        "RSI14, MACD 12/26/9, SMA20/50/200, Bollinger 20/2, ATR14 (table market.indicators), "
-        f"computed over {LOOKBACK_MONTHS} months of lookback."
-    ),
 )
 def indicators(context: dg.AssetExecutionContext, stocker: StockerResource) -> dg.MaterializeResult:
     source, warehouse = stocker.market_source(), stocker.warehouse()
@@ -223,19 +206,13 @@ CHARTS_ON_DEMAND = (
 )
 
 
-@dg.asset(
-    partitions_def=ticker_month_partitions,
-    group_name=MARKET,
-    code_version=module_code_version(__name__),
-    pool=DUCKDB_POOL,
-    backfill_policy=dg.BackfillPolicy.single_run(),
+@partitioned_asset(
+    MARKET,
+    "768×768 candlestick PNG per trading day (60 sessions up to that day, volume, SMA20/50) "
+    "under STOCKER_HOME/charts/<TICKER>/<DATE>.png, indexed in table market.charts.",
     deps=[dg.AssetDep(prices, partition_mapping=month_window_mapping(-CHART_LOOKBACK_MONTHS))],
     automation_condition=FOLLOWS_PRICES,
     kinds={"duckdb", "matplotlib"},
-    description=(
-        "768×768 candlestick PNG per trading day (60 sessions up to that day, volume, SMA20/50) "
-        "under STOCKER_HOME/charts/<TICKER>/<DATE>.png, indexed in table market.charts."
-    ),
 )
 def charts(context: dg.AssetExecutionContext, stocker: StockerResource) -> dg.MaterializeResult:
     settings = stocker.settings()
@@ -247,7 +224,7 @@ def charts(context: dg.AssetExecutionContext, stocker: StockerResource) -> dg.Ma
             },
             data_version=dg.DataVersion("on_demand"),
         )
-    source, warehouse = get_source(settings), Warehouse(settings.warehouse_path)
+    source, warehouse = stocker.market_source(), Warehouse(settings.warehouse_path)
     skipped: dict[str, str] = {}
     report = throttled_progress(context, "charts")
     build, grouped = _build_each_ticker(

@@ -1,11 +1,12 @@
-"""Env group: episodes and their hindsight-ideal trajectories per ticker × start month."""
+"""The env domain: episodes and their hindsight-ideal trajectories per ticker × start month
+(group ``env``) and the job that builds them."""
 
 import dagster as dg
 import pandas as pd
 
-from stocker_assets.definitions.assets.market import DUCKDB_POOL, prices
 from stocker_assets.definitions.automation import FOLLOWS_PRICES
-from stocker_assets.definitions.code_versions import module_code_version
+from stocker_assets.definitions.factories import partitioned_asset
+from stocker_assets.definitions.jobs import group_job
 from stocker_assets.definitions.lineage import (
     attach_partition_metadata,
     bar_versions,
@@ -13,11 +14,8 @@ from stocker_assets.definitions.lineage import (
     png_markdown,
     record_build,
 )
-from stocker_assets.definitions.partitions import (
-    month_window_mapping,
-    months_by_ticker,
-    ticker_month_partitions,
-)
+from stocker_assets.definitions.market.assets import prices
+from stocker_assets.definitions.partitions import month_window_mapping, months_by_ticker
 from stocker_assets.definitions.progress import throttled_progress
 from stocker_assets.definitions.resources import StockerResource
 from stocker_core.config import Settings, get_settings
@@ -77,16 +75,12 @@ def _replace_by_ticker(
         )
 
 
-@dg.asset(
-    partitions_def=ticker_month_partitions,
-    group_name=ENV,
-    code_version=module_code_version(__name__),
-    pool=DUCKDB_POOL,
-    backfill_policy=dg.BackfillPolicy.single_run(),
+@partitioned_asset(
+    ENV,
+    "Episodes (table env.episodes): trading days, start cash, buy-and-hold and ideal totals.",
     deps=[dg.AssetDep(prices, partition_mapping=WINDOW)],
     automation_condition=FOLLOWS_PRICES,
     kinds={"duckdb"},
-    description="Episodes (table env.episodes): trading days, start cash, buy-and-hold and ideal totals.",
 )
 def episodes(context: dg.AssetExecutionContext, stocker: StockerResource) -> dg.MaterializeResult:
     settings, warehouse = stocker.settings(), stocker.warehouse()
@@ -117,19 +111,13 @@ def episodes(context: dg.AssetExecutionContext, stocker: StockerResource) -> dg.
     return dg.MaterializeResult(metadata=metadata, data_version=combined_version(build))
 
 
-@dg.asset(
-    partitions_def=ticker_month_partitions,
-    group_name=ENV,
-    code_version=module_code_version(__name__),
-    pool=DUCKDB_POOL,
-    backfill_policy=dg.BackfillPolicy.single_run(),
+@partitioned_asset(
+    ENV,
+    "Per-step exact-optimum (DP) and greedy long-only paths (table env.ideal_trajectories), "
+    "with a plot of price and the ideal position.",
     deps=[episodes],
     automation_condition=FOLLOWS_PRICES,
     kinds={"duckdb", "matplotlib"},
-    description=(
-        "Per-step exact-optimum (DP) and greedy long-only paths (table env.ideal_trajectories), "
-        "with a plot of price and the ideal position."
-    ),
 )
 def ideal_trajectories(context: dg.AssetExecutionContext, stocker: StockerResource) -> dg.MaterializeResult:
     settings, warehouse = stocker.settings(), stocker.warehouse()
@@ -194,3 +182,13 @@ def _trajectory_metadata(solution, settings: Settings, plot: bool = True) -> dic
         "plot_path": dg.MetadataValue.path(str(path)),
         "plot": png_markdown(png, "ideal position"),
     }
+
+
+env_job = group_job(
+    "env_job", "episodes and their hindsight-ideal trajectories for ticker × start-month partitions."
+)
+
+
+def definitions() -> dg.Definitions:
+    """What the env domain adds to the code location."""
+    return dg.Definitions(assets=[episodes, ideal_trajectories], jobs=[env_job])

@@ -1,1 +1,0 @@
-"""Assets grouped by concept."""
