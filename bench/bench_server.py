@@ -61,6 +61,8 @@ def start_server(
     # every client of the bench comes from 127.0.0.1: the per-client quota is the whole server's
     code = (
         "import uvicorn\n"
+        "from stocker_core.composition import register_all\n"
+        "register_all()\n"  # as stocker serve does
         f"from {factory[0]} import {factory[1]} as factory\n"
         f"app = factory(api_key='', max_sessions={max_sessions}, max_per_client={max_sessions}, "
         f"preload={TASKS if preload else ()!r})\n"

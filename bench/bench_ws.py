@@ -45,7 +45,9 @@ def start_server(port: int, home: str, sessions: int) -> subprocess.Popen:
     env.pop("STOCKER_API_KEY", None)
     code = (
         "import uvicorn\n"
+        "from stocker_core.composition import register_all\n"
         "from stocker_core.env.server import create_app\n"
+        "register_all()\n"  # as stocker serve does
         f"app = create_app(api_key='', max_sessions={sessions}, max_per_client={sessions},\n"
         f"                 preload={TASKS!r})\n"
         f"uvicorn.run(app, host='127.0.0.1', port={port}, log_level='warning')\n"

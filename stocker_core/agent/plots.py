@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import io
 from collections.abc import Sequence
 from typing import Any
+
+from stocker_core.figures import figure_png, subplots
 
 
 def curves_png(points: Sequence[dict[str, Any]], title: str) -> bytes:
     """Held-out result / format / tool scores against the RL step (step 0 = warm start)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7.5, 3.6), dpi=100)
+    fig, ax = subplots(figsize=(7.5, 3.6), dpi=100)
     steps = [p["step"] for p in points]
     for name, style in (("result", "o-"), ("format", "s--"), ("tool", "^:")):
         ax.plot(steps, [p[name] for p in points], style, label=f"{name} score")
@@ -24,8 +20,4 @@ def curves_png(points: Sequence[dict[str, Any]], title: str) -> bytes:
     ax.grid(alpha=0.3)
     ax.legend(loc="lower right", fontsize=8)
     ax.set_title(title, fontsize=10)
-    fig.tight_layout()
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", metadata={"Software": None})
-    plt.close(fig)
-    return buffer.getvalue()
+    return figure_png(fig)

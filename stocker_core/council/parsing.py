@@ -7,6 +7,7 @@ import json
 import math
 import re
 import warnings
+from collections.abc import Iterator
 from typing import Any
 
 from stocker_core.council.models import SpecialistVote
@@ -99,19 +100,25 @@ def _field(text: str, name: str) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def _lower_keys(d: dict[str, Any]) -> dict[str, Any]:
-    return {str(k).strip().lower(): v for k, v in d.items()}
+def _reply_text(text: Any) -> str:
+    """A model reply as text, cut to ``MAX_INPUT`` characters (None: empty)."""
+    if not isinstance(text, str):
+        text = "" if text is None else str(text)
+    return text[:MAX_INPUT]
+
+
+def _reply_dicts(text: str) -> Iterator[dict[str, Any]]:
+    """The objects a reply holds (``_dicts``), their keys stripped and lower-cased."""
+    for d in _dicts(text):
+        yield {str(k).strip().lower(): v for k, v in d.items()}
 
 
 def parse_vote(text: Any, role: str) -> SpecialistVote:
     """A vote from a model reply: JSON (fenced, with prose, single quotes) or key: value
     text; numbers clipped to range. Anything else -> neutral vote, parse_error=True."""
     try:
-        if not isinstance(text, str):
-            text = "" if text is None else str(text)
-        text = text[:MAX_INPUT]
-        for d in _dicts(text):
-            d = _lower_keys(d)
+        text = _reply_text(text)
+        for d in _reply_dicts(text):
             signal = _number(d.get("signal"))
             if signal is None:
                 continue
@@ -166,11 +173,8 @@ def parse_action(
     """``(action, rationale, parse_error)`` from a moderator reply, clamped to what is
     feasible. Unparsable -> hold with ``parse_error=True``."""
     try:
-        if not isinstance(text, str):
-            text = "" if text is None else str(text)
-        text = text[:MAX_INPUT]
-        for d in _dicts(text):
-            d = _lower_keys(d)
+        text = _reply_text(text)
+        for d in _reply_dicts(text):
             side = _SIDE_WORDS.get(str(d.get("side", d.get("action", ""))).strip().lower())
             if side is None:
                 continue

@@ -11,9 +11,11 @@ when asked for with ``include_chart``.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_type_hints
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from stocker_core.env.observation_schema import ObservationFields
 
 PRICE_HISTORY_LIMIT = 252
 EVENT_LIMIT = 20
@@ -72,21 +74,19 @@ class SymbolCloses(BaseModel):
     closes: list[float] = Field(max_length=SYMBOL_CLOSES)
 
 
-class ObservationModel(BaseModel):
+_PortfolioFields: type[BaseModel] = create_model(
+    "_PortfolioFields", **{name: (hint, ...) for name, hint in get_type_hints(ObservationFields).items()}
+)
+"""The observation's portfolio fields as a pydantic base, from their one declaration
+(``observation_schema.ObservationFields``)."""
+
+
+class ObservationModel(_PortfolioFields):  # the portfolio fields first, then the council inputs
     """What the agent sees before acting at ``step``: the portfolio and the council inputs,
     all point in time (the decision is taken at the day's NYSE close, ``cutoff``)."""
 
     model_config = ConfigDict(extra="allow")
 
-    ticker: str
-    date: str
-    close: float
-    step: int
-    total_steps: int
-    cash: float
-    position: int
-    portfolio_value: float
-    done: bool
     price_history: list[float] = Field(
         default_factory=list, description=f"the last {PRICE_HISTORY_LIMIT} closes up to and including date"
     )

@@ -6,12 +6,11 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
-import numpy as np
-
 from stocker_core.config import Settings
 from stocker_core.env.actions import SIDE_NAMES, Action, Side, parse_action
 from stocker_core.env.episode import Episode
 from stocker_core.env.ideal import ideal_trajectory
+from stocker_core.env.observation_schema import Observation
 from stocker_core.env.portfolio import Portfolio, buy_and_hold_final
 from stocker_core.env.rewards import (
     FinalStats,
@@ -31,26 +30,8 @@ class SnapshotError(StockerError, ValueError):
     """A snapshot that does not fit this environment."""
 
 
-@dataclass(frozen=True)
-class Observation:
-    """What the agent sees before acting at ``step`` (or after the last step when done)."""
-
-    ticker: str
-    date: str
-    close: float
-    step: int
-    total_steps: int
-    cash: float
-    position: int
-    portfolio_value: float
-    done: bool
-    price_history: np.ndarray
-    """Closes dated on or before ``date`` (history before the window, then the window)."""
-
-    def to_dict(self, history: bool = True) -> dict[str, Any]:
-        data = {k: v for k, v in self.__dict__.items() if k != "price_history"}
-        data["price_history"] = self.price_history.tolist() if history else None
-        return data
+_PLAY_STATE = ("portfolio", "t", "done", "actions", "rewards", "breakdowns", "invalid_count")
+"""The attributes a play changes: kept before a snapshot's replay, put back if it fails."""
 
 
 @dataclass(frozen=True)
@@ -292,15 +273,7 @@ class TradingEnv:
             raise
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise SnapshotError(f"malformed snapshot: {exc!r}; pass what snapshot() returned") from None
-        saved = (
-            self.portfolio,
-            self.t,
-            self.done,
-            self.actions,
-            self.rewards,
-            self.breakdowns,
-            self.invalid_count,
-        )
+        saved = {name: getattr(self, name) for name in _PLAY_STATE}
         self.reset()
         for action in actions:
             self.step(action)
@@ -316,15 +289,8 @@ class TradingEnv:
         }
         wrong = [name for name in claimed if not _same(claimed[name], replayed[name])]
         if wrong:
-            (
-                self.portfolio,
-                self.t,
-                self.done,
-                self.actions,
-                self.rewards,
-                self.breakdowns,
-                self.invalid_count,
-            ) = saved
+            for name, value in saved.items():
+                setattr(self, name, value)
             raise SnapshotError(
                 f"snapshot {', '.join(wrong)}: not what a replay of its {step} action(s) on "
                 f"{self.episode.key} gives; send what GET /snapshot returned, unchanged"

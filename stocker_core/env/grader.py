@@ -104,15 +104,11 @@ def param_columns(
 
 
 def _simulate_scalar(
-    sides: np.ndarray,
-    quantities: np.ndarray,
-    prices: np.ndarray,
-    cost: np.ndarray,
-    starting_cash: np.ndarray,
+    sides: np.ndarray, quantities: np.ndarray, px: list[float], cost: np.ndarray, starting_cash: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``simulate_accounts`` for a few rows, with the environment's own ``apply_trade``."""
+    """``simulate_accounts`` for a few rows, with the environment's own ``apply_trade`` on the
+    closes as Python floats (``px``)."""
     rows, steps = sides.shape
-    px = prices.tolist()
     values = np.empty((rows, steps))
     invalid = np.zeros((rows, steps), dtype=bool)
     traded = np.zeros((rows, steps))
@@ -138,7 +134,7 @@ def simulate_accounts(
     """(values, invalid, traded), each (rows, steps), for whole-share actions at the closes."""
     rows, steps = sides.shape
     if rows <= SCALAR_ROWS:
-        return _simulate_scalar(sides, quantities, prices, cost, starting_cash)
+        return _simulate_scalar(sides, quantities, prices.tolist(), cost, starting_cash)
     cash = starting_cash.astype(np.float64).copy()
     pos = np.zeros(rows)
     values = np.empty((rows, steps))

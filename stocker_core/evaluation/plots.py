@@ -2,37 +2,25 @@
 
 from __future__ import annotations
 
-import io
-
 import numpy as np
 import pandas as pd
 
 from stocker_core.env.policies import is_upper_bound
+from stocker_core.figures import figure_png, subplots
 
 BASELINE = "buy_and_hold"
 
 
 def _figure(height: float = 3.6, width: float = 9.0, rows: int = 1):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(rows, 1, figsize=(width, height), squeeze=False, sharex=rows > 1)
-    return plt, fig, axes[:, 0]
+    fig, axes = subplots(rows, 1, figsize=(width, height), squeeze=False, sharex=rows > 1)
+    return fig, axes[:, 0]
 
 
-def _png(plt, fig, fitted: bool = True) -> bytes:
-    """The figure as PNG bytes; ``fitted=False`` for a figure whose layout is already set
-    (laying out and cropping a tall grid of panels measures every tick label twice)."""
-    buffer = io.BytesIO()
-    if fitted:
-        fig.tight_layout()
-    # "tight" keeps a legend placed outside the axes inside the picture
-    crop = {"bbox_inches": "tight"} if fitted else {}
-    fig.savefig(buffer, format="png", dpi=90, metadata={"Software": None}, **crop)
-    plt.close(fig)
-    return buffer.getvalue()
+def _png(fig, fitted: bool = True) -> bytes:
+    """A report figure as PNG bytes (90 dpi, cropped so a legend placed outside the axes stays
+    in the picture); ``fitted=False`` for a figure whose layout is already set (laying out and
+    cropping a tall grid of panels measures every tick label twice)."""
+    return figure_png(fig, dpi=90, fitted=fitted, crop=fitted)
 
 
 # 18 distinct colours (tab20 without its greys, which read as the black baseline; its 9 dark
@@ -92,7 +80,7 @@ def _days(curve: pd.DataFrame) -> pd.DataFrame:
 def equity_png(curves: pd.DataFrame, title: str, clones: dict[str, str] | None = None) -> bytes:
     """Each policy's portfolio value against buy-and-hold (hindsight upper bounds left out;
     a policy identical to another, ``clones``, drawn once under the other's label)."""
-    plt, fig, (ax,) = _figure(width=11.0)
+    fig, (ax,) = _figure(width=11.0)
     drawn, labels = _curve_labels(curves, clones)
     styles = policy_styles(drawn)
     for policy in drawn:
@@ -102,12 +90,12 @@ def equity_png(curves: pd.DataFrame, title: str, clones: dict[str, str] | None =
     ax.set_ylabel("portfolio value")
     ax.grid(alpha=0.3)
     _legend_outside(ax)
-    return _png(plt, fig)
+    return _png(fig)
 
 
 def drawdown_png(curves: pd.DataFrame, title: str, clones: dict[str, str] | None = None) -> bytes:
     """Each policy's drawdown from its running peak (as a negative fraction)."""
-    plt, fig, (ax,) = _figure(3.0, width=11.0)
+    fig, (ax,) = _figure(3.0, width=11.0)
     drawn, labels = _curve_labels(curves, clones)
     styles = policy_styles(drawn)
     for policy in drawn:
@@ -118,7 +106,7 @@ def drawdown_png(curves: pd.DataFrame, title: str, clones: dict[str, str] | None
     ax.set_ylabel("drawdown")
     ax.grid(alpha=0.3)
     _legend_outside(ax)
-    return _png(plt, fig)
+    return _png(fig)
 
 
 def trades_png(curves: pd.DataFrame, title: str, clones: dict[str, str] | None = None) -> bytes:
@@ -127,7 +115,7 @@ def trades_png(curves: pd.DataFrame, title: str, clones: dict[str, str] | None =
     clones = clones or {}
     policies = [p for p in dict.fromkeys(curves["policy"]) if p not in clones]
     height = 1.7 * max(1, len(policies)) + 0.6
-    plt, fig, axes = _figure(height, rows=max(1, len(policies)))
+    fig, axes = _figure(height, rows=max(1, len(policies)))
     # a fixed layout in inches: 0.8 in above the first panel (suptitle and the panel's
     # title), 0.45 in for the shared date axis below the last, 0.35 in between panels
     fig.subplots_adjust(left=0.08, right=0.98, top=1 - 0.8 / height, bottom=0.45 / height, hspace=0.35 / 1.35)
@@ -144,13 +132,13 @@ def trades_png(curves: pd.DataFrame, title: str, clones: dict[str, str] | None =
         ax.set_title(f"{label}: {int(buys.sum())} buys, {int(sells.sum())} sells", fontsize=9, loc="left")
         ax.grid(alpha=0.3)
     fig.suptitle(title, y=1 - 0.15 / height, va="top")
-    return _png(plt, fig, fitted=False)
+    return _png(fig, fitted=False)
 
 
 def rolling_ci_png(summary: pd.DataFrame, metric: str, title: str) -> bytes:
     """Mean of ``metric`` over rolling windows with its confidence interval, per policy."""
     rows = summary.loc[summary["metric"] == metric].reset_index(drop=True)
-    plt, fig, (ax,) = _figure(0.45 * max(len(rows), 2) + 1.2)
+    fig, (ax,) = _figure(0.45 * max(len(rows), 2) + 1.2)
     y = np.arange(len(rows))
     means = rows["mean"].astype(float).to_numpy()
     low = (means - rows["ci_low"].astype(float).fillna(rows["mean"]).to_numpy()).clip(min=0)
@@ -161,4 +149,4 @@ def rolling_ci_png(summary: pd.DataFrame, metric: str, title: str) -> bytes:
     ax.invert_yaxis()
     ax.set_title(title)
     ax.grid(alpha=0.3, axis="x")
-    return _png(plt, fig)
+    return _png(fig)

@@ -26,6 +26,17 @@ Mode = Literal["live", "replayed"]
 MODES: tuple[Mode, ...] = ("live", "replayed")
 BENCHMARK = "buy_and_hold"
 """Always recorded: the forward record's excess is measured against it."""
+ENTRY_FIELDS_IN_SCORES = (
+    "ticker",
+    "policy",
+    "mode",
+    "decided_on",
+    "for_session",
+    "target_exposure",
+    "cost_fraction",
+    "decision_close",
+)
+"""The entry's fields a score row repeats (checked against the chain by the reader)."""
 
 
 @dataclass(frozen=True)

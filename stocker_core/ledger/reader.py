@@ -24,21 +24,10 @@ import pandas as pd
 import pyarrow as pa
 
 from stocker_core.config import Settings
-from stocker_core.ledger.entries import BENCHMARK, GENESIS, LedgerEntry
+from stocker_core.ledger.entries import BENCHMARK, ENTRY_FIELDS_IN_SCORES, GENESIS, LedgerEntry
 from stocker_core.ledger.store import DERIVED, Head, LedgerIntegrityError, LedgerStore, Scored, sha256_of
 from stocker_core.ledger.verify import verify_chain
 from stocker_core.market.clock import close_of
-
-ENTRY_FIELDS_IN_SCORES = (
-    "ticker",
-    "policy",
-    "mode",
-    "decided_on",
-    "for_session",
-    "target_exposure",
-    "cost_fraction",
-    "decision_close",
-)
 
 
 @dataclass

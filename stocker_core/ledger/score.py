@@ -24,20 +24,13 @@ from stocker_core.config import Settings
 from stocker_core.errors import UnknownTickerError
 from stocker_core.evaluation.significance import min_detectable_difference
 from stocker_core.evaluation.stats import t_interval, t_test
-from stocker_core.ledger.entries import BENCHMARK, LedgerEntry
+from stocker_core.ledger.entries import BENCHMARK, ENTRY_FIELDS_IN_SCORES, LedgerEntry
 from stocker_core.market.bars import load_bars
 from stocker_core.market.clock import clock_now, close_of
 
 SCORE_COLUMNS = (
     "seq",
-    "ticker",
-    "policy",
-    "mode",
-    "decided_on",
-    "for_session",
-    "target_exposure",
-    "cost_fraction",
-    "decision_close",
+    *ENTRY_FIELDS_IN_SCORES,
     "outcome_close",
     "session_return",
     "policy_return",

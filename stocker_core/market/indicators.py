@@ -9,19 +9,12 @@ import numpy as np
 import pandas as pd
 import talib
 
-INDICATOR_COLUMNS = [
-    "rsi14",
-    "macd",
-    "macd_signal",
-    "macd_hist",
-    "sma20",
-    "sma50",
-    "sma200",
-    "bb_lower",
-    "bb_mid",
-    "bb_upper",
-    "atr14",
-]
+PRICE_LEVEL_COLUMNS = ("sma20", "sma50", "sma200", "bb_lower", "bb_mid", "bb_upper")
+"""Indicators in the price's own units (a price mask rescales them with the closes)."""
+PRICE_SCALE_COLUMNS = ("macd", "macd_signal", "macd_hist", "atr14")
+"""Indicators that scale with the price (differences of prices): a mask rescales them too."""
+INDICATOR_COLUMNS = ["rsi14", "macd", "macd_signal", "macd_hist", *PRICE_LEVEL_COLUMNS, "atr14"]
+"""Every indicator column, in the table's order."""
 
 # Sessions of history after which every indicator has a value (SMA200 is the longest).
 MIN_HISTORY = {

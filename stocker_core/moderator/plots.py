@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-import io
 from collections.abc import Sequence
+
+from stocker_core.figures import figure_png, subplots
 
 
 def curve_png(points: Sequence[tuple[int, float]], title: str, ylabel: str) -> bytes:
     """A small line plot of (step, value) points; an empty plot says there is nothing logged."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 3.2), dpi=100)
+    fig, ax = subplots(figsize=(6, 3.2), dpi=100)
     if points:
         steps, values = zip(*points, strict=True)
         ax.plot(steps, values, marker="o", markersize=2.5, linewidth=1.2)
@@ -23,8 +19,4 @@ def curve_png(points: Sequence[tuple[int, float]], title: str, ylabel: str) -> b
     ax.set_xlabel("step")
     ax.set_ylabel(ylabel)
     ax.grid(alpha=0.3)
-    fig.tight_layout()
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", metadata={"Software": None})
-    plt.close(fig)
-    return buffer.getvalue()
+    return figure_png(fig)

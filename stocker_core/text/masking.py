@@ -26,6 +26,8 @@ from datetime import date
 import numpy as np
 import pandas as pd
 
+from stocker_core.market.indicators import PRICE_LEVEL_COLUMNS, PRICE_SCALE_COLUMNS
+
 __all__ = ["COMPANY_NAMES", "SYMBOL_KINDS", "PromptMask", "company_names", "mask_json"]
 
 COMPANY_NAMES: dict[str, tuple[str, ...]] = {
@@ -89,19 +91,8 @@ _DOLLARS = re.compile(
 _ISO_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[T ][\d:.]+(?:Z|[+-]\d{2}:?\d{2})?)?$")
 _PRICE_KEYS = frozenset({"last_close", "close", "open", "high", "low", "price"})
 _SYMBOL_KEYS = frozenset({"symbol", "ticker"})
-_PRICE_COLUMNS = (
-    "open",
-    "high",
-    "low",
-    "close",
-    "sma20",
-    "sma50",
-    "sma200",
-    "bb_lower",
-    "bb_mid",
-    "bb_upper",
-)
-_SCALE_COLUMNS = ("macd", "macd_signal", "macd_hist", "atr14")
+_PRICE_COLUMNS = ("open", "high", "low", "close", *PRICE_LEVEL_COLUMNS)
+_SCALE_COLUMNS = PRICE_SCALE_COLUMNS
 
 
 def company_names(ticker: str, extra: Mapping[str, Sequence[str]] | None = None) -> tuple[str, ...]:

@@ -83,7 +83,7 @@ def test_sixteen_series_keep_distinct_styles():
 def test_legend_sits_outside_the_data(monkeypatch, draw):
     captured = {}
 
-    def keep(plt, fig):
+    def keep(fig, fitted=True):
         fig.canvas.draw()
         captured["fig"] = fig
         return b""
