@@ -13,7 +13,7 @@ def _areas() -> list:
     return [*areas, pipeline_cli.register, deploy_cli.register]
 
 
-app = build_app(_areas())
+app = build_app(_areas(), registering_themselves=pipeline_cli.REGISTERING_THEMSELVES)
 
 if __name__ == "__main__":
     app()

@@ -22,22 +22,16 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 import typer
 
 from stocker_core.cli_support import EXIT_FAILED, fail
 from stocker_core.config import Settings, use_settings
 from stocker_core.errors import StockerError
-from stocker_core.moderator.learning_check import (
-    LearningCheckConfig,
-    LearningCheckError,
-    format_table,
-    non_overlapping,
-    verdict_lines,
-    verdicts,
-)
+
+if TYPE_CHECKING:  # the check's library loads pandas: imported where used, so `stocker --help` stays fast
+    from stocker_core.moderator.learning_check import LearningCheckConfig
 
 DATA_GROUPS = "market,env,text,council"
 SKIPPED = "charts,ideal_trajectories"
@@ -75,6 +69,8 @@ def _materialize(config: LearningCheckConfig, home: Path, say: Say) -> None:
             if line:
                 say(f"  materialize: {line}")
     if process.returncode != 0:
+        from stocker_core.moderator.learning_check import LearningCheckError
+
         raise LearningCheckError("materializing the synthetic market failed:\n" + "\n".join(tail))
     say(f"market built in {time.perf_counter() - started:.0f}s")
 
@@ -110,11 +106,14 @@ def run_learning_check(
 def _train_and_judge(
     config: LearningCheckConfig, settings: Settings, say: Say, started: float
 ) -> dict[str, Any]:
+    import pandas as pd
+
     from stocker_core.agent.config import agent_config
     from stocker_core.agent.training import train_agent
     from stocker_core.evaluation.splits import SplitConfig
     from stocker_core.evaluation.steps import backtest_partitions, compute_and_store_splits
     from stocker_core.moderator.config import load_config
+    from stocker_core.moderator.learning_check import verdict_lines, verdicts
     from stocker_core.moderator.training import train
     from stocker_core.warehouse.db import Warehouse
 
@@ -193,6 +192,8 @@ def training_summary(reports: Sequence[Any], agent: Any) -> dict[str, Any]:
 
 def _test_keys(warehouse: Any, splits: Any) -> list[str]:
     """Keys of the stored episodes wholly inside a test split, non-overlapping per ticker."""
+    from stocker_core.moderator.learning_check import non_overlapping
+
     episodes = warehouse.query(
         'SELECT key AS episode_key, ticker, start_date AS start, end_date AS "end" FROM env.episodes'
     )
@@ -232,6 +233,8 @@ def register(app: typer.Typer) -> None:
         Prints, per policy, the mean excess return over buy-and-hold per window, its 95% CI,
         the p-value on non-overlapping windows and the share of the oracle's excess captured.
         """
+        from stocker_core.moderator.learning_check import LearningCheckConfig, format_table
+
         if not -1.0 <= ic <= 1.0:
             fail(f"--ic {ic} is outside [-1, 1]")
         if home is not None and home.exists() and not home.is_dir():

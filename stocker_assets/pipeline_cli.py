@@ -22,6 +22,9 @@ from stocker_core.warehouse import sql_cli
 
 console = Console()
 tickers_app = typer.Typer(help="The ticker universe (also registered as Dagster partitions).")
+REGISTERING_THEMSELVES = ("tickers",)
+"""Command groups here that call the composition root themselves where they read a registry
+(``tickers add`` reads the sources): ``tickers list`` and ``remove`` start without it."""
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -74,7 +77,9 @@ def _known_to_source(settings, tickers: list[str]) -> list[str]:
 def tickers_add(tickers: list[str]) -> None:
     """Add tickers the configured source has to the universe and register them as partitions."""
     from stocker_assets.engine.instance import register_tickers
+    from stocker_core.composition import register_all
 
+    register_all()  # the data sources: this group skips the callback's (REGISTERING_THEMSELVES)
     settings = get_settings(fresh=True)
     try:
         names = _known_to_source(settings, tickers)

@@ -7,7 +7,7 @@ Exit codes (``stocker_core.cli_support``): 0 ok, 1 a check or run failed, 2 bad 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 import typer
 
@@ -39,26 +39,35 @@ CORE_AREAS: tuple[Registrar, ...] = (
 """Core command areas, in the order their commands are listed."""
 
 
-def build_app(areas: Sequence[Registrar] = CORE_AREAS) -> typer.Typer:
-    """A fresh ``stocker`` Typer app with every area in ``areas`` registered."""
+def build_app(
+    areas: Sequence[Registrar] = CORE_AREAS, registering_themselves: Collection[str] = ()
+) -> typer.Typer:
+    """A fresh ``stocker`` Typer app with every area in ``areas`` registered.
+
+    ``registering_themselves``: command groups whose commands call the composition root
+    themselves when they read a registry (``tickers``: only ``add`` does), so the others start
+    without it; every other command finds everything registered before it runs."""
     app = typer.Typer(
         name="stocker",
         help="Stocker: market data → RL trading episodes → a council of analysts → backtests.",
         no_args_is_help=True,
         pretty_exceptions_show_locals=False,
     )
-    app.callback()(_settings_first)
+
+    def settings_first(ctx: typer.Context) -> None:
+        _settings_first(register=ctx.invoked_subcommand not in registering_themselves)
+
+    app.callback()(settings_first)
     for register in areas:
         register(app)
     return app
 
 
-def _settings_first() -> None:
+def _settings_first(register: bool = True) -> None:
     # every command reads the STOCKER_* settings first (a bad one is one line and exit 2),
     # keeps library deprecations it cannot fix out of its output, and finds every layer's
     # policies registered (the composition root; `--help` alone needs none of it)
     from stocker_core.cli_support import fail, ignore_library_warnings
-    from stocker_core.composition import register_all
     from stocker_core.config import SettingsError, get_settings
 
     ignore_library_warnings()
@@ -66,7 +75,10 @@ def _settings_first() -> None:
         get_settings(fresh=True)
     except SettingsError as exc:
         fail(exc)
-    register_all()
+    if register:
+        from stocker_core.composition import register_all
+
+        register_all()
 
 
 app = build_app()

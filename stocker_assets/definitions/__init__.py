@@ -1,5 +1,5 @@
 """What Dagster loads, grouped by domain; importing this package or any module of it builds
-nothing and registers nothing.
+nothing and registers nothing (it only silences Dagster's preview notices, ``previews``).
 
 - one module or package per domain, each holding its assets, checks, job, schedules and
   sensors, and a ``definitions()`` listing them: ``market/`` (bars, indicators, charts, their
@@ -17,3 +17,7 @@ nothing and registers nothing.
 How the ``stocker`` CLI executes them is ``stocker_assets.engine``, which imports this package,
 never the reverse.
 """
+
+from stocker_assets.previews import quiet
+
+quiet()

@@ -6,3 +6,7 @@ lanes (``stages``, ``lanes``, ``lane_lifetime``), the event log's speed-ups (``e
 (``ui_process``), the scale-out files (``deploy``) and throw-away servers (``local_services``).
 The engine imports the definitions; the definitions never import the engine.
 """
+
+from stocker_assets.previews import quiet
+
+quiet()

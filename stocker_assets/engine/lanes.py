@@ -199,9 +199,7 @@ def _run_here(instance, defs, units, options, on_start, on_done) -> list[RunUnit
             break  # what is left waits on units that are not in the plan
         pending.remove(unit)
         decision, unit = _decide(options, unit)
-        if decision is not None and not decision.run:
-            _skip(options, unit, decision, on_start, on_done)
-            finished.add(unit.name)
+        if _skipped(options, unit, decision, on_start, on_done, finished):
             continue
         run = execute_unit(instance, defs, unit, options, on_step=on_start(unit))
         _record(options, unit, decision, run)
@@ -228,13 +226,25 @@ def _decide(options: LaneOptions, unit: RunUnit):
     return decision, unit
 
 
-def _skip(options: LaneOptions, unit: RunUnit, decision, on_start: UnitStarted, on_done: UnitDone) -> None:
+def _skipped(
+    options: LaneOptions,
+    unit: RunUnit,
+    decision,
+    on_start: UnitStarted,
+    on_done: UnitDone,
+    finished: set[str],
+) -> bool:
+    """Whether ``decision`` skips ``unit`` (up to date): then it is recorded, shown and finished here."""
     from stocker_assets.engine.up_to_date import skipped_run
 
+    if decision is None or decision.run:
+        return False
     assert options.up_to_date is not None
     options.up_to_date.record(unit, decision, None)
     on_start(unit)
     on_done(unit, skipped_run(unit, decision))
+    finished.add(unit.name)
+    return True
 
 
 def _record(options: LaneOptions, unit: RunUnit, decision, run: TickerRun) -> None:
@@ -330,9 +340,7 @@ def _run_on_lanes(instance, units, options, on_start, on_done) -> list[RunUnit]:
                 for unit in ready[: options.workers - len(running)]:
                     pending.remove(unit)
                     decision, unit = _decide(options, unit)
-                    if decision is not None and not decision.run:
-                        _skip(options, unit, decision, on_start, on_done)
-                        finished.add(unit.name)
+                    if _skipped(options, unit, decision, on_start, on_done, finished):
                         continue
                     decisions[unit.name] = (decision, unit)
                     token = str(uuid.uuid4())

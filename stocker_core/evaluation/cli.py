@@ -9,9 +9,6 @@ import typer
 
 from stocker_core.cli_support import EXIT_FAILED, fail
 from stocker_core.errors import StockerError
-from stocker_core.evaluation.metrics import METRIC_NAMES
-
-TABLE_COLUMNS = ["label", *METRIC_NAMES]
 
 
 def _episode_name(task: str | None, episode: str | None) -> str:
@@ -51,6 +48,7 @@ def backtest_command(
     from stocker_core.env.rewards import RewardParams
     from stocker_core.evaluation.backtests import backtest, check_policy_names, ordered_policies
     from stocker_core.evaluation.council_votes import load_vote_book
+    from stocker_core.evaluation.metrics import METRIC_NAMES
     from stocker_core.warehouse.db import Warehouse
 
     settings = get_settings()
@@ -73,7 +71,8 @@ def backtest_command(
         payload = {"episode": ep.summary(), "rows": rows, "failures": result.failures}
         typer.echo(json.dumps({**payload, "test_looks": looks}))
     else:
-        _print_table(f"{ep.key}: {ep.start} … {ep.end}, {ep.trading_days} trading days", rows, TABLE_COLUMNS)
+        title = f"{ep.key}: {ep.start} … {ep.end}, {ep.trading_days} trading days"
+        _print_table(title, rows, ["label", *METRIC_NAMES])
         for row in rows:
             if row["notes"]:
                 typer.echo(f"note: {row['notes']}")

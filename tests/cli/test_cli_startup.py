@@ -25,7 +25,11 @@ from typer.testing import CliRunner
 from stocker_assets.cli import app
 result = CliRunner().invoke(app, sys.argv[1:])
 heavy = [m for m in {heavy!r} if m in sys.modules]
-print(json.dumps({{"code": result.exit_code, "output": result.output, "heavy": heavy}}))
+layer = ("stocker_assets.definitions", "stocker_assets.engine")
+dagster = sorted(m for m in sys.modules if m.split(".")[0].startswith("dagster") or m.startswith(layer))
+loaded = sorted({{m.split(".")[0] for m in sys.modules}} | {{m for m in sys.modules if "stocker" in m}})
+print(json.dumps({{"code": result.exit_code, "output": result.output, "heavy": heavy, "dagster": dagster,
+                  "loaded": loaded}}))
 """
 
 
@@ -51,6 +55,23 @@ def test_fast_commands_import_nothing_heavy(tmp_path, args):
     probe = _run_in_fresh_process(tmp_path, *args)
     assert probe["code"] == 0, probe["output"]
     assert probe["heavy"] == []
+
+
+@pytest.mark.parametrize("args", [["--help"], ["tickers", "list"]])
+def test_commands_that_run_no_dagster_load_none_of_it(tmp_path, args):
+    """Not dagster, dagster_shared or any other dagster package, not the definitions or the
+    engine; and neither pandas nor numpy, nor (for ``tickers list``) the composition root."""
+    probe = _run_in_fresh_process(tmp_path, *args)
+    assert probe["code"] == 0, probe["output"]
+    assert probe["dagster"] == []
+    assert not {"pandas", "numpy", "stocker_core.composition"} & set(probe["loaded"])
+
+
+def test_tickers_add_registers_the_sources_itself(tmp_path):
+    """The ``tickers`` group skips the callback's composition root; ``add`` reads the sources."""
+    probe = _run_in_fresh_process(tmp_path, "tickers", "add", "GOOGL")
+    assert probe["code"] == 0, probe["output"]
+    assert "GOOGL" in probe["output"]
 
 
 def test_episode_info_on_the_sample_gives_the_episode(tmp_path):
