@@ -12,7 +12,6 @@ no two of them overlap (the other worker keeps running the rest)."""
 SERIAL_TESTS: dict[str, str] = {
     # a file (every test in it) or a file::test (every parametrisation): why it is exclusive
     "tests/assets/test_dagster_dev_smoke.py": "dagster dev: webserver, daemon and code server processes",
-    "tests/cli/test_ui_signals.py::test_sigterm_stops_dagster_dev_and_all_its_children": "dagster dev",
     "tests/assets/test_instance_init_race.py": "three processes racing on a barrier",
     "tests/assets/test_lanes.py::test_two_lanes_build_what_one_builds_and_report_a_failure": "lane processes",
     "tests/assets/test_lane_lifetime.py::test_killed_lanes_die_and_a_rerun_matches_a_clean_run": (

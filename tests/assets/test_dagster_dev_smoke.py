@@ -1,7 +1,11 @@
-"""`dagster dev` on 127.0.0.1: the asset graph over GraphQL and one partition run to success."""
+"""`stocker ui` (dagster dev on 127.0.0.1): the asset graph over GraphQL, one partition run to
+success, then SIGTERM stops dagster dev and every process it started; it starts without the
+SupersessionWarning and the "dagster.yaml … will not be used" warning. One dagster dev serves
+both halves: starting it is most of the cost."""
+
+from __future__ import annotations
 
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -32,111 +36,146 @@ def _gql(url: str, query: str, variables: dict | None = None) -> dict:
     return body["data"]
 
 
-@pytest.mark.slow
-def test_dagster_dev_lists_assets_and_runs_a_partition(tmp_path, seed_dir):
-    dagster_home = tmp_path / "dagster_home"
-    dagster_home.mkdir()
-    shutil.copyfile(REPO / "stocker_assets" / "dagster.yaml", dagster_home / "dagster.yaml")
-    env = {
-        **os.environ,
-        "DAGSTER_HOME": str(dagster_home),
-        "STOCKER_HOME": str(tmp_path / "home"),
-        "STOCKER_SOURCE": "files",
-        "STOCKER_FILES_DIR": str(seed_dir),
-    }
-    port = _free_port()
-    dagster = [
-        sys.executable,
-        "-m",
-        "dagster",
-        "dev",
-        "-w",
-        str(REPO / "workspace.yaml"),
-        "-h",
-        "127.0.0.1",
-        "-p",
-        str(port),
+def _parents() -> dict[int, int]:
+    """{pid: parent pid} of every process (Linux /proc)."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:  # gone meanwhile
+            continue
+        # the command name (2nd field) may hold spaces: fields restart after its ')'
+        found[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+    return found
+
+
+def _descendants(pid: int) -> set[int]:
+    parents = _parents()
+    found, frontier = set(), {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def _alive(pids: set[int]) -> set[int]:
+    alive = set()
+    for pid in pids:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z":  # a zombie has exited; its parent just has not reaped it yet
+            alive.add(pid)
+    return alive
+
+
+def _wait_for_assets(url: str, stocker: subprocess.Popen, log: Path) -> list[dict]:
+    deadline = time.monotonic() + 180
+    while True:
+        try:
+            if httpx.get(url.replace("/graphql", "/server_info"), timeout=2).status_code == 200:
+                nodes = _gql(
+                    url,
+                    "{ assetNodes { assetKey { path } groupName isPartitioned "
+                    "repository { name location { name } } } }",
+                )["assetNodes"]
+                if nodes:
+                    return nodes
+        except httpx.HTTPError:
+            pass
+        assert stocker.poll() is None, log.read_text()[-3000:]
+        assert time.monotonic() < deadline, "dagster dev did not serve its assets within 180 s"
+        time.sleep(0.25)
+
+
+def _run_prices_and_indicators(url: str, selector: dict, log: Path) -> None:
+    added = _gql(
+        url,
+        """mutation($sel: RepositorySelector!) {
+          addDynamicPartition(
+            partitionsDefName: "ticker", partitionKey: "AAPL", repositorySelector: $sel) {
+            __typename } }""",
+        {"sel": selector},
+    )
+    assert added["addDynamicPartition"]["__typename"] == "AddDynamicPartitionSuccess"
+    tags = [
+        {"key": "dagster/partition", "value": KEY},
+        {"key": "dagster/partition/ticker", "value": "AAPL"},
+        {"key": "dagster/partition/trading_month", "value": "2023-08-01"},
     ]
-    # started from a script, dagster dev ignores SIGINT/SIGTERM unless INT is reset
-    log = (tmp_path / "dagster.log").open("wb")  # closed in the finally block
-    process = subprocess.Popen(
-        ["setsid", "env", "--default-signal=INT", *dagster],
+    launched = _gql(
+        url,
+        """mutation($params: ExecutionParams!) { launchRun(executionParams: $params) {
+          __typename ... on LaunchRunSuccess { run { runId } } ... on PythonError { message } } }""",
+        {
+            "params": {
+                "selector": {
+                    **selector,
+                    "jobName": "__ASSET_JOB",
+                    "assetSelection": [{"path": ["prices"]}, {"path": ["indicators"]}],
+                },
+                "executionMetadata": {"tags": tags},
+            }
+        },
+    )["launchRun"]
+    assert launched["__typename"] == "LaunchRunSuccess", launched
+    run_id = launched["run"]["runId"]
+    deadline = time.monotonic() + 180
+    status = None
+    while status not in {"SUCCESS", "FAILURE", "CANCELED"}:
+        assert time.monotonic() < deadline, f"run still {status} after 180 s"
+        time.sleep(0.5)
+        status = _gql(
+            url, "query($id: ID!) { runOrError(runId: $id) { ... on Run { status } } }", {"id": run_id}
+        )["runOrError"]["status"]
+    assert status == "SUCCESS", log.read_text()[-3000:]
+
+
+@pytest.mark.slow
+def test_stocker_ui_lists_assets_runs_a_partition_and_stops_with_all_its_children(tmp_path, seed_dir):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("STOCKER_", "DAGSTER_HOME"))}
+    env.update(STOCKER_HOME=str(tmp_path / "home"), STOCKER_SOURCE="files", STOCKER_FILES_DIR=str(seed_dir))
+    port = _free_port()
+    log_path = tmp_path / "ui.log"
+    log = log_path.open("wb")  # closed in the finally block
+    # as a background job: SIGINT ignored, which dagster dev inherits unless it is reset
+    stocker = subprocess.Popen(
+        [sys.executable, "-m", "stocker_assets.cli", "ui", "--port", str(port)],
         cwd=REPO,
         env=env,
         stdout=log,
         stderr=subprocess.STDOUT,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
     )
     url = f"http://127.0.0.1:{port}/graphql"
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/server_info", timeout=2).status_code == 200:
-                    nodes = _gql(
-                        url,
-                        "{ assetNodes { assetKey { path } groupName isPartitioned "
-                        "repository { name location { name } } } }",
-                    )["assetNodes"]
-                    if nodes:
-                        break
-            except httpx.HTTPError:
-                pass
-            assert process.poll() is None, (tmp_path / "dagster.log").read_text()[-3000:]
-            assert time.monotonic() < deadline, "dagster dev did not come up in 120 s"
-            time.sleep(0.25)
+        nodes = _wait_for_assets(url, stocker, log_path)
         by_key = {"/".join(n["assetKey"]["path"]): n for n in nodes}
         assert {"prices", "indicators"} <= set(by_key)
         assert by_key["prices"]["groupName"] == "market" and by_key["prices"]["isPartitioned"]
         repo = by_key["prices"]["repository"]
         selector = {"repositoryName": repo["name"], "repositoryLocationName": repo["location"]["name"]}
-
-        added = _gql(
-            url,
-            """mutation($sel: RepositorySelector!) {
-              addDynamicPartition(
-                partitionsDefName: "ticker", partitionKey: "AAPL", repositorySelector: $sel) {
-                __typename } }""",
-            {"sel": selector},
-        )
-        assert added["addDynamicPartition"]["__typename"] == "AddDynamicPartitionSuccess"
-
-        tags = [
-            {"key": "dagster/partition", "value": KEY},
-            {"key": "dagster/partition/ticker", "value": "AAPL"},
-            {"key": "dagster/partition/trading_month", "value": "2023-08-01"},
-        ]
-        launched = _gql(
-            url,
-            """mutation($params: ExecutionParams!) { launchRun(executionParams: $params) {
-              __typename ... on LaunchRunSuccess { run { runId } } ... on PythonError { message } } }""",
-            {
-                "params": {
-                    "selector": {
-                        **selector,
-                        "jobName": "__ASSET_JOB",
-                        "assetSelection": [{"path": ["prices"]}, {"path": ["indicators"]}],
-                    },
-                    "executionMetadata": {"tags": tags},
-                }
-            },
-        )["launchRun"]
-        assert launched["__typename"] == "LaunchRunSuccess", launched
-        run_id = launched["run"]["runId"]
-        deadline = time.monotonic() + 180
-        status = None
-        while status not in {"SUCCESS", "FAILURE", "CANCELED"}:
-            assert time.monotonic() < deadline, f"run still {status} after 180 s"
-            time.sleep(0.5)
-            status = _gql(
-                url, "query($id: ID!) { runOrError(runId: $id) { ... on Run { status } } }", {"id": run_id}
-            )["runOrError"]["status"]
-        assert status == "SUCCESS", (tmp_path / "dagster.log").read_text()[-3000:]
+        _run_prices_and_indicators(url, selector, log_path)
         assert len(Warehouse(tmp_path / "home" / "stocker.duckdb").read_prices("AAPL")) == 23
+
+        children = _descendants(stocker.pid)
+        assert len(children) >= 3  # dagster dev, the webserver, the daemon (and code servers)
+        stocker.send_signal(signal.SIGTERM)
+        assert stocker.wait(timeout=20) == 0
+        stopped_by = time.monotonic() + 15
+        while _alive(children) and time.monotonic() < stopped_by:
+            time.sleep(0.2)
+        assert _alive(children) == set(), "left running after SIGTERM"
     finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+        if stocker.poll() is None:
+            stocker.kill()
+        for pid in _alive(_descendants(stocker.pid)):
+            os.kill(pid, signal.SIGKILL)
         log.close()
+    output = log_path.read_text()
+    assert "SupersessionWarning" not in output
+    assert "will not be used" not in output
+    assert "Traceback" not in output
