@@ -50,8 +50,10 @@ def main(argv: list[str] | None = None) -> int:
     from stocker_core.agent.trl_env import StockerToolEnv
     from stocker_core.agent.trl_model import trl_chat_model
     from stocker_core.agent.trl_policy import run_dir, write_run
+    from stocker_core.composition import register_all
     from stocker_core.config import get_settings
 
+    register_all()  # the data sources, as the stocker command does
     torch.set_num_threads(args.threads)
     settings = get_settings()
     tickers = [t.strip() for t in args.tickers.split(",") if t.strip()]
