@@ -97,14 +97,51 @@ def run_learning_check(
     say = say or (lambda message: None)
     started = time.perf_counter()
     home = Path(home) if home is not None else Path(tempfile.mkdtemp(prefix="stocker-learning-"))
+    stage_clock = StageClock()
     _materialize(config, home, say)
+    stage_clock.done["materialize"] = stage_clock.lap()
     settings = settings_for(config, home)
     with use_settings(settings):
-        return _train_and_judge(config, settings, say, started)
+        return _train_and_judge(config, settings, say, started, stage_clock)
+
+
+class StageClock:
+    """Wall and CPU seconds (user + system, this process and its finished children: the
+    materialize subprocess) of each stage of the check."""
+
+    def __init__(self) -> None:
+        self.wall, self.cpu_at = time.perf_counter(), self.cpu()
+        self.done: dict[str, dict[str, float]] = {}
+
+    @staticmethod
+    def cpu() -> float:
+        import resource
+
+        own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+    def lap(self) -> dict[str, float]:
+        wall, cpu = time.perf_counter(), self.cpu()
+        lap = {"wall_seconds": round(wall - self.wall, 1), "cpu_seconds": round(cpu - self.cpu_at, 1)}
+        self.wall, self.cpu_at = wall, cpu
+        return lap
+
+
+def trainable_parameters(reports: Sequence[Any]) -> int | None:
+    """Weights the moderator's adapter trains (read from its saved adapter)."""
+    for report in reports:
+        if report.stage != "base" and "trainable_parameters" in report.extra:
+            return int(report.extra["trainable_parameters"])
+    return None
+
+
+def moderator_stages(reports: Sequence[Any]) -> dict[str, Any]:
+    """Each moderator stage's training and held-out play cost (``training.train``)."""
+    return {f"moderator_{r.stage}": r.extra.get("cost", {}) for r in reports}
 
 
 def _train_and_judge(
-    config: LearningCheckConfig, settings: Settings, say: Say, started: float
+    config: LearningCheckConfig, settings: Settings, say: Say, started: float, stage_clock: StageClock
 ) -> dict[str, Any]:
     import pandas as pd
 
@@ -112,6 +149,7 @@ def _train_and_judge(
     from stocker_core.agent.training import train_agent
     from stocker_core.evaluation.splits import SplitConfig
     from stocker_core.evaluation.steps import backtest_partitions, compute_and_store_splits
+    from stocker_core.lm.runtime import EtaProgress
     from stocker_core.moderator.config import load_config
     from stocker_core.moderator.learning_check import verdict_lines, verdicts
     from stocker_core.moderator.training import train
@@ -122,35 +160,48 @@ def _train_and_judge(
     splits = compute_and_store_splits(warehouse, SplitConfig(train_share, valid_share, test_share))
     tickers = sorted({r.ticker for r in splits.ranges})
     say(f"splits of {len(tickers)} tickers")
+    stages: dict[str, Any] = {"splits": stage_clock.lap()}
 
-    def progress(stage: str, done: int, total: int) -> None:
-        if total and (done == total or done % max(1, total // 10) == 0):
-            say(f"moderator {stage}: step {done}/{total}")
-
-    moderator = load_config(**config.moderator)
+    progress = EtaProgress(say, prefix="moderator ")
+    moderator = load_config(**config.moderator_overrides())
     reports = train(moderator, settings, progress=progress)
     for report in reports:
         say(f"moderator_{report.stage}: {report.wall_seconds:.0f}s, {report.steps} steps")
-    agent = train_agent(agent_config(**config.agent), settings, warehouse, progress=say)
-    say(f"agent_rl: {agent.wall_seconds:.0f}s")
+    stages["moderator"] = stage_clock.lap()
+    agent = None
+    if config.trains_agent:
+        agent = train_agent(agent_config(**config.agent), settings, warehouse, progress=say)
+        say(f"agent_rl: {agent.wall_seconds:.0f}s")
+        stages["agent"] = stage_clock.lap()
+    else:
+        say(f"agent: not trained with model {config.model} (the agent trains in the tiny model's check only)")
 
     test_keys = _test_keys(warehouse, splits)
-    say(f"backtesting {len(config.policies)} policies on {len(test_keys)} non-overlapping test windows")
-    played = backtest_partitions(settings, warehouse, test_keys, list(config.policies), seed=config.seed)
+    policies = list(config.played())
+    say(f"backtesting {len(policies)} policies on {len(test_keys)} non-overlapping test windows")
+    played = backtest_partitions(settings, warehouse, test_keys, policies, seed=config.seed)
+    stages["backtests"] = stage_clock.lap()
     rows = pd.DataFrame([row for t in played for b in t.results.values() for row in b.rows()])
     failures = {name: why for t in played for name, why in t.failures.items()}
     found = verdicts(rows, config.seed)
+    base = next((r for r in reports if r.stage == "base"), None)
     return {
+        "model": config.model,
+        "trainable_parameters": trainable_parameters(reports),
+        "base_parameters": base.extra.get("parameters") if base is not None else None,
+        "agent_trained": config.trains_agent,
         "ic": config.ic,
         "seed": config.seed,
         "tickers": tickers,
         "windows": int(rows["episode"].nunique()) if not rows.empty else 0,
         "test_span": [str(rows["start"].min()), str(rows["end"].max())] if not rows.empty else [],
-        "policies": {name: found[name].as_dict() for name in config.policies if name in found},
+        "policies": {name: found[name].as_dict() for name in policies if name in found},
         "failures": failures,
         "verdict": verdict_lines(config.ic, found),
         "training": training_summary(reports, agent),
         "seconds": round(time.perf_counter() - started, 1),
+        "stages": {**stage_clock.done, **stages, "training": moderator_stages(reports)},
+        "cpu_seconds": round(StageClock.cpu(), 1),
     }
 
 
@@ -226,6 +277,19 @@ def register(app: typer.Typer) -> None:
         quick: bool = typer.Option(
             False, "--quick", help="token training budgets (checks the plumbing only)"
         ),
+        model: str = typer.Option(
+            "tiny",
+            "--model",
+            help="the moderator's base model: tiny, smollm2, a Hugging Face id or a model folder "
+            "(pretrained models get LoRA on their top blocks and the compact prompt; the agent "
+            "trains in the tiny model's check only)",
+        ),
+        budget: str = typer.Option(
+            "full",
+            "--budget",
+            help="full, or smoke: a few states and steps per stage (checks that a model runs through "
+            "every stage in minutes; its verdict means nothing)",
+        ),
     ) -> None:
         """Does the training loop learn? Train on a synthetic market with a planted signal of
         strength --ic and judge every policy against buy-and-hold on its held-out windows.
@@ -241,8 +305,13 @@ def register(app: typer.Typer) -> None:
             fail(f"--home {home} is a file, not a folder: give a new folder (the check builds its warehouse)")
         if home is not None and home.exists() and any(home.iterdir()):
             fail(f"--home {home} is not empty: give a new folder (the check builds its own warehouse)")
-        config = LearningCheckConfig(ic=ic, seed=seed, tickers=tickers, years=years)
+        if budget not in ("full", "smoke"):
+            fail(f"--budget {budget!r}: use full or smoke")
+        if not model.strip():
+            fail("--model is empty: give tiny, smollm2, a Hugging Face id or a model folder")
+        config = LearningCheckConfig(ic=ic, seed=seed, tickers=tickers, years=years, model=model.strip())
         config = config.quick() if quick else config
+        config = config.smoke() if budget == "smoke" else config
         say = (lambda m: typer.echo(m, err=True)) if as_json else typer.echo
         try:
             result = run_learning_check(config, home, say)

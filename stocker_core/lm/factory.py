@@ -34,7 +34,10 @@ spread: their embeddings differ mostly by how far along it they sit."""
 TINY_TRAINED_MODULES = ["embed_tokens", "lm_head"]
 """Modules a tiny (randomly initialised) model trains in full beside its LoRA: a LoRA on a
 random model would otherwise keep its input embeddings and output head random and frozen."""
-PromptStyle = Literal["words", "chat", "text"]
+DECODER_LINEARS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+"""A Llama-like block's linear layers: what a LoRA on chosen blocks adapts (PEFT refuses
+``all-linear`` with ``layers_to_transform``)."""
+PromptStyle = Literal["words", "chat", "text", "compact"]
 
 
 class ModelLoadError(StockerError, RuntimeError):
@@ -96,6 +99,10 @@ class ModelSpec:
     lora_r: int = 16
     lora_alpha: int = 32
     lora_dropout: float = 0.0
+    lora_layers: int = 0
+    """Adapt only the last ``lora_layers`` decoder blocks (0: every block). The blocks below
+    are then frozen, and a fit over fixed prompts computes their outputs once
+    (``lm.frozen_prefix``)."""
 
     @property
     def train_io(self) -> bool:
@@ -237,8 +244,24 @@ def create_base(spec: ModelSpec) -> LoadedModel:
     if spec.name == TINY:
         return build_tiny(spec)
     if spec.name == SMOLLM2:
-        return load_smollm2()
+        loaded = load_smollm2()
+        if loaded.device == "cuda" and spec.load_in_4bit:
+            return _requantized(loaded)
+        return loaded
     return load_pretrained(spec.name, spec.load_in_4bit)
+
+
+def _requantized(loaded: LoadedModel) -> LoadedModel:
+    """A GGUF-loaded model in 4-bit on CUDA: saved plain, reloaded through bitsandbytes (the
+    GGUF path cannot quantize). Not run on this project's CPU boxes (bench/gpu_check.sh)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="stocker-4bit-") as scratch:
+        loaded.model.save_pretrained(scratch)
+        loaded.tokenizer.save_pretrained(scratch)
+        quantized = load_pretrained(scratch, load_in_4bit=True)
+    quantized.name, quantized.prompt_style = loaded.name, loaded.prompt_style
+    return quantized
 
 
 def load_named_causal_lm(name: str) -> tuple[Any, Any] | None:
@@ -273,7 +296,11 @@ def load_base(folder: Path) -> LoadedModel:
     manifest = json.loads(manifest_path.read_text())
     device, dtype = device_and_dtype()
     tokenizer = AutoTokenizer.from_pretrained(folder)
-    model = AutoModelForCausalLM.from_pretrained(folder, dtype=dtype).to(device)
+    saved = json.loads((folder / "config.json").read_text()) if (folder / "config.json").is_file() else {}
+    if "quantization_config" in saved and device == "cuda":  # a 4-bit base: placed by bitsandbytes
+        model = AutoModelForCausalLM.from_pretrained(folder, dtype=dtype, device_map={"": 0})
+    else:
+        model = AutoModelForCausalLM.from_pretrained(folder, dtype=dtype).to(device)
     set_generation_ids(model, tokenizer)
     return LoadedModel(model, tokenizer, manifest["name"], manifest["prompt_style"], device)
 
@@ -296,25 +323,36 @@ def load_with_adapter(base_folder: Path, adapter_folder: Path, trainable: bool =
     return base
 
 
-def lora_config(spec: ModelSpec) -> LoraConfig:
+def lora_config(spec: ModelSpec, model: Any = None) -> LoraConfig:
     """LoRA on every linear layer but the output head (r / alpha / dropout from the spec);
     a tiny model also trains its embeddings and head in full (``TINY_TRAINED_MODULES``, saved
-    with the adapter), a pretrained one keeps them frozen."""
-    return lora_settings(spec.lora_r, spec.lora_alpha, spec.lora_dropout, spec.train_io)
+    with the adapter), a pretrained one keeps them frozen. With ``spec.lora_layers`` and the
+    ``model`` it adapts (for its block count), only the last ``lora_layers`` blocks."""
+    blocks = None
+    if spec.lora_layers and model is not None:
+        total = int(getattr(model.config, "num_hidden_layers", 0) or 0)
+        if total:
+            blocks = list(range(max(0, total - spec.lora_layers), total))
+    return lora_settings(spec.lora_r, spec.lora_alpha, spec.lora_dropout, spec.train_io, blocks)
 
 
-def lora_settings(r: int, alpha: int, dropout: float = 0.0, train_io: bool = False) -> LoraConfig:
-    """The project's LoRA: every linear layer but the head; with ``train_io`` the embeddings
-    and the head are trained in full beside it (``modules_to_save``)."""
+def lora_settings(
+    r: int, alpha: int, dropout: float = 0.0, train_io: bool = False, blocks: list[int] | None = None
+) -> LoraConfig:
+    """The project's LoRA: every linear layer but the head (of the decoder ``blocks`` only,
+    when given); with ``train_io`` the embeddings and the head are trained in full beside it
+    (``modules_to_save``)."""
     from peft import LoraConfig
 
     return LoraConfig(
         r=r,
         lora_alpha=alpha,
         lora_dropout=dropout,
-        target_modules="all-linear",
+        target_modules=list(DECODER_LINEARS) if blocks else "all-linear",
         task_type="CAUSAL_LM",
         modules_to_save=list(TINY_TRAINED_MODULES) if train_io else None,
+        layers_to_transform=blocks,
+        layers_pattern="layers" if blocks else None,
     )
 
 

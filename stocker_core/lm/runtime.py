@@ -16,6 +16,42 @@ Progress = Callable[[str, int, int], None]
 """``progress(stage, done, total)``."""
 
 
+class EtaProgress:
+    """A ``Progress`` that writes ``stage: step k/n, elapsed, ETA`` lines (to stderr by default),
+    at most every ``every`` seconds per stage plus each stage's first and last step; a call with
+    ``total`` 0 announces a stage without steps (loading, caching, held-out plays)."""
+
+    def __init__(
+        self, say: Callable[[str], None] | None = None, every: float = 10.0, prefix: str = ""
+    ) -> None:
+        import sys
+        import time
+
+        self._clock = time.monotonic
+        self.say = say or (lambda line: print(line, file=sys.stderr, flush=True))
+        self.every = every
+        self.prefix = prefix
+        self._started: dict[str, float] = {}
+        self._last: dict[str, float] = {}
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        now = self._clock()
+        if total <= 0:
+            self.say(f"{self.prefix}{stage} …")
+            return
+        if done <= 0 or stage not in self._started:
+            self._started[stage], self._last[stage] = now, -float("inf")
+            if done <= 0:
+                self.say(f"{self.prefix}{stage}: {total} steps")
+                return
+        if done < total and now - self._last[stage] < self.every:
+            return
+        self._last[stage] = now
+        elapsed = now - self._started[stage]
+        eta = elapsed / done * (total - done) if done else float("nan")
+        self.say(f"{self.prefix}{stage}: step {done}/{total}, {elapsed:.0f} s, ETA {eta:.0f} s")
+
+
 def seed_everything(seed: int, threads: int = 1) -> None:
     """Fixed seeds (torch, numpy, random via ``transformers.set_seed``) and CPU threads."""
     import torch

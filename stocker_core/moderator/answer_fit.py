@@ -46,6 +46,7 @@ from stocker_core.moderator.answers import (
     answer_logits,
     answer_probabilities,
     decided_indices,
+    frozen_prefix,
     side_logits,
 )
 
@@ -94,6 +95,9 @@ class FitSettings:
     keep_last: bool = False
     """Keep the last weights (the moving average's, when averaging) instead of the best valid
     check's: the valid checks are still run and recorded."""
+    frozen_prefix: bool = True
+    """Compute the frozen lower blocks once for every state when only the top blocks train
+    (``lm.frozen_prefix``: the same numbers); False scores through the whole model each step."""
 
 
 @dataclass
@@ -153,6 +157,21 @@ def fit_answers(
     size = min(settings.batch, len(train.prompts))
 
     average = trainable_state(policy.model) if settings.averaging else None
+    # adapted in its top blocks only: the frozen blocks below run once for every state
+    train_prefix = frozen_prefix(policy, train.prompts) if settings.frozen_prefix else None
+    valid_prefix = (
+        frozen_prefix(policy, valid.prompts)
+        if settings.frozen_prefix and train_prefix is not None and valid is not None and valid.prompts
+        else None
+    )
+
+    if progress is not None:
+        progress(stage, 0, settings.steps)
+
+    def probabilities_on_valid() -> np.ndarray:
+        if valid_prefix is not None:
+            return valid_prefix.probabilities(policy.model)
+        return answer_probabilities(policy, valid.prompts)
 
     def check(step: int) -> None:
         nonlocal best_score, best_state
@@ -162,7 +181,7 @@ def fit_answers(
         if average is not None:
             current = trainable_state(policy.model)
             restore_trainable(policy.model, average)
-        score = valid.greedy_reward(answer_probabilities(policy, valid.prompts), settings.by_side)
+        score = valid.greedy_reward(probabilities_on_valid(), settings.by_side)
         result.valid_curve.append((step, score))
         if score > best_score:
             best_score, best_state, result.best_step = score, trainable_state(policy.model), step
@@ -172,7 +191,11 @@ def fit_answers(
     check(0)
     for step in range(1, settings.steps + 1):
         pick = rng.choice(len(train.prompts), size=size, replace=False)
-        answer_scores = answer_logits(policy, [train.prompts[i] for i in pick])
+        if train_prefix is not None:
+            policy.model.train()
+            answer_scores = train_prefix.logits(policy.model, pick)
+        else:
+            answer_scores = answer_logits(policy, [train.prompts[i] for i in pick])
         logits = side_logits(answer_scores) if settings.by_side else answer_scores
         batch_rewards = rewards[torch.as_tensor(pick, device=rewards.device)]
         if settings.objective == "soft_target":

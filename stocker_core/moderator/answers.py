@@ -65,6 +65,15 @@ def answer_logits(loaded: LoadedModel, prompts: Sequence[str]) -> Any:
     return choices.answer_logits(loaded.model, heads, _answer_ids(loaded), pad, loaded.device)
 
 
+def frozen_prefix(loaded: LoadedModel, prompts: Sequence[str]) -> Any:
+    """The prompts' frozen lower blocks computed once (``lm.frozen_prefix``) when the model is
+    adapted in its top blocks only and every prompt has one length; None otherwise."""
+    from stocker_core.lm.frozen_prefix import frozen_prefix as build
+
+    heads = [_prompt_ids(loaded, p) for p in prompts]
+    return build(loaded.model, heads, _answer_ids(loaded), loaded.device)
+
+
 def full_sequence_logits(loaded: LoadedModel, prompts: Sequence[str]) -> Any:
     """``answer_logits`` by scoring every prompt + answer as one padded sequence."""
     heads = [_prompt_ids(loaded, p) for p in prompts]

@@ -26,19 +26,30 @@ def register(app: typer.Typer) -> None:
         print_config: bool = typer.Option(False, "--print-config", help="Print the config (YAML) and exit"),
         stages: str = typer.Option("base,sft,grpo", "--stages", help="Comma-separated: base, sft, grpo"),
         model: str | None = typer.Option(None, "--model", help="tiny | smollm2 | HF id or path"),
-        as_json: bool = typer.Option(False, "--json", help="Print the stage reports as JSON"),
+        as_json: bool = typer.Option(
+            False, "--json", help="Print the stage reports as JSON (progress lines go to stderr)"
+        ),
+        budget: str = typer.Option(
+            "full",
+            "--budget",
+            help="full (the config's budgets) or smoke (a few states and steps, one held-out episode: "
+            "checks that every stage runs on a model, minutes for SmolLM2 on a CPU; learns nothing)",
+        ),
     ) -> None:
         """Train the moderator: base model, SFT warm start, GRPO.
 
         Adapters go under $STOCKER_HOME/models/moderator_{base,sft,grpo}/, with a models.runs
         row per stage.
         """
-        from stocker_core.moderator.config import load_config
+        from stocker_core.moderator.config import load_config, smoke
 
+        if budget not in ("full", "smoke"):
+            fail(f"--budget {budget!r}: use full or smoke")
         try:
             config = load_config(config_path, model=model)
         except StockerError as exc:
             fail(exc)
+        config = smoke(config) if budget == "smoke" else config
         if print_config:
             typer.echo(config.to_yaml().rstrip())
             return
@@ -55,22 +66,29 @@ def register(app: typer.Typer) -> None:
 
 def _run(config: TrainingConfig, stages: list[str], quiet: bool) -> list[StageReport]:
     """Run the stages with a rich progress bar (one bar per stage)."""
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
     from stocker_core.config import get_settings
+    from stocker_core.lm.runtime import EtaProgress
     from stocker_core.moderator.training import train
 
     settings = get_settings(fresh=True)
+    if quiet:  # --json: stdout is the reports; progress lines (stage, step, ETA) on stderr
+        return train(config, settings, stages, progress=EtaProgress(prefix="moderator_"))
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),
         TextColumn("{task.completed}/{task.total} steps"),
         TimeElapsedColumn(),
-        disable=quiet,
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
     ) as bar:
         tasks: dict[str, int] = {}
 
         def progress(stage: str, done: int, total: int) -> None:
+            if not total:  # a stage without steps: loading, caching, held-out plays
+                bar.console.print(f"moderator_{stage} …")
+                return
             if stage not in tasks:
                 tasks[stage] = bar.add_task(f"moderator_{stage}", total=total)
             bar.update(tasks[stage], completed=done, total=total)

@@ -23,6 +23,7 @@ Decode = Literal["scored", "side", "generate"]
 SftTeacher = Literal["reward", "ideal"]
 Objective = Literal["reward_regression", "soft_target", "policy_gradient"]
 Checkpoint = Literal["best_valid", "last"]
+PretrainedPrompt = Literal["compact", "chat"]
 STAGES = ("base", "sft", "grpo")
 
 
@@ -86,6 +87,21 @@ class TrainingConfig(BaseSettings):
     lora_r: int = Field(default=16, ge=1, description="LoRA rank (every linear layer but the head)")
     lora_alpha: int = Field(default=32, ge=1, description="LoRA alpha")
     lora_dropout: float = Field(default=0.0, ge=0, lt=1, description="LoRA dropout")
+    lora_layers: int = Field(
+        default=0,
+        ge=0,
+        le=512,
+        description="adapt only the last k decoder blocks of a pretrained model (0: every block); the "
+        "frozen blocks' outputs for every training state are then computed once and reused for every "
+        "step (lm.frozen_prefix). Ignored by the tiny model, which trains all of itself",
+    )
+    prompt: PretrainedPrompt = Field(
+        default="compact",
+        description="how a pretrained model reads a state: compact (the votes and portfolio as signed "
+        "digits, ~44 SmolLM2 tokens, one length for every state, so the nine answers are scored as "
+        "one tree) or chat (the English prompt in the model's chat template, ~5x the tokens). The "
+        "tiny model always reads its bucket words",
+    )
     load_in_4bit: bool = Field(
         default=True,
         description="Load a Hub or local base in 4-bit (NF4, bf16 compute) through bitsandbytes; applied "
@@ -184,6 +200,15 @@ class TrainingConfig(BaseSettings):
         default="rule",
         description="environment reward: who acts in those steps (the rule moderator, or hold)",
     )
+    max_train_states: int = Field(
+        default=0,
+        ge=0,
+        description="cap on the training states a fit reads (0: all; a seeded sample otherwise): a smoke "
+        "run's budget, or a pretrained model's cost (each state's frozen blocks are computed once)",
+    )
+    max_valid_states: int = Field(
+        default=0, ge=0, description="cap on the valid states the fit's checks read (0: all)"
+    )
     # evaluation
     eval_max_episodes: int = Field(default=0, ge=0, description="cap on held-out episodes (0: all)")
     threads: int = Field(default=1, ge=1, description="torch CPU threads (1 is steadiest)")
@@ -217,6 +242,7 @@ class TrainingConfig(BaseSettings):
             lora_r=self.lora_r,
             lora_alpha=self.lora_alpha,
             lora_dropout=self.lora_dropout,
+            lora_layers=0 if self.model == "tiny" else self.lora_layers,
         )
 
     def public(self) -> dict[str, Any]:
@@ -225,6 +251,25 @@ class TrainingConfig(BaseSettings):
 
     def to_yaml(self) -> str:
         return yaml.safe_dump(self.public(), sort_keys=False)
+
+
+SMOKE = {
+    "sft_max_steps": 2,
+    "grpo_steps": 2,
+    "grpo_prompts": 8,
+    "sft_batch_size": 8,
+    "eval_every": 1,
+    "eval_max_episodes": 1,
+    "max_train_states": 32,
+    "max_valid_states": 16,
+}
+"""``stocker train --budget smoke``: a few states and steps, one held-out episode — checks that
+every stage runs on a model (minutes for SmolLM2 on a CPU), says nothing about learning."""
+
+
+def smoke(config: TrainingConfig) -> TrainingConfig:
+    """``config`` with the smoke budget (``SMOKE``)."""
+    return config.model_copy(update={k: v for k, v in SMOKE.items() if k in TrainingConfig.model_fields})
 
 
 def load_config(path: Path | str | None = None, **overrides: Any) -> TrainingConfig:

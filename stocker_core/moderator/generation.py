@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from stocker_core.lm.factory import LoadedModel
-from stocker_core.moderator.prompts import chat_messages
+from stocker_core.moderator.prompts import chat_messages, compact_prompt
 
 WORD_COMPLETION_TOKENS = 3
 """``side size <eos>``: all a word-model completion needs."""
@@ -14,10 +14,13 @@ CHAT_COMPLETION_TOKENS = 8
 
 
 def render_prompt(loaded: LoadedModel, words: str, text: str) -> str:
-    """The prompt string the model reads: bucket words for the tiny model, the chat
-    template around the English text for a chat model, the plain text otherwise."""
+    """The prompt string the model reads: bucket words for the tiny model, the compact digits
+    for a pretrained model set to it (``prompts.compact_prompt``), the chat template around the
+    English text for a chat model, the plain text otherwise."""
     if loaded.prompt_style == "words":
         return words
+    if loaded.prompt_style == "compact":
+        return compact_prompt(words)
     if loaded.prompt_style == "chat":
         return loaded.tokenizer.apply_chat_template(
             chat_messages(text), tokenize=False, add_generation_prompt=True

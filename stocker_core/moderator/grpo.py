@@ -78,6 +78,14 @@ def reward_table(
     return RewardTable(list(kept), rewards, len(rows) - len(kept))
 
 
+def capped(table: RewardTable, cap: int, seed: int) -> RewardTable:
+    """At most ``cap`` of the table's rows (0: all), a seeded sample kept in order."""
+    if not cap or len(table.rows) <= cap:
+        return table
+    keep = np.sort(np.random.default_rng(seed).choice(len(table.rows), size=cap, replace=False))
+    return RewardTable([table.rows[i] for i in keep], table.rewards[keep], table.dropped)
+
+
 def fit_settings(config: TrainingConfig, stage: str, rows: int) -> FitSettings:
     """The fit of a stage: ``sft`` (reward teacher: soft targets at ``sft_temperature`` for
     ``sft_epochs`` over the rows, or ``sft_max_steps``; it publishes its best valid check, step
@@ -132,12 +140,12 @@ def run_answer_fit(
     quiet_libraries()
     seed_everything(config.seed, config.threads)
     started = time.perf_counter()
-    table = reward_table(rows, contexts, config)
+    table = capped(reward_table(rows, contexts, config), config.max_train_states, config.seed)
     if not table.rows:
         raise ValueError("no training state has a next session inside its episode: nothing to learn from")
     valid_set = None
     if valid is not None and valid[0]:
-        valid_table = reward_table(valid[0], valid[1], config)
+        valid_table = capped(reward_table(valid[0], valid[1], config), config.max_valid_states, config.seed)
         valid_set = answer_set(policy, valid_table.rows, valid_table.rewards)
     settings = fit_settings(config, stage, len(table.rows))
     log = PgLog(report_to=config.report_to, log_dir=adapter_dir.parent / "tensorboard" / adapter_dir.name)

@@ -82,6 +82,31 @@ class LearningCheckConfig:
     policies: tuple[str, ...] = POLICIES
     """The policies played on the test windows: the oracle (the ceiling), buy-and-hold (the
     benchmark), the rule council and the trained policies."""
+    model: str = "tiny"
+    """The moderator's base model: ``tiny``, ``smollm2``, a Hugging Face id or a folder. A
+    pretrained model gets LoRA adapters on its top ``PRETRAINED_MODERATOR['lora_layers']`` blocks
+    and the compact prompt; the agent is trained only with the tiny model (``trains_agent``)."""
+
+    @property
+    def pretrained(self) -> bool:
+        return self.model != "tiny"
+
+    @property
+    def trains_agent(self) -> bool:
+        """The agent trains (and ``agent_rl`` plays) only in the tiny model's check: its
+        multi-turn traces through a pretrained model would cost hours on a CPU."""
+        return not self.pretrained
+
+    def moderator_overrides(self) -> dict[str, Any]:
+        """The moderator's ``TrainingConfig`` overrides of this check (the pretrained recipe on
+        top of ``moderator`` for a pretrained model)."""
+        if not self.pretrained:
+            return dict(self.moderator)
+        return {**self.moderator, **PRETRAINED_MODERATOR, "model": self.model}
+
+    def played(self) -> tuple[str, ...]:
+        """The policies this check plays (``agent_rl`` only when the agent trains)."""
+        return tuple(p for p in self.policies if self.trains_agent or p != "agent_rl")
 
     def quick(self) -> LearningCheckConfig:
         """The same market with token training budgets: checks the plumbing, not the learning."""
@@ -101,6 +126,16 @@ class LearningCheckConfig:
             },
         )
 
+    def smoke(self) -> LearningCheckConfig:
+        """``quick`` plus the moderator's smoke budget (``config.SMOKE``): a few states and steps
+        per stage, one held-out episode."""
+        from dataclasses import replace
+
+        from stocker_core.moderator.config import SMOKE
+
+        quick = self.quick()
+        return replace(quick, moderator={**quick.moderator, **SMOKE})
+
     def environment(self, home: Path) -> dict[str, str]:
         """The variables a subprocess needs to build this market in ``home``."""
         return {
@@ -113,6 +148,16 @@ class LearningCheckConfig:
             "STOCKER_SYNTH_YEARS": repr(self.years),
         }
 
+
+PRETRAINED_MODERATOR: dict[str, Any] = {
+    "lora_layers": 4,
+    "prompt": "compact",
+    "threads": 1,
+}
+"""What a pretrained moderator trains with in the check: LoRA on its last 4 blocks (the 26 below
+frozen and computed once per state: ``lm.frozen_prefix``), the compact prompt (one length, one
+answer tree), one thread (the steadiest on the shared 2-core box:
+``bench/bench_pretrained_moderator.py``). Chosen before any look at a test split."""
 
 CAPTURE_BAR = 0.6
 """A trained policy learns the planted signal when it captures at least this share of the

@@ -150,6 +150,38 @@ def prompt_words(state: ModeratorState) -> str:
     return " ".join(parts)
 
 
+COMPACT_FIELDS = {"move": "move", "exposure": "invested", "pnl": "pnl", "step": "step"}
+"""The compact prompt's names of the portfolio fields (words a subword tokenizer reads whole)."""
+
+
+def _signed_digit(tenths: int) -> str:
+    return f"{'-' if tenths < 0 else '+'}{min(abs(tenths), 9)}"
+
+
+def compact_prompt(words: str) -> str:
+    """The word prompt (``prompt_words``) rewritten for a subword tokenizer in few tokens, every
+    field a fixed count of them whatever its value: each vote ``+4 7`` (signal in tenths, sign
+    and one digit, clipped to ±0.9; confidence in tenths, one digit, 10 read as 9) in the
+    council's role order, then ``move +2 invested 3 pnl -1 step 4 action:``. Digits and signs
+    are single tokens in SmolLM2's vocabulary, so every state's prompt has the same length
+    (tested) and its nine answers are scored as one tree (``lm.choices``), like the tiny model's.
+    """
+    tokens = words.split()
+    parts = ["votes"]
+    i = 0
+    while i < len(tokens) and tokens[i] != "move":  # (role, signal, confidence) triples
+        signal, confidence = tokens[i + 1], tokens[i + 2]
+        tenths = -int(signal[1:]) if signal.startswith("m") else int(signal[1:])
+        parts.append(f"{_signed_digit(tenths)} {min(int(confidence[1:]), 9)}")
+        i += 3
+    rest = dict(zip(tokens[i::2], tokens[i + 1 :: 2], strict=False))
+    parts += ["move", _signed_digit(int(rest["move"][1:]))]
+    parts += ["invested", rest["exposure"][1:]]
+    parts += ["pnl", _signed_digit(int(rest["pnl"][1:]))]
+    parts += ["step", rest["step"][1:], "action:"]
+    return " ".join(parts)
+
+
 def prompt_text(state: ModeratorState) -> str:
     """The same content in plain English, for a chat model's user message."""
     votes = "; ".join(

@@ -123,6 +123,6 @@ def run_reward_sft(
     from stocker_core.moderator.grpo import run_answer_fit
 
     seed_everything(config.seed, config.threads)
-    base.model = get_peft_model(base.model, lora_config(config.model_spec()))
+    base.model = get_peft_model(base.model, lora_config(config.model_spec(), base.model))
     result, _, _ = run_answer_fit(base, rows, contexts, config, adapter_dir, "sft", valid, progress)
     return result

@@ -20,6 +20,7 @@ from stocker_core.council.backends import get_backend
 from stocker_core.env.episode import Episode, episode_from_bars, window_bounds
 from stocker_core.env.rewards import RewardParams
 from stocker_core.errors import EmptyDataError, StockerError
+from stocker_core.lm.checkpoints import trainable_parameters
 from stocker_core.lm.factory import create_base, load_base, load_with_adapter, save_base
 from stocker_core.lm.runtime import (
     Progress,
@@ -317,6 +318,8 @@ def run_base(config: TrainingConfig, settings: Settings) -> StageReport:
     seed_everything(config.seed, config.threads)
     started = time.perf_counter()
     loaded = create_base(config.model_spec())
+    if loaded.prompt_style != "words" and config.prompt == "compact":
+        loaded.prompt_style = "compact"  # saved in the manifest: every later stage reads it
     path = save_base(loaded, model_dir(settings, "base"))
     report = _report("base", config, None, path, started, loaded.name)
     params = sum(p.numel() for p in loaded.model.parameters())
@@ -354,6 +357,7 @@ def run_sft_stage(
         "rows": len(data.rows),
         "train_seconds": result.wall_seconds,
         "teacher": config.sft_teacher,
+        "trainable_parameters": trainable_parameters(base.model),
         "train_days": sum(len(c.env.closes) for c in data.train_contexts.values()),
         **fit_summary(result.fit),
     }
@@ -418,6 +422,7 @@ def run_grpo_stage(
         "train_seconds": result.wall_seconds,
         "reward": config.reward,
         "objective": config.objective,
+        "trainable_parameters": trainable_parameters(policy.model),
         "rows_zero_spread": table.zero_spread,
         "frac_reward_zero_std": [round(v, 4) for _, v in log.series("frac_reward_zero_std")],
         "frac_reward_zero_std_last_tenth": log.last_tenth("frac_reward_zero_std"),
@@ -516,11 +521,31 @@ def train(
     run_id = run_id or uuid.uuid4().hex
     data = prepare_data(config, settings, warehouse)
     reports = []
+    announce = progress or (lambda stage, done, total: None)
     for stage in [s for s in STAGES if s in stages]:
+        announce(f"{stage}: {'loading the base model' if stage == 'base' else 'preparing'}", 0, 0)
+        wall, cpu = time.perf_counter(), cpu_seconds()
         report = (
             run_base(config, settings)
             if stage == "base"
             else STAGE_RUNNERS[stage](config, settings, data, progress)
         )
+        announce(f"{stage}: playing the held-out episodes", 0, 0)
+        trained = time.perf_counter() - wall, cpu_seconds() - cpu
         reports.append(finish_stage(report, settings, data, config, run_id))
+        # in memory only (training.json is written): training and held-out plays apart
+        report.extra["cost"] = {
+            "train_wall_seconds": round(trained[0], 1),
+            "train_cpu_seconds": round(trained[1], 1),
+            "heldout_wall_seconds": round(time.perf_counter() - wall - trained[0], 1),
+            "heldout_cpu_seconds": round(cpu_seconds() - cpu - trained[1], 1),
+        }
     return reports
+
+
+def cpu_seconds() -> float:
+    """User + system CPU seconds of this process so far (every thread)."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime

