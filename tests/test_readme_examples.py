@@ -64,8 +64,8 @@ RUN: list[tuple[str, str]] = [
         "stocker agent run --episode 'GOOGL|2016-03-01' --date 2016-03-15",
     ),
     (
-        "stocker materialize -g market --from 2020-01 --to 2020-06",
-        "stocker materialize -g market --from 2020-01 --to 2020-06",
+        "stocker materialize -g market --from 2020-01 --to 2020-02",
+        "stocker materialize -g market --from 2020-01 --to 2020-02",
     ),
     (
         'stocker sql "SELECT ticker, count(*) AS bars FROM market.prices GROUP BY ticker"',
