@@ -41,3 +41,11 @@ def test_train_without_episodes_is_bad_input(tmp_path, monkeypatch):
     monkeypatch.setenv("STOCKER_HOME", str(tmp_path))
     result = CliRunner().invoke(_app(), ["train", "--stages", "base"])
     assert result.exit_code == 2 and "materialize the env group" in result.output
+
+
+def test_budget_smoke_and_a_bad_budget():
+    smoke = CliRunner().invoke(_app(), ["train", "--budget", "smoke", "--print-config"])
+    assert smoke.exit_code == 0, smoke.output
+    assert "grpo_steps: 2" in smoke.output and "max_train_states: 32" in smoke.output
+    bad = CliRunner().invoke(_app(), ["train", "--budget", "huge"])
+    assert bad.exit_code == 2 and "smoke" in bad.output
