@@ -336,8 +336,11 @@ def _run_on_lanes(instance, units, options, on_start, on_done) -> list[RunUnit]:
     ):
         try:
             while pending or running:
-                ready = [u for u in pending if u.deps <= finished] if not failed else []
-                for unit in ready[: options.workers - len(running)]:
+                # fill every free lane: a unit found up to date takes no lane (and may free others)
+                while not failed and len(running) < options.workers:
+                    unit = next((u for u in pending if u.deps <= finished), None)
+                    if unit is None:
+                        break
                     pending.remove(unit)
                     decision, unit = _decide(options, unit)
                     if _skipped(options, unit, decision, on_start, on_done, finished):
@@ -352,9 +355,7 @@ def _run_on_lanes(instance, units, options, on_start, on_done) -> list[RunUnit]:
                     future = pool.submit(unit_in_worker, unit, lane_options, token, cli)
                     running[future] = _Launched(unit, stop, watch, time.perf_counter())
                 if not running:
-                    if pending and not failed and any(u.deps <= finished for u in pending):
-                        continue  # skipped units freed others
-                    break  # a failure left nothing to wait for (or deps that can never be met)
+                    break  # done, or a failure left nothing to wait for (or deps that can never be met)
                 done, _ = wait(running, return_when=FIRST_COMPLETED)
                 for future in done:
                     launched = running.pop(future)

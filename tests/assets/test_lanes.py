@@ -134,3 +134,48 @@ def test_two_lanes_build_what_one_builds_and_report_a_failure(tmp_path, seed_dir
             assert "AAPL|2023-08-01" in result.output and "high below low on 2023-08-10" in result.output
     assert len(built[1]) > 0
     pd.testing.assert_frame_equal(built[1], built[2])
+
+
+def test_a_unit_found_up_to_date_leaves_no_lane_idle(monkeypatch, tmp_path):
+    """The first ready unit is skipped as up to date: both lanes still start at once (before,
+    the skipped unit took a lane's turn and the second lane waited for the first to finish)."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from stocker_assets.engine.up_to_date import Decision
+
+    monkeypatch.setenv("STOCKER_HOME", str(tmp_path))
+    started: list[str] = []
+    both_running = threading.Barrier(2, timeout=10)
+
+    class ThreadLanes(ThreadPoolExecutor):  # the lanes' schedule, without processes
+        def __init__(self, workers, mp_context=None, initializer=None, initargs=()):
+            super().__init__(workers)
+
+    def unit_in_worker(unit, options, token, parent=None):
+        started.append(unit.name)
+        both_running.wait()  # raises BrokenBarrierError if the other lane never starts
+        return TickerRun(unit.ticker, len(unit.months), "", True, 0.0, [])
+
+    class SkipFirst:
+        def decide(self, unit):
+            return Decision(unit.name != "A@1", "up to date" if unit.name == "A@1" else "new", unit.months)
+
+        def record(self, unit, decision, run):
+            pass
+
+    monkeypatch.setattr(lanes, "ProcessPoolExecutor", ThreadLanes)
+    monkeypatch.setattr(lanes, "unit_in_worker", unit_in_worker)
+    monkeypatch.setattr(lanes, "watch_tagged_runs", lambda instance, token, on_step, stop: stop.wait())
+    units = [RunUnit(f"{t}@1", t, ("prices",), 1, ticker=t, months=tuple(MONTHS)) for t in "ABC"]
+    done: list[tuple[str, bool]] = []
+    left = run_units(
+        None,
+        defs,
+        units,
+        LaneOptions(2, up_to_date=SkipFirst()),
+        lambda u: None,
+        lambda u, r: done.append((u.name, r.success)),
+    )
+    assert left == [] and started == ["B@1", "C@1"]
+    assert sorted(done) == [("A@1", True), ("B@1", True), ("C@1", True)]
