@@ -31,9 +31,11 @@ OTHER_PROCESS = textwrap.dedent(
     """
     import json, sys, time
     from pathlib import Path
+    from stocker_core.composition import register_all
     from stocker_core.env.cli import episode_info
     from stocker_core.warehouse.db import Warehouse
 
+    register_all()  # as every program that reads a source does
     path, stop = Path(sys.argv[1]), Path(sys.argv[2])
     warehouse = Warehouse(path)
     info = episode_info("AAPL|2023-08-01")
