@@ -113,6 +113,10 @@ def specialist(name: str) -> Specialist:
 
 
 def _unknown(name: str) -> InvalidNameError:
+    if not _SPECIALISTS:
+        return InvalidNameError(
+            f"unknown specialist {name!r}: none is registered (call stocker_core.composition.register_all())"
+        )
     return InvalidNameError(f"unknown specialist {name!r}: use one of {', '.join(_SPECIALISTS)}")
 
 

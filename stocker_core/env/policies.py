@@ -236,7 +236,11 @@ def make_policy(
     try:
         factory = POLICIES[name]
     except KeyError:
-        known = ", ".join(policy_names(opt_in=True)) or "none registered"
+        known = ", ".join(policy_names(opt_in=True))
+        if not known:
+            raise InvalidNameError(
+                f"unknown policy {name!r}: none is registered (call stocker_core.composition.register_all())"
+            ) from None
         raise InvalidNameError(f"unknown policy {name!r}: use one of {known}") from None
     return factory(env, seed, settings)
 
