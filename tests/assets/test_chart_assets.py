@@ -5,6 +5,7 @@ from pathlib import Path
 
 import dagster as dg
 import pandas as pd
+import pytest
 
 from stocker_assets.definitions.market.assets import charts, prices
 from stocker_assets.definitions.market.checks import charts_are_complete
@@ -13,6 +14,12 @@ from stocker_assets.definitions.resources import StockerResource
 from stocker_core.warehouse import Warehouse
 
 KEY = "AAPL|2023-08-01"
+
+
+@pytest.fixture(autouse=True)
+def _charts_eager(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests are about drawing: every session's chart, as a vision council needs them."""
+    monkeypatch.setenv("STOCKER_CHARTS", "eager")
 
 
 def test_charts_asset_writes_every_session_and_is_idempotent(tmp_path, seed_dir):

@@ -24,7 +24,8 @@ from stocker_core.warehouse import Warehouse
 KEYS = [f"{ticker}|2015-{month}-01" for ticker in ("SYN1", "SYN2") for month in (11, 12)]
 
 
-def test_market_text_env_and_council_assets_on_two_synthetic_tickers(tmp_path):
+def test_market_text_env_and_council_assets_on_two_synthetic_tickers(tmp_path, monkeypatch):
+    monkeypatch.setenv("STOCKER_CHARTS", "eager")  # every session's chart is drawn and counted below
     resource = StockerResource(
         home=str(tmp_path / "home"),
         source="synthetic",

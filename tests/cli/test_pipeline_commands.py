@@ -141,7 +141,8 @@ def _months_after(first: date, last: date) -> int:
 
 
 @pytest.mark.slow
-def test_materialize_runs_named_jobs_with_step_lines_and_marks_empty_months(sample_env):
+def test_materialize_runs_named_jobs_with_step_lines_and_marks_empty_months(sample_env, monkeypatch):
+    monkeypatch.setenv("STOCKER_CHARTS", "eager")  # the charts step's in-step progress is checked
     result = runner.invoke(
         _app(), ["materialize", "-t", "GOOGL", "--from", "2018-07", "--to", "2018-08", "--groups", "market"]
     )
