@@ -30,6 +30,7 @@ import numpy as np
 
 from stocker_core.lm.checkpoints import restore_trainable, trainable_state
 from stocker_core.lm.factory import LoadedModel
+from stocker_core.lm.frozen_prefix import adapted_from
 from stocker_core.lm.policy_gradient import (
     PgLog,
     PgStep,
@@ -158,6 +159,9 @@ def fit_answers(
 
     average = trainable_state(policy.model) if settings.averaging else None
     # adapted in its top blocks only: the frozen blocks below run once for every state
+    if progress is not None and settings.frozen_prefix and adapted_from(policy.model):
+        states = len(train.prompts) + (len(valid.prompts) if valid is not None else 0)
+        progress(f"{stage}: the frozen blocks of {states} states, once", 0, 0)
     train_prefix = frozen_prefix(policy, train.prompts) if settings.frozen_prefix else None
     valid_prefix = (
         frozen_prefix(policy, valid.prompts)
