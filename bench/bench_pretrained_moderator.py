@@ -81,8 +81,8 @@ def main() -> None:
     parser.add_argument(
         "--fit-state-steps",
         type=int,
-        default=9120,
-        help="states scored with gradient over the whole fit (SFT 85 x 32 + RL 100 x 64 in the check)",
+        default=10240,
+        help="states scored with gradient over the whole fit (SFT 120 x 32 + RL 100 x 64 in the check)",
     )
     parser.add_argument("--top", type=int, default=4, help="adapted top blocks")
     parser.add_argument("--threads", type=int, default=1)
