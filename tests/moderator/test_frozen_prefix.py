@@ -90,3 +90,21 @@ def test_compact_prompt_has_one_length_in_smollm2_tokens():
     rng = random.Random(1)
     lengths = {len(tokenizer(prompts.compact_prompt(_words(rng)))["input_ids"]) for _ in range(300)}
     assert len(lengths) == 1
+
+
+def test_a_large_vocabulary_reads_the_head_only_where_answers_are_read():
+    """Above ``LARGE_VOCABULARY`` the tree's pass applies the head to the last prompt token and
+    the tree only: the same scores as every prompt + answer scored as its own sequence."""
+    tokenizer = build_word_tokenizer([f"w{i}" for i in range(choices.LARGE_VOCABULARY + 10)])
+    sizes = SimpleNamespace(
+        tiny_hidden_size=16, tiny_intermediate_size=32, tiny_layers=2, tiny_heads=2, seed=1
+    )
+    model = tiny_llama(tokenizer, sizes, context=32)
+    assert model.config.vocab_size > choices.LARGE_VOCABULARY
+    rng = random.Random(2)
+    heads = [[rng.randrange(4, 4000) for _ in range(7)] for _ in range(3)]
+    tails = [[11, 12, 2], [11, 13, 2], [14, 2]]
+    with torch.no_grad():
+        tree = choices.tree_logits(model, heads, tails, "cpu")
+        whole = choices.full_sequence_logits(model, heads, tails, 0, "cpu")
+    torch.testing.assert_close(tree, whole, atol=1e-4, rtol=1e-4)
