@@ -6,6 +6,7 @@ import importlib.util
 import os
 from pathlib import Path
 
+import bytecode_caches  # noqa: F401  (before any heavy import)
 import pytest
 from hypothesis import HealthCheck, settings
 from stocker_testing import SEED_DIR
