@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -66,6 +67,19 @@ def _run_of(proc: subprocess.Popen) -> list[psutil.Process]:
         return []
 
 
+def _lanes_of(proc: subprocess.Popen) -> list[psutil.Process]:
+    """The run's lane processes (spawned by multiprocessing); short-lived children that end or
+    turn zombie while being looked at are not lanes."""
+    lanes = []
+    for child in _run_of(proc):
+        try:
+            if "multiprocessing" in " ".join(child.cmdline()):
+                lanes.append(child)
+        except (psutil.NoSuchProcess, psutil.AccessDenied):  # ZombieProcess is a NoSuchProcess
+            pass
+    return lanes
+
+
 def _alive(processes: list[psutil.Process]) -> list[psutil.Process]:
     found = []
     for p in processes:
@@ -91,22 +105,33 @@ def _env(tmp_path: Path, seed_dir: Path, name: str) -> dict[str, str]:
 
 COMMAND = [sys.executable, "-m", "stocker_assets.cli", "materialize", "-t", "AAPL", "-t", "INTC"]
 COMMAND += ["--from", "2023-07", "--to", "2023-08", "--skip", "charts", "--groups", "market,env,text,council"]
+STEP_STARTED = re.compile(r"stage \d+: (AAPL|INTC) .*: \w+ started \(")
+"""A progress line of the CLI: one of the tickers' steps started in a lane (its Dagster run is under way)."""
 
 
 def _start_and_stop(env: dict[str, str], signum: int) -> list[psutil.Process]:
     """Start the 2-lane run, let its lanes work, send ``signum`` to the CLI; every process of the
     run that is still alive 5 s later (a process that has ended stays ended, so the wait stops as
     soon as none is left)."""
-    cli = subprocess.Popen(COMMAND, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    cli = subprocess.Popen(
+        COMMAND, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1
+    )
+    at_work = threading.Event()  # a ticker's Dagster step has started in a lane
+
+    def follow() -> None:
+        for line in cli.stdout:  # type: ignore[union-attr]
+            if STEP_STARTED.search(line):
+                at_work.set()
+
+    threading.Thread(target=follow, daemon=True).start()
     deadline = time.monotonic() + 240
     lanes: list[psutil.Process] = []
     while time.monotonic() < deadline and cli.poll() is None:
-        lanes = [p for p in _run_of(cli) if "multiprocessing" in " ".join(p.cmdline())]
-        if len(lanes) >= 2:
+        lanes = _lanes_of(cli)
+        if len(lanes) >= 2 and at_work.is_set():
             break
-        time.sleep(0.2)
-    assert len(lanes) >= 2, "the run never started its two lanes"
-    time.sleep(8)  # the lanes are at work
+        time.sleep(0.05)
+    assert len(lanes) >= 2 and at_work.is_set(), "the run never put its two lanes to work"
     run = _run_of(cli)
     assert len(_alive(run)) >= 2
     os.kill(cli.pid, signum)
