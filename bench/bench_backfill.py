@@ -21,6 +21,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from stocker_core.composition import register_all
+
 
 def make_corpus(folder: Path, tickers: int, months: int, seed: int = 0) -> list[str]:
     """Random-walk OHLCV on NYSE sessions, one CSV per ticker, plus a year of lookback."""
@@ -47,6 +49,7 @@ def make_corpus(folder: Path, tickers: int, months: int, seed: int = 0) -> list[
 
 
 def main() -> None:
+    register_all()  # an entry point, as the `stocker` command is: sources, policies, specialists
     parser = argparse.ArgumentParser()
     parser.add_argument("--tickers", type=int, default=20)
     parser.add_argument("--months", type=int, default=24)

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 from PIL import Image
 
+from stocker_core.composition import register_all
 from stocker_core.market.chart_render import encode_png, reference_png
 from stocker_core.market.charts import _templates, _windows, chart_pool, draw_window, render_charts
 
@@ -62,6 +63,7 @@ def best_of(fn, reps: int) -> float:
 
 
 def main(n_days: int = 40) -> None:
+    register_all()  # an entry point, as the `stocker` command is: sources, policies, specialists
     bars = synthetic_bars()
     days = list(bars["date"].iloc[-n_days:])
     warmup_days = list(bars["date"].iloc[-2 * n_days : -n_days])  # earlier, different days

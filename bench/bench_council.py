@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from stocker_core.composition import register_all
 from stocker_core.config import REFERENCE_TASKS_DIR
 from stocker_core.context.decision import CouncilInputs
 from stocker_core.council.backends import RuleBackend
@@ -30,6 +31,7 @@ FIXTURE = REFERENCE_TASKS_DIR
 
 
 def main() -> None:
+    register_all()  # an entry point, as the `stocker` command is: sources, policies, specialists
     source = FilesSource(FIXTURE)
     lo, hi = pd.Timestamp("2020-01-01").date(), pd.Timestamp("2025-01-01").date()
     closes = pd.concat([source.fetch(s, lo, hi).assign(symbol=s) for s in ("MSFT", "GOOGL", "GC=F")])

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from stocker_core.composition import register_all
 from stocker_core.config import REFERENCE_TASKS_DIR
 from stocker_core.env.environment import TradingEnv
 from stocker_core.env.episode import Episode, episode_from_closes, load_episode
@@ -52,6 +53,7 @@ def timed(fn, repeat: int) -> float:
 
 
 def main() -> None:
+    register_all()  # an entry point, as the `stocker` command is: sources, policies, specialists
     episode = bench_episode()
     n = episode.trading_days
     print(f"episode {episode.key} ({episode.source}): {n} steps")

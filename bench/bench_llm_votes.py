@@ -14,6 +14,7 @@ import argparse
 import json
 import time
 
+from stocker_core.composition import register_all
 from stocker_core.config import get_settings
 from stocker_core.context.decision import load_council_inputs
 from stocker_core.council.backends import VOTE_ANSWERS, VOTE_PREFIX, LLMBackend
@@ -25,6 +26,7 @@ from stocker_core.lm.clients import TransformersClient
 
 
 def main() -> None:
+    register_all()  # an entry point, as the `stocker` command is: sources, policies, specialists
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="smollm2")
     parser.add_argument("--task", default="task_easy")

@@ -29,6 +29,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from stocker_core.composition import register_all
+
 
 def cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)
@@ -69,6 +71,7 @@ def states(n: int, seed: int = 0) -> list[Any]:
 
 
 def main() -> None:
+    register_all()  # an entry point, as the `stocker` command is: sources, policies, specialists
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--states", type=int, default=64, help="states in the fit (the cache's size)")
     parser.add_argument("--batch", type=int, default=16, help="states per training step")

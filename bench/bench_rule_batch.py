@@ -13,6 +13,7 @@ import time
 
 import pandas as pd
 
+from stocker_core.composition import register_all
 from stocker_core.config import REFERENCE_TASKS_DIR
 from stocker_core.context.decision import CouncilInputs
 from stocker_core.council.analysts import RULE_ANALYSTS
@@ -24,6 +25,7 @@ FIXTURE = REFERENCE_TASKS_DIR
 
 
 def main() -> None:
+    register_all()  # an entry point, as the `stocker` command is: sources, policies, specialists
     parser = argparse.ArgumentParser()
     parser.add_argument("--start", default="2023-01-01")
     parser.add_argument("--end", default="2023-12-29")

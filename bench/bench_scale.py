@@ -38,6 +38,8 @@ from pathlib import Path
 
 from scale_writers import writers_section
 
+from stocker_core.composition import register_all
+
 WARMUP_TICKER, WARMUP_MONTH = "KO", date(2018, 1, 1)
 
 
@@ -173,6 +175,7 @@ def _print_table(title: str, rows: list[Row]) -> None:
 
 
 def main() -> None:
+    register_all()  # an entry point, as the `stocker` command is: sources, policies, specialists
     parser = argparse.ArgumentParser()
     parser.add_argument("--tickers", default="AAPL,MSFT", help="comma-separated sample tickers")
     parser.add_argument("--from", dest="start", default="2019-01", help="first month, YYYY-MM")

@@ -31,6 +31,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from stocker_core.composition import register_all
+
 BIN = Path(sys.executable).parent
 START = date(2010, 1, 1)
 
@@ -85,6 +87,7 @@ def measure(tickers: int, years: float, groups: str, workers: int) -> dict[str, 
 
 
 def main() -> None:
+    register_all()  # an entry point, as the `stocker` command is: sources, policies, specialists
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tickers", default="4,8,16,32")
     parser.add_argument("--years", type=float, default=3.0)

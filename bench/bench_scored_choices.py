@@ -10,8 +10,11 @@ from __future__ import annotations
 import argparse
 import time
 
+from stocker_core.composition import register_all
+
 
 def main() -> None:
+    register_all()  # an entry point, as the `stocker` command is: sources, policies, specialists
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--states", type=int, default=64)
     parser.add_argument("--repeats", type=int, default=5)

@@ -15,6 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from stocker_core.composition import register_all
 from stocker_core.config import REFERENCE_TASKS_DIR
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -23,6 +24,7 @@ TRAIN = ["META|2022-09-01", "INTC|2024-01-01"]
 
 
 def main() -> None:
+    register_all()  # an entry point, as the `stocker` command is: sources, policies, specialists
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--smollm2-steps", type=int, default=3)
     parser.add_argument("--skip-smollm2", action="store_true")

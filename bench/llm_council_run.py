@@ -19,6 +19,7 @@ import time
 import pandas as pd
 from scipy.stats import spearmanr
 
+from stocker_core.composition import register_all
 from stocker_core.config import get_settings
 from stocker_core.context.decision import load_council_inputs
 from stocker_core.council.backends import get_backend
@@ -59,6 +60,7 @@ def information_coefficients(votes: pd.DataFrame, bars: pd.DataFrame) -> dict[st
 
 
 def main() -> None:
+    register_all()  # an entry point, as the `stocker` command is: sources, policies, specialists
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--task")
     parser.add_argument("--ticker")
