@@ -31,6 +31,7 @@ from stocker_core.web.compare import (
 )
 from stocker_core.web.corpus import DagsterLink, corpus_overview, episode_choices, example_key
 from stocker_core.web.errors import BadInputError, NotFoundError, WebError, as_web_error
+from stocker_core.web.peers import client_of
 from stocker_core.web.play import PlaySessions, episode_payload, session_state
 from stocker_core.web.reader import WarehouseReader, plain
 from stocker_core.web.training_runs import run_image, training_overview
@@ -147,41 +148,44 @@ def build_api(context: WebContext) -> APIRouter:
     @router.post("/play")
     @web_errors
     def play_start(request: PlayRequest, http: Request) -> dict[str, Any]:
-        client = http.client.host if http.client else None
+        client = client_of(http)
         session = sessions.start(request.episode, request.policy, request.seed, client, request.replaces)
         return {"episode": episode_payload(session.env), "state": session_state(session)}
 
+    # every route on a session is its client's alone (``PlaySessions.get``: 409 for another's)
     @router.delete("/play/{session_id}")
     @web_errors
     def play_close(session_id: str, http: Request) -> dict[str, Any]:
         """End a play session (the page closes its own when it leaves)."""
-        sessions.close(_session_id(session_id), http.client.host if http.client else None)
+        sessions.close(_session_id(session_id), client_of(http))
         return {"closed": session_id}
 
     @router.get("/play/{session_id}")
     @web_errors
-    def play_state(session_id: str) -> dict[str, Any]:
-        return session_state(sessions.get(_session_id(session_id)))
+    def play_state(session_id: str, http: Request) -> dict[str, Any]:
+        return session_state(sessions.get(_session_id(session_id), client_of(http)))
 
     @router.post("/play/{session_id}/step")
     @web_errors
-    def play_step(session_id: str, action: dict[str, Any] | None = Body(default=None)) -> dict[str, Any]:
-        sid = _session_id(session_id)
-        record = sessions.step(sid, action or None)
-        session = sessions.get(sid)
+    def play_step(
+        session_id: str, http: Request, action: dict[str, Any] | None = Body(default=None)
+    ) -> dict[str, Any]:
+        sid, client = _session_id(session_id), client_of(http)
+        record = sessions.step(sid, action or None, client)
+        session = sessions.get(sid, client)
         return {"record": record, "state": {k: v for k, v in session_state(session).items() if k != "steps"}}
 
     @router.post("/play/{session_id}/run")
     @web_errors
-    def play_run(session_id: str) -> dict[str, Any]:
-        sid = _session_id(session_id)
-        done = sessions.run(sid)
-        return {"records": done, "state": session_state(sessions.get(sid))}
+    def play_run(session_id: str, http: Request) -> dict[str, Any]:
+        sid, client = _session_id(session_id), client_of(http)
+        done = sessions.run(sid, client)
+        return {"records": done, "state": session_state(sessions.get(sid, client))}
 
     @router.post("/play/{session_id}/reset")
     @web_errors
-    def play_reset(session_id: str) -> dict[str, Any]:
-        return session_state(sessions.reset(_session_id(session_id)))
+    def play_reset(session_id: str, http: Request) -> dict[str, Any]:
+        return session_state(sessions.reset(_session_id(session_id), client_of(http)))
 
     def _council(episode: str, votes: str | None) -> tuple[Any, Any, list[dict], Any]:
         ep = sessions.episode(episode)

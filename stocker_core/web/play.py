@@ -302,7 +302,7 @@ class PlaySessions:
             if session is None:
                 raise NotFoundError(self._missing(session_id))
             if session.client != client:
-                raise ConflictError(f"play session {session_id!r} belongs to another client")
+                raise ConflictError(_not_yours(session_id))
             del self.sessions[session_id]
 
     def _missing(self, session_id: str) -> str:
@@ -313,19 +313,23 @@ class PlaySessions:
             )
         return f"no play session {session_id!r} (expired, closed or never started)"
 
-    def get(self, session_id: str) -> PlaySession:
-        """The session ``session_id``; NotFoundError when unknown or expired."""
+    def get(self, session_id: str, client: str | None) -> PlaySession:
+        """The session ``session_id`` of ``client``: NotFoundError when unknown or expired,
+        ConflictError when another client started it (nothing of it read or touched)."""
         with self.lock:
             session = self.sessions.get(session_id)
             if session is None:
                 raise NotFoundError(self._missing(session_id) + ": start again")
+            if session.client != client:
+                raise ConflictError(_not_yours(session_id))
             self.sessions.move_to_end(session_id)
             session.touched = time.monotonic()
         return session
 
-    def step(self, session_id: str, action: dict[str, Any] | None) -> dict[str, Any]:
-        """One step: ``action`` by hand (``{"side", "quantity"}``) or, when None, the policy's."""
-        session = self.get(session_id)
+    def step(self, session_id: str, action: dict[str, Any] | None, client: str | None) -> dict[str, Any]:
+        """One step of ``client``'s session: ``action`` by hand (``{"side", "quantity"}``) or,
+        when None, the policy's."""
+        session = self.get(session_id, client)
         with session.lock:
             env = session.env
             if action is None:
@@ -342,25 +346,29 @@ class PlaySessions:
             session.steps.append(record)
             return record
 
-    def run(self, session_id: str) -> list[dict[str, Any]]:
-        """Let the session's policy play every remaining step."""
-        session = self.get(session_id)
+    def run(self, session_id: str, client: str | None) -> list[dict[str, Any]]:
+        """Let the policy of ``client``'s session play every remaining step."""
+        session = self.get(session_id, client)
         if session.policy is None:
             raise BadInputError("this session has no policy to play: start one with a policy")
         done = []
         while not session.env.done:
-            done.append(self.step(session_id, None))
+            done.append(self.step(session_id, None, client))
         return done
 
-    def reset(self, session_id: str) -> PlaySession:
-        """Start the session's episode over (a fresh policy of the same name and seed)."""
-        session = self.get(session_id)
+    def reset(self, session_id: str, client: str | None) -> PlaySession:
+        """Start ``client``'s session's episode over (a fresh policy of the same name and seed)."""
+        session = self.get(session_id, client)
         with session.lock:
             session.env.reset()
             session.steps.clear()
             if session.policy_name:
                 session.policy = self._policy(session.policy_name, session.env, session.seed)
         return session
+
+
+def _not_yours(session_id: str) -> str:
+    return f"play session {session_id!r} belongs to another client: start your own"
 
 
 def _parse(action: dict[str, Any]) -> Action:
