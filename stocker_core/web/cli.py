@@ -3,6 +3,8 @@ environment alone); ``stocker web``: its shortcut for people (loopback, opens a 
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
 
 from stocker_core.cli_support import EXIT_USAGE, fail
@@ -33,6 +35,22 @@ def has_display() -> bool:
 def _url(host: str, port: int) -> str:
     """The address a browser on this machine uses for a server bound to ``host``."""
     return f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}/"
+
+
+FORWARDED_HELP = (
+    "proxies whose X-Forwarded-For names the client, comma-separated IPs or networks "
+    "(default: none, the peer is the client)"
+)
+
+
+def _forwarded_option() -> Any:
+    """``--forwarded-allow-ips``, for both commands (uvicorn's ``FORWARDED_ALLOW_IPS`` is not read)."""
+    return typer.Option(
+        None,
+        "--forwarded-allow-ips",
+        show_default=False,
+        help=FORWARDED_HELP,
+    )
 
 
 def serve_command(
@@ -74,50 +92,40 @@ def serve_command(
     access_log: bool = typer.Option(
         False, "--access-log", help="log a line per request (off by default: it costs CPU on every request)"
     ),
+    forwarded_allow_ips: str | None = _forwarded_option(),
 ) -> None:
     """Serve the environment over HTTP (OpenEnv contract: /reset /step /state /schema /mcp ...)
     and, unless --no-web, the web page at /web from the same server."""
-    from stocker_core.env.server import ServerConfigError, check_bind, serve
+    from stocker_core.config import get_settings
+    from stocker_core.env.server import ServerConfigError, check_bind, create_app
+    from stocker_core.errors import StockerError
+    from stocker_core.web.app import create_web_app
+    from stocker_core.web.proxies import trusted_proxies, uvicorn_run
 
     try:
         check_bind(host, api_key, insecure_no_auth)
+        trusted_proxies(forwarded_allow_ips)
     except ServerConfigError as exc:
         fail(exc)
     names = [name.strip() for name in preload.split(",") if name.strip()]
-    if not web:
-        serve(
-            host,
-            port,
-            api_key=api_key or "",
-            insecure_no_auth=insecure_no_auth,
-            max_sessions=max_sessions,
-            idle_s=session_idle_s,
-            preload=names,
-            max_per_client=max_sessions_per_client,
-            access_log=access_log,
-        )
-        return
-    from stocker_core.config import get_settings
-    from stocker_core.errors import StockerError
-    from stocker_core.web.app import create_web_app
-
+    options = {
+        "api_key": api_key or "",
+        "max_sessions": max_sessions,
+        "idle_s": session_idle_s,
+        "preload": names,
+        "max_per_client": max_sessions_per_client,
+    }
     settings = get_settings()
     try:
-        app = create_web_app(
-            settings,
-            dagster_url=dagster_url,
-            api_key=api_key or "",
-            max_sessions=max_sessions,
-            idle_s=session_idle_s,
-            preload=names,
-            max_per_client=max_sessions_per_client,
-        )
+        if web:
+            app = create_web_app(settings, dagster_url=dagster_url, **options)
+        else:
+            app = create_app(settings, **options)
     except StockerError as exc:
         fail(exc)
-    typer.echo(f"environment at {_url(host, port)} and the web page at {_url(host, port)}web/")
-    import uvicorn
-
-    uvicorn.run(app, host=host, port=port, log_level="info", access_log=access_log)
+    page = f" and the web page at {_url(host, port)}web/" if web else ""
+    typer.echo(f"environment at {_url(host, port)}{page}")
+    uvicorn_run(app, host, port, forwarded_allow_ips, log_level="info", access_log=access_log)
 
 
 def web_command(
@@ -132,16 +140,19 @@ def web_command(
     allow_no_key: bool = typer.Option(
         False, "--allow-no-key", help="serve beyond loopback without STOCKER_API_KEY"
     ),
+    forwarded_allow_ips: str | None = _forwarded_option(),
 ) -> None:
     """Serve the web page (episodes, council, compare, training, corpus) at http://HOST:PORT/web."""
     from stocker_core.config import get_settings
     from stocker_core.errors import StockerError
     from stocker_core.web.app import configured_api_key, create_web_app
+    from stocker_core.web.proxies import trusted_proxies, uvicorn_run
 
     settings = get_settings()
     try:
         key = configured_api_key(settings)
         check_exposure(host, key, allow_no_key)
+        trusted_proxies(forwarded_allow_ips)
         app = create_web_app(settings, dagster_url=dagster_url, api_key=key)
     except StockerError as exc:
         fail(exc)
@@ -152,9 +163,7 @@ def web_command(
         import webbrowser
 
         threading.Timer(1.0, webbrowser.open, [url]).start()
-    import uvicorn
-
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    uvicorn_run(app, host, port, forwarded_allow_ips, log_level="warning")
 
 
 def register(app: typer.Typer) -> None:

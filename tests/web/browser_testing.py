@@ -42,10 +42,13 @@ SERVE = "from stocker_assets.cli import app; app(prog_name='stocker')"
 
 
 @contextmanager
-def live_server(settings: Settings, api_key: str = "", *options: str) -> Iterator[str]:
+def live_server(
+    settings: Settings, api_key: str = "", *options: str, command: str = "serve", host: str = "127.0.0.1"
+) -> Iterator[str]:
     """``http://127.0.0.1:<port>`` answered by ``stocker serve`` (the environment server and the
-    web page at ``/web``; ``options`` are more ``serve`` flags) in a child process reading
-    ``settings``' home, source and folders, until the block ends."""
+    web page at ``/web``; ``options`` are more ``serve`` flags; ``command="web"``: ``stocker web
+    --no-open``; ``host``: the address it binds) in a child process reading ``settings``' home,
+    source and folders, until the block ends."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("STOCKER_")}
     for name in ("home", "source", "files_dir", "text_dir"):
@@ -54,10 +57,11 @@ def live_server(settings: Settings, api_key: str = "", *options: str) -> Iterato
             env[f"STOCKER_{name.upper()}"] = str(value)
     if api_key:
         env["STOCKER_API_KEY"] = api_key
-    command = [sys.executable, "-c", SERVE, "serve", "--host", "127.0.0.1", "--port", str(port), *options]
-    url = f"http://127.0.0.1:{port}"
+    extra = ["--no-open"] if command == "web" else []
+    argv = [sys.executable, "-c", SERVE, command, "--host", host, "--port", str(port), *extra, *options]
+    url = f"http://{'[' + host + ']' if ':' in host else host}:{port}"
     with tempfile.TemporaryFile(mode="w+") as log:
-        server = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, text=True)
+        server = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT, text=True)
         try:
             deadline = time.monotonic() + 60
             while True:
@@ -68,7 +72,7 @@ def live_server(settings: Settings, api_key: str = "", *options: str) -> Iterato
                     pass
                 if time.monotonic() > deadline or server.poll() is not None:
                     log.seek(0)
-                    raise RuntimeError(f"`stocker serve` did not start:\n{log.read()[-4000:]}")
+                    raise RuntimeError(f"`stocker {command}` did not start:\n{log.read()[-4000:]}")
                 time.sleep(0.1)
             yield url
         finally:
