@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from stocker_core.agent import env_tools as agent_env_tools
 from stocker_core.agent import policy as agent_policy
 from stocker_core.agent import trl_policy
 from stocker_core.baselines import forecast, oracle, rules
@@ -41,6 +42,7 @@ REGISTRATIONS: tuple[Callable[[], None], ...] = (
     moderator_policy.register_policies,  # moderator_base, moderator_sft, moderator_grpo
     agent_policy.register_policies,  # agent_scripted, agent_base, agent_rl
     trl_policy.register_policies,  # agent_trl (opt in)
+    agent_env_tools.register_research_tools,  # the server's MCP research tools: the agent's seven
 )
 """Each layer's registration, in the order it runs (the order of the registries' entries)."""
 

@@ -22,6 +22,7 @@ EVENT_LIMIT = 20
 TEXT_CHARS = 300
 SYMBOL_LIMIT = 8
 SYMBOL_CLOSES = 20
+EPISODE_ID_CHARS = 128
 
 
 class ChartInfo(BaseModel):
@@ -107,6 +108,8 @@ class StateModel(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     session_id: str
+    episode_id: str = Field(description="reset's episode_id (OpenEnv's state contract), else a new id")
+    step_count: int = Field(ge=0, description="steps taken in this episode")
     episode_key: str
     task_id: str | None = None
     observation: ObservationModel
@@ -130,6 +133,15 @@ class ResetRequest(BaseModel):
         None, description="restart this session (or create it under this id); default: a new id"
     )
     include_chart: bool = Field(False, description="send the chart PNG as base64 in observations")
+    episode_id: str | None = Field(
+        None,
+        min_length=1,
+        max_length=EPISODE_ID_CHARS,
+        description="your name for this episode, echoed by state (OpenEnv); default: a new id",
+    )
+    seed: int | None = Field(
+        None, ge=0, description="accepted for OpenEnv's reset; episodes are deterministic: it changes nothing"
+    )
 
 
 class ErrorAnswer(BaseModel):
@@ -147,7 +159,10 @@ class StepResponse(BaseModel):
     observation: ObservationModel
     reward: float | None = None
     done: bool
-    info: dict[str, Any] = Field(default_factory=dict)
+    metadata: dict[str, Any] = Field(
+        default_factory=dict, description="the reward's terms (step), the episode and its ideal total (reset)"
+    )
+    info: dict[str, Any] = Field(default_factory=dict, description="the same as metadata (openenv-core 0.3)")
 
 
 def step_request_schema(action_schema: dict[str, Any]) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """The environment as an OpenEnv HTTP service (SPEC §1 "Environment server").
 
 Routes: ``POST /reset /step /restore /mcp``, ``GET /state /snapshot /health
-/metadata /schema``, ``DELETE /session``, OpenAPI docs at ``/docs``; the OpenEnv
+/metadata /schema``, the task API, ``DELETE /session``, OpenAPI docs at ``/docs``; the OpenEnv
 WebSocket session protocol at ``/ws`` (``server_ws``: same sessions, key and limits).
 
 * **Sessions are explicit.** ``/reset`` answers with a ``session_id``; every later call
@@ -15,13 +15,17 @@ WebSocket session protocol at ``/ws`` (``server_ws``: same sessions, key and lim
 * **Auth**: loopback by default. On any other address an API key is required
   (``STOCKER_API_KEY`` / ``--api-key``, sent as ``Authorization: Bearer <key>``) unless
   explicitly waived; a key, once set, guards every route but ``/health``.
-* **MCP**: ``POST /mcp`` speaks JSON-RPC 2.0 with the tools reset/step/state/close.
+* **OpenEnv 0.10**: state carries ``episode_id`` (reset's) and ``step_count``; answers carry the
+  reward's terms as ``metadata`` (and as ``info``, openenv-core 0.3's name).
+* **MCP**: ``POST /mcp`` speaks JSON-RPC 2.0 as OpenEnv's ``MCPToolClient`` expects
+  (``server_mcp``): sessions by ``openenv/session/create``, tools named for what they do.
+* **Task API**: ``/list_environments`` and ``/stocker/{splits,tasks,num_tasks,task,task_range}``
+  over the reference tasks and the warehouse's episodes (``server_tasks``).
 """
 
 from __future__ import annotations
 
 import ipaddress
-import json
 import os
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -42,15 +46,18 @@ from stocker_core.env.api_models import (
 )
 from stocker_core.env.rewards import RewardParams
 from stocker_core.env.server_guards import MAX_BODY_BYTES, BearerAuth, BodyLimit
+from stocker_core.env.server_http import client_of, json_body, json_response
 from stocker_core.env.server_mcp import RPC_REQUEST_SCHEMA, handle_mcp
-from stocker_core.env.server_service import ApiError, EnvService, check_session_id, json_bytes
+from stocker_core.env.server_service import ApiError, EnvService, check_session_id
 from stocker_core.env.server_sessions import (
     DEFAULT_IDLE_S,
     DEFAULT_MAX_EPISODES,
     DEFAULT_MAX_SESSIONS,
     SESSION_HEADER,
 )
+from stocker_core.env.server_tasks import mount_task_api
 from stocker_core.env.server_ws import mount_ws
+from stocker_core.env.task_api import TaskCatalog
 from stocker_core.env.tasks import TASKS
 from stocker_core.errors import StockerError
 
@@ -113,31 +120,6 @@ def check_bind(host: str, api_key: str | None, insecure_no_auth: bool = False) -
         "clients then send 'Authorization: Bearer <key>'. To serve without one anyway, pass "
         "--insecure-no-auth"
     )
-
-
-def _json(data: Any, status: int = 200) -> Response:
-    return Response(json_bytes(data), status_code=status, media_type="application/json")
-
-
-def _reject_constant(token: str) -> float:
-    raise ValueError(f"{token} is not a number")
-
-
-async def _json_body(request: Request, required: bool = True) -> Any:
-    raw = await request.body()
-    if not raw.strip():
-        if required:
-            raise ApiError(400, "empty body: send a JSON object")
-        return {}
-    try:
-        return json.loads(raw, parse_constant=_reject_constant)
-    except (ValueError, RecursionError) as exc:
-        raise ApiError(400, f"malformed JSON: {exc}") from None
-
-
-def client_of(request: Request) -> str | None:
-    """The client's address: the key of its session quota."""
-    return request.client.host if request.client else None
 
 
 def _session_id(request: Request, body: Any = None) -> str | None:
@@ -231,7 +213,7 @@ def create_app(
 
     @app.exception_handler(ApiError)
     async def _api_error(request: Request, exc: ApiError) -> Response:
-        return _json({"error": exc.message}, exc.status)
+        return json_response({"error": exc.message}, exc.status)
 
     @app.get("/health")
     def health() -> dict[str, Any]:
@@ -265,15 +247,15 @@ def create_app(
         responses={200: {"model": StepResponse}},
     )
     async def reset(request: Request) -> Response:
-        body = await _json_body(request, required=False)
+        body = await json_body(request, required=False)
         reset_request = service.parse_reset(body)
         sid = check_session_id(request.headers.get(SESSION_HEADER)) or reset_request.session_id
         name = service.episode_name(reset_request)
         loaded = service.episodes.cached(name) or await run_in_threadpool(service.load, name)
         client = client_of(request)
         if reset_request.include_chart:
-            return _json(await run_in_threadpool(service.start, loaded, reset_request, sid, client))
-        return _json(service.start(loaded, reset_request, sid, client))
+            return json_response(await run_in_threadpool(service.start, loaded, reset_request, sid, client))
+        return json_response(service.start(loaded, reset_request, sid, client))
 
     @app.post(
         "/step",
@@ -281,44 +263,44 @@ def create_app(
         responses={200: {"model": StepResponse}},
     )
     async def step(request: Request) -> Response:
-        body = await _json_body(request)
+        body = await json_body(request)
         sid = _session_id(request, body)
         if isinstance(body, dict):
             body.pop("session_id", None)
         session = service.session(sid)
         wants_chart = session.include_chart or (isinstance(body, dict) and body.get("include_chart") is True)
         if wants_chart:  # a chart may need rendering: off the event loop
-            return _json(await run_in_threadpool(service.step, sid, body))
-        return _json(service.step(sid, body))
+            return json_response(await run_in_threadpool(service.step, sid, body))
+        return json_response(service.step(sid, body))
 
     @app.get("/state", openapi_extra=_SESSION_OPENAPI, responses={200: {"model": StateModel}})
     async def state(request: Request) -> Response:
         sid = _session_id(request)
         if service.session(sid).include_chart:
-            return _json(await run_in_threadpool(service.state, sid))
-        return _json(service.state(sid))
+            return json_response(await run_in_threadpool(service.state, sid))
+        return json_response(service.state(sid))
 
     @app.get("/snapshot", openapi_extra=_SESSION_OPENAPI)
     def snapshot(request: Request) -> Response:
-        return _json(service.snapshot(_session_id(request)))
+        return json_response(service.snapshot(_session_id(request)))
 
     @app.delete("/session", openapi_extra=_SESSION_OPENAPI)
     def close(request: Request) -> Response:
-        return _json(service.close(_session_id(request)))
+        return json_response(service.close(_session_id(request)))
 
     @app.post(
         "/restore",
         openapi_extra=_body_openapi({"type": "object", "description": "GET /snapshot"}, session_header=True),
     )
     async def restore(request: Request) -> Response:
-        body = await _json_body(request)
+        body = await json_body(request)
         if not isinstance(body, dict) or not isinstance(body.get("episode_key"), str):
             raise ApiError(422, "send the JSON object GET /snapshot returned")
         sid = _session_id(request)
         loaded = service.episodes.cached(body["episode_key"]) or await run_in_threadpool(
             service.load, body["episode_key"]
         )
-        return _json(await run_in_threadpool(service.restore, loaded, body, sid, client_of(request)))
+        return json_response(await run_in_threadpool(service.restore, loaded, body, sid, client_of(request)))
 
     @app.post(
         "/mcp",
@@ -326,12 +308,14 @@ def create_app(
         responses={202: {"description": "only notifications were sent: no answer"}},
     )
     async def mcp(request: Request) -> Response:
-        """MCP over JSON-RPC 2.0: initialize, ping, tools/list, tools/call (reset, step, state, close)."""
+        """MCP over JSON-RPC 2.0 (OpenEnv 0.10's MCPToolClient): tools/list, tools/call (start_episode,
+        place_order, get_quote and the research tools), openenv/session/create and close."""
         header = request.headers.get(SESSION_HEADER)
         reply = await handle_mcp(service, await request.body(), header, client_of(request))
-        return Response(status_code=202) if reply is None else _json(reply)
+        return Response(status_code=202) if reply is None else json_response(reply)
 
     mount_ws(app, service, api_key, max_body_bytes)
+    mount_task_api(app, TaskCatalog(settings))
     # guards (the last added runs first): the API key, then the body limit
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes, stats=body_stats)
     if api_key:

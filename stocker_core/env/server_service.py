@@ -141,22 +141,36 @@ class EnvService:
         except SessionError as exc:
             raise ApiError(exc.status, str(exc)) from None
 
+    def owned_session(self, session_id: str | None, client: str | None) -> Session:
+        """The live session ``session_id`` when ``client`` started it; ApiError 403 for another
+        client's (an id is not a key: a session answers only the address that opened it)."""
+        session = self.session(session_id)
+        if session.client != client:
+            raise ApiError(403, f"session {session_id!r} belongs to another client: start your own")
+        return session
+
     def start(
         self, loaded: LoadedEpisode, request: ResetRequest, session_id: str | None, client: str | None = None
     ) -> dict[str, Any]:
         """Start (or restart) the session of ``client`` (its address) on ``loaded``: the ``/reset`` answer."""
         try:
-            session = self.sessions.put(loaded, session_id, request.include_chart, client)
+            session = self.sessions.put(loaded, session_id, request.include_chart, client, request.episode_id)
         except SessionError as exc:
             raise ApiError(exc.status, str(exc)) from None
         with session.lock:
             observation = session.view.observation(session.env.observation(), session.include_chart)
+        metadata = {
+            "episode": loaded.episode.summary(),
+            "ideal_total": loaded.template.ideal_total,
+            "episode_id": session.episode_id,
+        }
         return {
             "session_id": session.session_id,
             "observation": observation,
             "reward": None,
             "done": False,
-            "info": {"episode": loaded.episode.summary(), "ideal_total": loaded.template.ideal_total},
+            "metadata": metadata,
+            "info": metadata,
         }
 
     def step(self, session_id: str | None, body: Any) -> dict[str, Any]:
@@ -189,6 +203,7 @@ class EnvService:
             "observation": observation,
             "reward": result.reward,
             "done": result.done,
+            "metadata": result.info,
             "info": result.info,
         }
 
@@ -198,7 +213,13 @@ class EnvService:
         with session.lock:
             state = session.env.state()
             state["observation"] = session.view.observation(session.env.observation(), session.include_chart)
-        return {"session_id": session.session_id, **state}
+            step_count = session.env.t
+        return {
+            "session_id": session.session_id,
+            "episode_id": session.episode_id,
+            "step_count": step_count,
+            **state,
+        }
 
     def snapshot(self, session_id: str | None) -> dict[str, Any]:
         """Everything needed to resume this exact state (``POST /restore`` takes it)."""

@@ -72,6 +72,8 @@ class Session:
     lock: threading.Lock = field(default_factory=threading.Lock)
     client: str | None = None
     """Who started it (the client's address): its quota counts the session."""
+    episode_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    """The episode's name for OpenEnv's state contract: reset's ``episode_id``, else a new id."""
 
 
 class EpisodeCache:
@@ -220,7 +222,12 @@ class SessionStore:
             return self._expire(self.clock())
 
     def put(
-        self, loaded: LoadedEpisode, session_id: str | None, include_chart: bool, client: str | None = None
+        self,
+        loaded: LoadedEpisode,
+        session_id: str | None,
+        include_chart: bool,
+        client: str | None = None,
+        episode_id: str | None = None,
     ) -> Session:
         """Start (or restart) a session of ``client`` on ``loaded``; a new random id when none is
         given. SessionError 429 when the store or the client's quota is full, 409 for another
@@ -231,6 +238,8 @@ class SessionStore:
             self._expire(now)
             self._admit(sid, client)
             session = Session(sid, loaded.new_env(), loaded.view, include_chart, now, client=client)
+            if episode_id is not None:
+                session.episode_id = episode_id
             self._store(session)
         return session
 

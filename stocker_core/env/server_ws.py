@@ -25,6 +25,9 @@ The HTTP routes' rules hold here too:
   anything larger before it is buffered.
 * **Idle**: a connection silent for ``idle_s`` seconds gets a ``SESSION_ERROR`` and is
   closed; its session ends with the connection in any case.
+* **Attaching**: ``/ws?session_id=<id>`` plays a session made by MCP's
+  ``openenv/session/create`` (OpenEnv's ``MCPToolClient``), of the same client only; the session
+  outlives the connection.
 * **Bad input**: malformed JSON, an unknown type or an invalid action is answered with an
   error and the connection keeps serving.
 """
@@ -46,9 +49,9 @@ from stocker_core.env.server_service import ApiError, EnvService, json_bytes
 from stocker_core.env.server_sessions import SessionError
 
 WS_PATH = "/ws"
-RESET_KEYS = frozenset({"task_id", "episode", "include_chart"})
-IGNORED_RESET_KEYS = frozenset({"seed", "episode_id"})
-"""OpenEnv's generic reset arguments: accepted and ignored (episodes are deterministic)."""
+RESET_KEYS = frozenset({"task_id", "episode", "include_chart", "episode_id", "seed"})
+"""``ResetRequest``'s fields but the session id (the connection holds it): OpenEnv's ``seed`` is
+accepted and changes nothing (episodes are deterministic); ``episode_id`` is echoed by state."""
 MISSING_KEY = "missing or wrong API key: send the header Authorization: Bearer <STOCKER_API_KEY>"
 CLOSE_TRY_LATER = 1013
 CLOSE_POLICY = 1008
@@ -96,21 +99,25 @@ class WsConnections:
 class _Connection:
     """One ``/ws`` connection: its session id (created on the first reset) and its messages."""
 
-    def __init__(self, service: EnvService, client: str | None) -> None:
+    def __init__(self, service: EnvService, client: str | None, attached_to: str | None = None) -> None:
         self.service = service
         self.client = client
-        self.session_id: str | None = None
+        self.session_id: str | None = attached_to
+        self.attached = attached_to is not None
+        """Attached to a session made by MCP's ``openenv/session/create``: that session outlives
+        the connection (``openenv/session/close`` ends it)."""
 
     async def reset(self, data: Any) -> dict[str, Any]:
         if not isinstance(data, dict):
             raise ApiError(422, "reset data must be a JSON object, e.g. {'task_id': 'task_easy'}")
-        unknown = sorted(set(data) - RESET_KEYS - IGNORED_RESET_KEYS)
+        unknown = sorted(set(data) - RESET_KEYS)
         if unknown:
             raise ApiError(
-                422, f"unknown reset argument(s) {', '.join(unknown)}: use task_id or episode, include_chart"
+                422,
+                f"unknown reset argument(s) {', '.join(unknown)}: use task_id or episode, include_chart, "
+                "episode_id, seed",
             )
-        body = {k: v for k, v in data.items() if k in RESET_KEYS}
-        request = self.service.parse_reset(body)
+        request = self.service.parse_reset(data)
         name = self.service.episode_name(request)
         loaded = self.service.episodes.cached(name) or await run_in_threadpool(self.service.load, name)
         sid = self.session_id or uuid.uuid4().hex
@@ -140,7 +147,7 @@ class _Connection:
         return self.service.state(self.session_id)
 
     def close(self) -> None:
-        if self.session_id is not None:
+        if self.session_id is not None and not self.attached:
             with contextlib.suppress(SessionError):  # already expired or closed: nothing to free
                 self.service.sessions.close(self.session_id)
         self.session_id = None
@@ -226,8 +233,15 @@ def mount_ws(
         if api_key and not _authorized(websocket, api_key):
             await _refuse_handshake(websocket, 401, MISSING_KEY)
             return
-        await websocket.accept()
         client = websocket.client.host if websocket.client else None
+        attached_to = websocket.query_params.get("session_id")
+        if attached_to is not None:
+            try:
+                service.owned_session(attached_to, client)
+            except ApiError as exc:
+                await _refuse_handshake(websocket, exc.status, exc.message)
+                return
+        await websocket.accept()
         refusal = _over_cap(connections, service, client)
         if refusal:
             connections.refused += 1
@@ -235,7 +249,7 @@ def mount_ws(
             await websocket.close(code=CLOSE_TRY_LATER, reason="session cap reached")
             return
         connections.enter(client)
-        connection = _Connection(service, client)
+        connection = _Connection(service, client, attached_to)
         try:
             while True:
                 try:

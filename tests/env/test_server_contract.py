@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 from fastapi.testclient import TestClient
 
+from stocker_core.agent.tool_catalog import TOOL_NAMES
 from stocker_core.env.server import SESSION_HEADER, create_app
 
 
@@ -267,28 +268,52 @@ def _rpc(client, method, params=None, rid=1, headers=None):
 
 
 def test_mcp_tools_play_an_episode(client):
+    """Tools named for what they do (OpenEnv 0.10 reserves reset/step/state/close)."""
     init = _rpc(client, "initialize", {"protocolVersion": "2025-03-26"})
     assert init["jsonrpc"] == "2.0" and init["id"] == 1
     assert init["result"]["protocolVersion"] == "2025-03-26" and "tools" in init["result"]["capabilities"]
     tools = _rpc(client, "tools/list", rid="t")["result"]["tools"]
-    assert {t["name"] for t in tools} == {"reset", "step", "state", "close"}
+    names = [t["name"] for t in tools]
+    assert names[:3] == ["start_episode", "place_order", "get_quote"]
+    assert set(names[3:]) == set(TOOL_NAMES) and not {"reset", "step", "state", "close"} & set(names)
     assert all(t["inputSchema"]["type"] == "object" for t in tools)
-    reset = _rpc(client, "tools/call", {"name": "reset", "arguments": {"task_id": "task_hard"}})["result"]
-    assert reset["isError"] is False
-    sid = reset["structuredContent"]["session_id"]
-    assert reset["structuredContent"]["observation"]["ticker"] == "META"
-    step = _rpc(
-        client, "tools/call", {"name": "step", "arguments": {"session_id": sid, "side": "buy", "quantity": 4}}
-    )
-    assert step["result"]["structuredContent"]["observation"]["position"] == 4
-    state = _rpc(client, "tools/call", {"name": "state", "arguments": {}}, headers={SESSION_HEADER: sid})
-    assert state["result"]["structuredContent"]["observation"]["step"] == 1
+    start = _rpc(client, "tools/call", {"name": "start_episode", "arguments": {"task_id": "task_hard"}})["result"]
+    assert start["isError"] is False and start["data"] == start["structuredContent"]
+    sid = start["structuredContent"]["session_id"]
+    assert start["structuredContent"]["observation"]["ticker"] == "META"
+    order = {"name": "place_order", "arguments": {"side": "buy", "quantity": 4}, "session_id": sid}
+    step = _rpc(client, "tools/call", order)["result"]["structuredContent"]
+    assert step["observation"]["position"] == 4 and step["metadata"]["breakdown"]["invalid_penalty"] == 0.0
+    quote = _rpc(client, "tools/call", {"name": "get_quote", "arguments": {}}, headers={SESSION_HEADER: sid})
+    assert quote["result"]["structuredContent"]["observation"]["step"] == 1
+    assert quote["result"]["structuredContent"]["step_count"] == 1
     # the same session over plain HTTP
     assert client.get("/state", headers={SESSION_HEADER: sid}).json()["observation"]["position"] == 4
-    bad = _rpc(client, "tools/call", {"name": "step", "arguments": {"session_id": sid, "side": "short"}})
+    bad = _rpc(client, "tools/call", {"name": "place_order", "arguments": {"session_id": sid, "side": "short"}})
     assert bad["result"]["isError"] is True and "invalid action" in bad["result"]["content"][0]["text"]
-    gone = _rpc(client, "tools/call", {"name": "state", "arguments": {"session_id": "nope"}})
+    gone = _rpc(client, "tools/call", {"name": "get_quote", "arguments": {"session_id": "nope"}})
     assert gone["result"]["isError"] is True and "HTTP 404" in gone["result"]["content"][0]["text"]
+
+
+def test_mcp_sessions_and_research_tools(app, client):
+    """openenv/session/create and close (OpenEnv's MCPToolClient), a research tool that reads
+    the session's ticker up to today only, and a session that answers only its own client."""
+    sid = _rpc(client, "openenv/session/create", {"task_id": "task_easy"})["result"]["session_id"]
+    history = {"name": "get_price_history", "arguments": {"lookback_days": 5}, "session_id": sid}
+    answer = _rpc(client, "tools/call", history)["result"]
+    assert answer["isError"] is False, answer
+    today = client.get("/state", headers={SESSION_HEADER: sid}).json()["observation"]
+    assert answer["data"]["last_date"] <= today["date"]
+    wrong = {"name": "get_price_history", "arguments": {"lookback_days": -3}, "session_id": sid}
+    assert _rpc(client, "tools/call", wrong)["result"]["isError"] is True
+    with TestClient(app, client=("127.0.0.9", 50000)) as other:
+        stolen = _rpc(other, "tools/call", {"name": "get_quote", "arguments": {}, "session_id": sid})
+        assert stolen["result"]["isError"] and "another client" in stolen["result"]["content"][0]["text"]
+        assert _rpc(other, "openenv/session/close", {"session_id": sid})["error"]["code"] == -32602
+    closed = _rpc(client, "openenv/session/close", {"session_id": sid})["result"]
+    assert closed == {"session_id": sid, "closed": True}
+    assert client.get("/state", headers={SESSION_HEADER: sid}).status_code == 404
+    assert _rpc(client, "openenv/session/close", {})["error"]["code"] == -32602
 
 
 def test_mcp_json_rpc_errors(client):

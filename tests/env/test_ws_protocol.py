@@ -246,7 +246,7 @@ def test_openenv_validate_cli_passes_against_a_live_server(seed_settings):
         pytest.skip("the openenv command is not installed")
     with live_server(create_app(seed_settings, api_key="")) as url:
         run = subprocess.run(
-            [str(command), "validate", "--url", url], capture_output=True, text=True, timeout=120
+            [str(command), "validate", "--url", url, "--json"], capture_output=True, text=True, timeout=120
         )
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     report = json.loads(run.stdout)
