@@ -12,6 +12,7 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from stocker_core.cli_support import EXIT_FAILED, fail
@@ -266,7 +267,8 @@ def materialize(
         if not months and partitioned:
             console.print(f"[yellow]{name}: no months with data in range; skipped[/yellow]")
     units = plan_units(plan_stages([*unpartitioned, *partitioned]), plan, checks)
-    planner = UpToDate(defs, settings, source, Warehouse(settings.warehouse_path), list(plan), force)
+    warehouse = Warehouse(settings.warehouse_path)
+    planner = UpToDate(defs, settings, source, warehouse, list(plan), force, instance)
     options = LaneOptions(worker_count(settings), allow_failed_checks=allow_failed_checks, up_to_date=planner)
     try:  # before anything runs: the lanes of a killed earlier run must be gone
         wait_for_leftover_lanes(settings.home, console.print)
@@ -305,6 +307,8 @@ def materialize(
         runs = "\n".join(f"{job}: {run_id[:8]}" for job, run_id in r.runs) or "–"
         table.add_row(r.ticker, str(r.months or "–"), runs, f"{r.seconds:.1f}", status)
     console.print(table)
+    for line in planner.disk_report():  # damaged files rebuilt, months the source dropped
+        console.print(f"[yellow]{escape(line)}[/yellow]", soft_wrap=True)
     _print_failures(results, allow_failed_checks)
     console.print(
         f"warehouse: {_row_counts(settings.warehouse_path)} — total {time.perf_counter() - started:.1f}s"
@@ -464,6 +468,8 @@ def _print_failures(results: list, allowed: bool) -> None:
 
 
 def _row_counts(path: Path) -> str:
+    import duckdb
+
     from stocker_core.warehouse import Warehouse
 
     tables = ["market.prices", "market.indicators", "market.charts", "env.episodes", "council.votes"]
@@ -474,7 +480,12 @@ def _row_counts(path: Path) -> str:
     )
     counts = []
     for table in (t for t in tables if t in found):
-        n = Warehouse(path).query(f"SELECT count(*) AS n FROM {table}")["n"].iloc[0]
+        try:
+            n = Warehouse(path).query(f"SELECT count(*) AS n FROM {table}")["n"].iloc[0]
+        except duckdb.Error as exc:  # a part file damaged outside this run's plan: named, no traceback
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            counts.append(f"{table} unreadable ({first[:160]})")
+            continue
         counts.append(f"{table} {int(n)}")
     return ", ".join(counts) + " rows"
 

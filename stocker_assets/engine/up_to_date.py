@@ -20,6 +20,13 @@ inputs only up to the **weekly cut**, the last Friday on or before each ticker's
 a new session on Monday to Thursday does not retrain; the first one on or after a Friday
 does, as does a corrected bar before the cut, a new ticker, or changed code or settings.
 
+A recorded fingerprint says what was built, not that it is still on disk: before a partition is
+called up to date, the files it vouches for are checked against ``meta.outputs``
+(``build_outputs``); a missing, truncated or changed one is moved aside and its partition
+rebuilt, whatever the fingerprints say, and named in the summary (``disk_report``). A month the
+source no longer has while the warehouse still stores it is named too (stored data never
+shrinks: it is kept).
+
 Every decision is written to ``meta.builds`` (built or skipped, and why) and, for skipped
 assets, shown in the Dagster UI as an observation on the asset.
 """
@@ -37,6 +44,7 @@ import pandas as pd
 
 from stocker_assets.definitions.automation import AGENT_WEEKLY_RETRAIN, WEEKLY_RETRAIN
 from stocker_assets.definitions.partitions import MONTH_DIM
+from stocker_assets.engine.build_outputs import BuildOutputs
 from stocker_assets.engine.runner import TickerRun
 from stocker_assets.engine.stages import RunUnit
 from stocker_core.config import Settings
@@ -48,6 +56,8 @@ from stocker_core.warehouse.builds import (
     record_decisions,
 )
 from stocker_core.warehouse.db import Warehouse, frame_version
+from stocker_core.warehouse.outputs import OutputProblem
+from stocker_core.warehouse.schema import PARTITIONED
 
 FINGERPRINT_FORMAT = "1"
 """Bumped when what a fingerprint covers changes: every partition then rebuilds once."""
@@ -128,6 +138,8 @@ class Decision:
     """{asset: {partition ("" when unpartitioned): its fingerprint now}}, every partition of the unit."""
     skipped: tuple[str, ...] = ()
     """Partitions left as they are."""
+    damaged: Mapping[str, str] = field(default_factory=dict)
+    """{partition: what was wrong with its files on disk}: rebuilt whatever the fingerprints say."""
 
 
 @dataclass
@@ -153,8 +165,14 @@ class UpToDate:
         warehouse: Warehouse,
         tickers: Sequence[str],
         force: bool = False,
+        instance: dg.DagsterInstance | None = None,
     ) -> None:
         self.settings, self.source, self.warehouse, self.force = settings, source, warehouse, force
+        self.outputs = BuildOutputs(warehouse, instance)
+        self.damaged: list[tuple[OutputProblem, str | None]] = []
+        """Every damaged output found this run, and where it was moved (None: it was gone)."""
+        self.left_source: dict[str, list[str]] = {}
+        """{ticker: stored months (YYYY-MM) its source no longer has}: kept, never shrunk."""
         self.tickers = list(tickers)
         self._recorded: dict[tuple[str, str], str] | None = None
         self._memo: dict[tuple[str, str], str] = {}
@@ -369,45 +387,116 @@ class UpToDate:
     # -- decisions ----------------------------------------------------------------------------
 
     def decide(self, unit: RunUnit) -> Decision:
-        """What to run of ``unit``: nothing, all of it, or (a ticker's unit) its stale months."""
+        """What to run of ``unit``: nothing, all of it, or (a ticker's unit) its stale months —
+        a partition whose files on disk are not as recorded is stale whatever its fingerprint."""
+        damaged = self._check_disk(unit)
         try:
             if unit.ticker is None:
                 fingerprints = {name: {"": self._whole_fingerprint(name)} for name in unit.assets}
             else:
                 fingerprints = self._ticker_fingerprints(unit)
+                self._note_left_source(unit)
         except StockerError as exc:  # e.g. bars that fail the quality gate: the run reports it
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-            return Decision(True, f"inputs not fingerprinted ({first[:120]})", unit.months)
+            return Decision(True, f"inputs not fingerprinted ({first[:120]})", unit.months, damaged=damaged)
         for name, parts in fingerprints.items():
             self._now[name] = {**self._now.get(name, {}), **parts}
         partitions = list(next(iter(fingerprints.values())))
         if self.force:
-            return Decision(True, "--force", unit.months, fingerprints)
+            return Decision(True, "--force", unit.months, fingerprints, damaged=damaged)
         recorded = self._recorded_fingerprints()
         stored = {p for p in partitions if all((n, p) in recorded for n in fingerprints)}
-        stale = [
+        changed = [
             p for p in partitions if any(recorded.get((n, p)) != fp[p] for n, fp in fingerprints.items())
         ]
-        kept_by_clock = self._newer_than_clock(unit, [p for p in stale if p in stored])
-        stale = [p for p in stale if p not in kept_by_clock]
+        kept_by_clock = self._newer_than_clock(unit, [p for p in changed if p in stored and p not in damaged])
+        stale = [p for p in partitions if p in damaged or (p in changed and p not in kept_by_clock)]
         if not stale:
             why = "up to date: code, settings and inputs unchanged"
             if kept_by_clock:
                 why += f"; {len(kept_by_clock)} stored partition(s) reach past STOCKER_CLOCK: kept"
             return Decision(False, why, (), fingerprints, tuple(partitions))
-        never = [p for p in stale if p not in stored]
-        if len(never) == len(partitions):
-            why = "never built"
-        elif unit.ticker is None:
-            why = "inputs, settings or code changed"
-        else:
-            why = f"{len(never)} new partition(s), {len(stale) - len(never)} with changed inputs"
+        why = self._why(unit, partitions, stale, stored, damaged)
         if unit.ticker is None:
-            return Decision(True, why, (), fingerprints)
+            return Decision(True, why, (), fingerprints, damaged=damaged)
         stale_months = sorted(date.fromisoformat(p.split("|")[1]) for p in stale)
         months = tuple(m for m in unit.months if stale_months[0] <= m <= stale_months[-1])
         kept = tuple(p for p in partitions if date.fromisoformat(p.split("|")[1]) not in months)
-        return Decision(True, why, months, fingerprints, kept)
+        return Decision(True, why, months, fingerprints, kept, damaged)
+
+    @staticmethod
+    def _why(
+        unit: RunUnit,
+        partitions: Sequence[str],
+        stale: Sequence[str],
+        stored: set[str],
+        damaged: Mapping[str, str],
+    ) -> str:
+        """Why ``stale`` partitions of ``unit`` run: never built, changed inputs, damaged files."""
+        never = [p for p in stale if p not in stored]
+        changed = len(stale) - len(never) - len([p for p in stale if p in stored and p in damaged])
+        if len(never) == len(partitions):
+            return "never built"
+        if unit.ticker is None:
+            return "files damaged on disk" if damaged else "inputs, settings or code changed"
+        why = f"{len(never)} new partition(s), {changed} with changed inputs"
+        return why + (f", {len(damaged)} damaged on disk" if damaged else "")
+
+    def _check_disk(self, unit: RunUnit) -> dict[str, str]:
+        """{partition: what is wrong} for ``unit``'s partitions whose recorded files are not on
+        disk as built; damaged files are moved aside now, so the rebuild never reads them."""
+        partitions = [f"{unit.ticker}|{m.isoformat()}" for m in unit.months] if unit.ticker else [""]
+        found: dict[str, list[OutputProblem]] = {}
+        for name in unit.assets:
+            for partition in partitions:
+                problems = self.outputs.check(name, partition)
+                if problems:
+                    found.setdefault(partition, []).extend(problems)
+        every = [p for problems in found.values() for p in problems]
+        moved = self.outputs.set_aside(every)
+        self.damaged.extend((p, moved.get(p.path)) for p in every)
+        return {
+            partition: "; ".join(f"{p.asset}: {p.path} {p.what}" for p in problems)
+            for partition, problems in found.items()
+        }
+
+    def _note_left_source(self, unit: RunUnit) -> None:
+        """Note the stored months of ``unit``'s root table that its source no longer has (up to
+        the source's last bar: months a clock hides are not gone)."""
+        from stocker_assets.engine.build_outputs import PARTITION_TABLES
+
+        ticker = unit.ticker or ""
+        roots = [n for n in unit.assets if n in PARTITION_TABLES and not self._has_partitioned_deps(n)]
+        if not roots or ticker in self.left_source:
+            return
+        data = self._ticker(ticker)
+        if data.last_bar is None:
+            return
+        have = {m.strftime("%Y-%m") for m in data.bars}
+        last = data.last_bar.strftime("%Y-%m")
+        table = PARTITIONED[PARTITION_TABLES[roots[0]]]
+        stored = [m for _, m in self.warehouse.parts.partitions(table, ticker)]
+        self.left_source[ticker] = sorted(m for m in stored if m not in have and m <= last)
+
+    def _has_partitioned_deps(self, name: str) -> bool:
+        return any(self._partitioned(u) for u, _ in self._deps(name))
+
+    def disk_report(self) -> list[str]:
+        """Lines for the summary: each damaged file found (and where it went), each month kept
+        that the source no longer has."""
+        lines = []
+        for problem, moved in self.damaged:
+            where = f"; moved to {moved}" if moved else ""
+            lines.append(f"rebuilt {problem.describe()}{where}")
+        for ticker, months in sorted(self.left_source.items()):
+            for month in months:
+                table = PARTITIONED["market.prices"]
+                rows = self.warehouse.parts.stored_rows(table, ticker, month)
+                lines.append(
+                    f"{ticker} {month}: kept: the source no longer has {ticker} {month}; its {rows} "
+                    "stored bar(s) stay (stored data never shrinks without a reason)"
+                )
+        return lines
 
     def _newer_than_clock(self, unit: RunUnit, changed: Sequence[str]) -> set[str]:
         """Built partitions of ``unit`` whose source view under ``STOCKER_CLOCK`` holds fewer
@@ -431,15 +520,21 @@ class UpToDate:
         """Write the decision to ``meta.builds``, one row per asset and partition: the
         fingerprints of what was built (after a successful run), and the skipped as skipped."""
         run_id = run.run_id if run is not None else None
-        rows = []
+        rows, built, kept = [], [], []
         built_ok = decision.run and run is not None and run.success
         for name, parts in decision.fingerprints.items():
             for partition, fingerprint in parts.items():
                 if partition in decision.skipped:
                     rows.append(BuildDecision(name, partition, fingerprint, "skipped", decision.reason))
+                    kept.append((name, partition))
                 elif built_ok:
-                    rows.append(BuildDecision(name, partition, fingerprint, "built", decision.reason, run_id))
+                    why = decision.reason
+                    if partition in decision.damaged:
+                        why = f"rebuilt, damaged on disk: {decision.damaged[partition]}"
+                    rows.append(BuildDecision(name, partition, fingerprint, "built", why, run_id))
+                    built.append((name, partition))
         record_decisions(self.warehouse, rows)
+        self.outputs.record(built, kept)
 
 
 def skipped_run(unit: RunUnit, decision: Decision) -> TickerRun:

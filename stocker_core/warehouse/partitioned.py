@@ -161,12 +161,13 @@ class PartitionStore:
     def has_parts(self, table: PartitionedTable) -> bool:
         return next(self.table_dir(table).glob(f"*/*/{PART_FILE}"), None) is not None
 
-    def partitions(self, table: PartitionedTable) -> list[tuple[str, str]]:
-        """(ticker, YYYY-MM) of every stored partition."""
+    def partitions(self, table: PartitionedTable, ticker: str | None = None) -> list[tuple[str, str]]:
+        """(ticker, YYYY-MM) of every stored partition (of ``ticker`` only, when given)."""
         found = []
-        for path in self.table_dir(table).glob(f"ticker=*/month=*/{PART_FILE}"):
-            ticker = unquote(path.parent.parent.name[len("ticker=") :])
-            found.append((ticker, path.parent.name[len("month=") :]))
+        tickers = ticker_folder(ticker) if ticker is not None else "ticker=*"
+        for path in self.table_dir(table).glob(f"{tickers}/month=*/{PART_FILE}"):
+            name = unquote(path.parent.parent.name[len("ticker=") :])
+            found.append((name, path.parent.name[len("month=") :]))
         return sorted(found)
 
     @property

@@ -63,6 +63,13 @@ TABLES: dict[str, str] = {
             asset VARCHAR NOT NULL, partition VARCHAR NOT NULL, fingerprint VARCHAR NOT NULL,
             decision VARCHAR NOT NULL, reason VARCHAR, run_id VARCHAR, decided_at TIMESTAMP,
             PRIMARY KEY (asset, partition))""",
+    # the files a recorded build vouches for (a partition's Parquet file, chart PNGs, model
+    # files): checked before a partition is called up to date (warehouse/outputs.py)
+    "meta.outputs": """
+        CREATE TABLE IF NOT EXISTS meta.outputs (
+            asset VARCHAR NOT NULL, partition VARCHAR NOT NULL, path VARCHAR NOT NULL,
+            size BIGINT NOT NULL, mtime_ns BIGINT NOT NULL, sha256 VARCHAR NOT NULL,
+            recorded_at TIMESTAMP, PRIMARY KEY (asset, partition, path))""",
     "models.runs": """
         CREATE TABLE IF NOT EXISTS models.runs (
             run_id VARCHAR PRIMARY KEY, model_name VARCHAR NOT NULL, kind VARCHAR NOT NULL,
