@@ -277,7 +277,8 @@ def test_mcp_tools_play_an_episode(client):
     assert names[:3] == ["start_episode", "place_order", "get_quote"]
     assert set(names[3:]) == set(TOOL_NAMES) and not {"reset", "step", "state", "close"} & set(names)
     assert all(t["inputSchema"]["type"] == "object" for t in tools)
-    start = _rpc(client, "tools/call", {"name": "start_episode", "arguments": {"task_id": "task_hard"}})["result"]
+    begin = {"name": "start_episode", "arguments": {"task_id": "task_hard"}}
+    start = _rpc(client, "tools/call", begin)["result"]
     assert start["isError"] is False and start["data"] == start["structuredContent"]
     sid = start["structuredContent"]["session_id"]
     assert start["structuredContent"]["observation"]["ticker"] == "META"
@@ -289,7 +290,8 @@ def test_mcp_tools_play_an_episode(client):
     assert quote["result"]["structuredContent"]["step_count"] == 1
     # the same session over plain HTTP
     assert client.get("/state", headers={SESSION_HEADER: sid}).json()["observation"]["position"] == 4
-    bad = _rpc(client, "tools/call", {"name": "place_order", "arguments": {"session_id": sid, "side": "short"}})
+    short = {"name": "place_order", "arguments": {"session_id": sid, "side": "short"}}
+    bad = _rpc(client, "tools/call", short)
     assert bad["result"]["isError"] is True and "invalid action" in bad["result"]["content"][0]["text"]
     gone = _rpc(client, "tools/call", {"name": "get_quote", "arguments": {"session_id": "nope"}})
     assert gone["result"]["isError"] is True and "HTTP 404" in gone["result"]["content"][0]["text"]
