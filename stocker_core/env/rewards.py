@@ -113,6 +113,20 @@ class RewardBreakdown:
         }
 
 
+def reward_terms(params: RewardParams) -> list[dict[str, object]]:
+    """The reward as its terms (SPEC §1): ``reward = clip(Σ weight × breakdown[term], -1, 1)``,
+    each with the ``RewardBreakdown`` field it reads and its weight (penalties weigh -1). The
+    one description of the sum: ``/metadata`` serves it and the OpenEnv rubric is built from it."""
+    return [
+        {"name": "performance", "term": "perf", "weight": params.w_perf},
+        {"name": "inflation", "term": "infl_factor", "weight": params.w_infl},
+        {"name": "invalid_action", "term": "invalid_penalty", "weight": -1.0},
+        {"name": "lookahead", "term": "lookahead", "weight": 1.0},
+        {"name": "alpha_bonus", "term": "alpha_bonus", "weight": 1.0},
+        {"name": "drawdown", "term": "dd_penalty", "weight": -1.0},
+    ]
+
+
 def inflation_factor(nominal: float, step_index: int, annual_inflation: float) -> tuple[float, float]:
     """(real return, inflation factor = max(-1, real - nominal) <= 0) after ``step_index`` steps."""
     years = step_index / TRADING_DAYS_PER_YEAR

@@ -44,7 +44,7 @@ from stocker_core.env.api_models import (
     schema_document,
     step_request_schema,
 )
-from stocker_core.env.rewards import RewardParams
+from stocker_core.env.rewards import RewardParams, reward_terms
 from stocker_core.env.server_guards import MAX_BODY_BYTES, BearerAuth, BodyLimit
 from stocker_core.env.server_http import client_of, json_body, json_response
 from stocker_core.env.server_mcp import RPC_REQUEST_SCHEMA, handle_mcp
@@ -228,6 +228,10 @@ def create_app(
             "tasks": {t.task_id: {"episode": t.key, "regime": t.regime} for t in TASKS.values()},
             "episode_months": settings.episode_months,
             "reward_params": RewardParams.from_settings(settings).__dict__,
+            "reward_rubric": {
+                "reward": "clip(sum of weight x metadata.breakdown[term], -1, 1)",
+                "terms": reward_terms(RewardParams.from_settings(settings)),
+            },
             "session_header": SESSION_HEADER,
             "max_sessions": service.sessions.max_sessions,
             "max_sessions_per_client": service.sessions.max_per_client,
