@@ -30,6 +30,7 @@ SERIAL_TESTS: dict[str, str] = {
     "tests/council/test_council_transformers.py::test_transformers_backend_generates_on_cpu": "a 20 s bound",
     "tests/env/test_server_live.py": "live servers with wall-clock limits on uploads",
     "tests/web/test_web_browser.py": "Chromium and a live server",
+    "tests/env/test_openenv_live.py": "stocker serve as the image's command, in a subprocess",
     "tests/web/test_peer_addresses.py": "live servers reached from 127.0.0.3, 127.0.0.4 and 127.0.0.1",
 }
 
