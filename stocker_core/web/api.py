@@ -9,18 +9,19 @@ import functools
 import hmac
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import pandas as pd
 from fastapi import APIRouter, Body, Depends, Request
-from fastapi.responses import FileResponse
+from fastapi.responses import FileResponse, Response
 from pydantic import BaseModel, Field
 
 from stocker_core.config import Settings
 from stocker_core.env.api_models import ErrorAnswer
 from stocker_core.errors import StockerError
 from stocker_core.web import names
+from stocker_core.web.chart_memory import ChartMemory
 from stocker_core.web.charts import charts_on_demand, day_chart
 from stocker_core.web.compare import (
     backtest_keys,
@@ -73,6 +74,8 @@ class WebContext:
     sessions: PlaySessions
     dagster: DagsterLink
     api_key: str | None = None
+    charts: ChartMemory = field(default_factory=ChartMemory)
+    """Charts drawn on demand (memory only: the page never writes into the home)."""
 
 
 class PlayRequest(BaseModel):
@@ -269,9 +272,11 @@ def build_api(context: WebContext) -> APIRouter:
 
     @router.get("/charts/{ticker}/{date}")
     @web_errors
-    def chart(ticker: str, date: str) -> FileResponse:
-        path = day_chart(settings, reader, names.ticker(ticker), names.day(date))
-        return FileResponse(path, media_type="image/png")
+    def chart(ticker: str, date: str) -> Response:
+        found = day_chart(settings, reader, context.charts, names.ticker(ticker), names.day(date))
+        if isinstance(found, bytes):
+            return Response(found, media_type="image/png")
+        return FileResponse(found, media_type="image/png")
 
     @router.get("/compare/episodes")
     @web_errors

@@ -1,7 +1,7 @@
 """The chart PNG of a day for the web page: the stored file when the charts asset drew it, else
 (charts on demand: ``STOCKER_CHARTS=on_demand``, or ``auto`` with a text-only council) drawn
-now from the stored bars and kept in the charts folder, where the next request finds it —
-as the environment's observation draws a chart it does not have."""
+now from the bars and kept in the server's memory (``ChartMemory``), never written: the servers
+only read the home. Only the tickers the home is about are drawn (``drawable``)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,9 @@ from pathlib import Path
 
 from stocker_core.config import Settings
 from stocker_core.errors import StockerError
+from stocker_core.web.chart_memory import ChartMemory
 from stocker_core.web.errors import NotFoundError
 from stocker_core.web.reader import WarehouseReader
-
-CHART_FILE_MODE = 0o644
 
 
 def charts_on_demand(settings: Settings) -> bool:
@@ -21,10 +20,29 @@ def charts_on_demand(settings: Settings) -> bool:
     return not settings.charts_eager
 
 
-def day_chart(settings: Settings, reader: WarehouseReader, ticker: str, day: date) -> Path:
-    """The chart file of ``ticker`` on ``day``: this home's charts folder, else the path
-    ``market.charts`` recorded, else (on demand) drawn now and written to the charts folder.
-    NotFoundError when there is none and charts are not drawn on demand, or ``day`` has no bar."""
+def drawable(settings: Settings, reader: WarehouseReader, ticker: str) -> bool:
+    """Whether the page may draw ``ticker``'s charts: a ticker of the universe, the benchmark,
+    a reference task's ticker, or one whose bars the warehouse stores (an episode it holds)."""
+    from stocker_core.env.tasks import TASKS
+    from stocker_core.universe import read_universe
+
+    if ticker == settings.benchmark or ticker in {t.ticker for t in TASKS.values()}:
+        return True
+    if ticker in read_universe(settings):
+        return True
+    stored = reader.frame(
+        "SELECT 1 AS one FROM market.prices WHERE ticker = ? LIMIT 1", [ticker], needs=["market.prices"]
+    )
+    return len(stored) > 0
+
+
+def day_chart(
+    settings: Settings, reader: WarehouseReader, memory: ChartMemory, ticker: str, day: date
+) -> Path | bytes:
+    """The chart of ``ticker`` on ``day``: this home's charts file, else the file ``market.charts``
+    recorded, else (on demand, a ``drawable`` ticker) the PNG drawn now, kept in ``memory``.
+    NotFoundError when there is none and charts are not drawn on demand, the ticker is not
+    drawable, or ``day`` has no bar."""
     from stocker_core.market.charts import chart_path
 
     local = chart_path(settings.charts_dir, ticker, day)
@@ -36,16 +54,25 @@ def day_chart(settings: Settings, reader: WarehouseReader, ticker: str, day: dat
     recorded = _recorded(settings, str(row["path"].iloc[0])) if len(row) else None
     if recorded is not None:
         return recorded
-    if charts_on_demand(settings):
-        return draw_and_store(settings, ticker, day, local)
-    if len(row):
-        raise NotFoundError(f"the chart file of {ticker} on {day} is missing: re-materialize charts")
-    raise NotFoundError(f"no chart of {ticker} on {day}: materialize the charts partition first")
+    if not charts_on_demand(settings):
+        if len(row):
+            raise NotFoundError(f"the chart file of {ticker} on {day} is missing: re-materialize charts")
+        raise NotFoundError(f"no chart of {ticker} on {day}: materialize the charts partition first")
+    kept = memory.get(ticker, day)
+    if kept is not None:
+        return kept
+    if not drawable(settings, reader, ticker):
+        raise NotFoundError(
+            f"no chart of {ticker} on {day}: the page draws the universe's tickers, the benchmark "
+            f"({settings.benchmark}), the reference tasks' and those with stored bars"
+        )
+    png = draw(settings, ticker, day)
+    memory.put(ticker, day, png)
+    return png
 
 
-def draw_and_store(settings: Settings, ticker: str, day: date, target: Path) -> Path:
-    """Draw the chart of ``ticker`` on ``day`` from its bars and write it atomically to ``target``."""
-    from stocker_core.atomic_files import write_bytes_atomic
+def draw(settings: Settings, ticker: str, day: date) -> bytes:
+    """The chart of ``ticker`` on ``day`` drawn from its bars (the charts asset's drawing)."""
     from stocker_core.market.chart_cli import bars_for_chart
     from stocker_core.market.charts import render_chart
 
@@ -53,13 +80,11 @@ def draw_and_store(settings: Settings, ticker: str, day: date, target: Path) -> 
         bars = bars_for_chart(settings, ticker, day)
         if bars.empty:
             raise NotFoundError(f"no chart of {ticker} on {day}: no stored bars around that day")
-        png = render_chart(bars, ticker, day)
+        return render_chart(bars, ticker, day)
     except NotFoundError:
         raise
     except StockerError as exc:  # a day without a bar (weekend, holiday, past the data)
         raise NotFoundError(f"no chart of {ticker} on {day}: {exc}") from None
-    write_bytes_atomic(target, png, CHART_FILE_MODE)
-    return target
 
 
 def _recorded(settings: Settings, stored: str) -> Path | None:
