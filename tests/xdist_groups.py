@@ -120,6 +120,7 @@ SHARED_FIXTURE_MODULES: dict[str, str] = {
     "tests/web/test_web_errors.py": "the tiny home, ~0.7 s",
     "tests/web/test_session_quotas.py": "the tiny home, ~0.7 s",
     "tests/council/test_council_choices.py": "a scored model, ~0.6 s",
+    "tests/assets/test_up_to_date_disk.py": "`built`: a synthetic home by `stocker materialize`, ~25 s",
 }
 
 
