@@ -12,7 +12,7 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from stocker_core.errors import InvalidNameError, StockerError
@@ -37,20 +37,30 @@ the 30-day gaps, ~200 days) holds 3 non-overlapping 63-day windows: 33 over the 
 SYNTHETIC_PREFIX = "SYN"
 SYNTHETIC_INDEX = "^SYN"
 """The synthetic market's equal-weight index: the council's benchmark peer on that source."""
-_TICKER_COUNT = re.compile(r"\s*\d{1,3}\s*")
+_TICKER_COUNT = re.compile(r"\s*[0-9]{1,3}\s*")
+TICKER_PATTERN = re.compile(r"^[A-Z0-9][A-Z0-9.^=-]{0,14}$|^\^[A-Z0-9.=-]{1,14}$")
+"""An exchange symbol: 1-15 upper-case ASCII letters, digits and ``. ^ = -`` (``BRK.B``,
+``^GSPC``, ``GC=F``); ``market.validation.validate_ticker`` also refuses ``..``."""
+TICKER_WORDS = "1-15 upper-case letters, digits or . ^ = - (e.g. AAPL, BRK.B, ^GSPC, GC=F)"
+
+
+def is_ticker(value: object) -> bool:
+    """Whether ``value`` is a plausible exchange symbol (``TICKER_PATTERN``, no ``..``)."""
+    return isinstance(value, str) and TICKER_PATTERN.fullmatch(value) is not None and ".." not in value
 
 
 def synthetic_ticker_names(value: str) -> list[str]:
-    """``STOCKER_SYNTH_TICKERS`` as names: a count ``"4"`` gives SYN1 … SYN4; otherwise a
-    comma-separated list of names (upper-cased, blanks dropped, duplicates kept once)."""
+    """``STOCKER_SYNTH_TICKERS`` as names: a count ``"4"`` (ASCII digits) gives SYN1 … SYN4;
+    otherwise a comma-separated list of tickers (upper-cased, blanks dropped, duplicates kept
+    once). ValueError saying what is expected otherwise."""
+    expected = "expected a count from 1 to 200, or tickers such as ALFA,BETA (A-Z, 0-9, . ^ = -)"
     if _TICKER_COUNT.fullmatch(value):
-        count = int(value)
-        if not 1 <= count <= 200:
-            raise ValueError(f"STOCKER_SYNTH_TICKERS={value!r}: use a count from 1 to 200 or names")
-        return [f"{SYNTHETIC_PREFIX}{i}" for i in range(1, count + 1)]
+        if not 1 <= int(value) <= 200:
+            raise ValueError(expected)
+        return [f"{SYNTHETIC_PREFIX}{i}" for i in range(1, int(value) + 1)]
     names = [part.strip().upper() for part in value.split(",") if part.strip()]
-    if not names:
-        raise ValueError(f"STOCKER_SYNTH_TICKERS={value!r}: use a count (e.g. 4) or names (e.g. SYN1,SYN2)")
+    if not names or not all(is_ticker(name) for name in names):
+        raise ValueError(expected)
     return list(dict.fromkeys(names))
 
 
@@ -58,21 +68,30 @@ FIRST_MONTH = date(1800, 1, 1)
 LAST_MONTH = date(2200, 12, 1)
 """The months a month setting may name: market calendars and pandas timestamps end well
 inside 0001 … 9999, so a far year is refused where it is read, not deep in a run."""
+_MONTH_SPELLING = re.compile(r"[0-9]{4}-[0-9]{2}(-[0-9]{2})?")
+"""``YYYY-MM`` or ``YYYY-MM-DD``, ASCII digits only (``strptime`` alone takes ``2016-1``
+and other scripts' digits)."""
 
 
 def parse_month_setting(value: str) -> date:
     """The first day of the month ``value`` names (``YYYY-MM`` or a day ``YYYY-MM-DD``, from
     1800-01 to 2200-12, as partition keys); ValueError saying what is expected otherwise."""
-    for spelling in ("%Y-%m-%d", "%Y-%m"):
-        try:
-            month = datetime.strptime(value.strip(), spelling).date().replace(day=1)
-        except ValueError:
-            continue
-        if not FIRST_MONTH <= month <= LAST_MONTH:
-            raise ValueError(f"expected a month from {FIRST_MONTH:%Y-%m} to {LAST_MONTH:%Y-%m}")
-        return month
-    raise ValueError("expected a month, YYYY-MM (or a day, YYYY-MM-DD)")
+    value = value.strip()
+    try:
+        if not _MONTH_SPELLING.fullmatch(value):
+            raise ValueError(value)
+        month = datetime.strptime(value, "%Y-%m-%d" if len(value) > 7 else "%Y-%m").date().replace(day=1)
+    except ValueError:
+        raise ValueError("expected a month, YYYY-MM (or a day, YYYY-MM-DD)") from None
+    if not FIRST_MONTH <= month <= LAST_MONTH:
+        raise ValueError(f"expected a month from {FIRST_MONTH:%Y-%m} to {LAST_MONTH:%Y-%m}")
+    return month
 
+
+MAX_SEED = 2**32 - 1
+"""The largest seed a setting or option takes (what every generator the project seeds accepts)."""
+_ISO_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+"""How a day setting or a timestamp setting begins (pydantic alone also takes a Unix time, ``0``)."""
 
 # The three reference episodes' real bars and text (package data; see its README.md).
 REFERENCE_TASKS_DIR = Path(__file__).resolve().parent / "reference_tasks"
@@ -233,7 +252,10 @@ class Settings(BaseSettings):
         default=0.1, ge=-1.0, le=1.0, description="Information coefficient of the planted news factor"
     )
     synth_seed: int = Field(
-        default=7, ge=0, description="Seed (at least 0): the same seed gives the same bars and text"
+        default=7,
+        ge=0,
+        le=MAX_SEED,
+        description="Seed (0 to 2³²−1): the same seed gives the same bars and text",
     )
     synth_tickers: str = Field(
         default="4",
@@ -311,6 +333,55 @@ class Settings(BaseSettings):
     celery_llm_queue: str | None = Field(
         default=None, description="Celery queue for council vote steps (workers near the LLM server)"
     )
+
+    @field_validator("home", "files_dir", "text_dir", mode="before")
+    @classmethod
+    def _blank_folder_is_unset(cls, value: Any, info: ValidationInfo) -> Any:
+        """A blank folder variable (``STOCKER_FILES_DIR=``) means unset, not the working folder."""
+        if isinstance(value, str) and not value.strip():
+            return cls.model_fields[info.field_name].get_default(call_default_factory=True)
+        return value
+
+    @field_validator("synth_start", "clock", mode="before")
+    @classmethod
+    def _iso_spelling(cls, value: Any, info: ValidationInfo) -> Any:
+        """A day or a timestamp is spelt in ISO 8601 (``2021-01-01``), never a number of seconds."""
+        if isinstance(value, str) and not _ISO_DAY.match(value.strip()):
+            if info.field_name == "clock":
+                raise ValueError("expected an ISO timestamp with a zone, e.g. 2016-03-01T22:00:00+00:00")
+            raise ValueError("expected a day, YYYY-MM-DD")
+        return value
+
+    @field_validator("synth_start", mode="after")
+    @classmethod
+    def _synthetic_start_in_range(cls, value: date) -> date:
+        if not FIRST_MONTH <= value <= LAST_MONTH.replace(day=31):
+            raise ValueError(f"expected a day from {FIRST_MONTH} to {LAST_MONTH:%Y-%m}-31")
+        return value
+
+    @field_validator("benchmark", mode="after")
+    @classmethod
+    def _a_ticker(cls, value: str) -> str:
+        if not is_ticker(value):
+            raise ValueError(f"expected a ticker of {TICKER_WORDS}")
+        return value
+
+    @field_validator("default_tickers", mode="after")
+    @classmethod
+    def _tickers(cls, value: list[str]) -> list[str]:
+        bad = [name for name in value if not is_ticker(name)]
+        if bad:
+            raise ValueError(f"expected a JSON list of tickers of {TICKER_WORDS}; not {bad}")
+        return value
+
+    @field_validator("peers", "commodities", mode="after")
+    @classmethod
+    def _tickers_by_ticker(cls, value: dict[str, Any]) -> dict[str, Any]:
+        names = [*value, *(name for v in value.values() for name in (v if isinstance(v, list) else [v]))]
+        bad = [name for name in names if not is_ticker(name)]
+        if bad:
+            raise ValueError(f"expected tickers of {TICKER_WORDS}; not {bad}")
+        return value
 
     @field_validator("home", "files_dir", "text_dir", mode="after")
     @classmethod
@@ -530,6 +601,11 @@ def field_bounds(model: type, field: str) -> dict[str, float]:
     return found
 
 
+def _number_words(bound: float) -> str:
+    """A bound as a user writes it: an integer whole (4294967295), a float short (1e+12)."""
+    return str(bound) if isinstance(bound, int) else f"{bound:g}"
+
+
 def expected_words(error: dict, model: type | None = None) -> str:
     """What a pydantic error says is expected, in words (``expected a number at least 0``);
     a non-finite number is told the field's range too (``expected a finite number …``)."""
@@ -542,7 +618,7 @@ def expected_words(error: dict, model: type | None = None) -> str:
     if model is not None and (bounds or kind == "a finite number"):  # the whole range, not one side
         field = str(error["loc"][0]) if error.get("loc") else ""
         bounds = field_bounds(model, field) or bounds
-    found = [f"{_BOUND_WORDS[key]} {bound:g}" for key, bound in bounds.items()]
+    found = [f"{_BOUND_WORDS[key]} {_number_words(bound)}" for key, bound in bounds.items()]
     if found or error.get("type") == "finite_number":
         return " ".join(["expected", kind, " and ".join(found)]).strip()
     message = str(error.get("msg", "invalid")).removeprefix("Value error, ")

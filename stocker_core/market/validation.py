@@ -5,9 +5,10 @@ from __future__ import annotations
 import re
 from datetime import date
 
+from stocker_core.config import TICKER_PATTERN as TICKER_PATTERN  # the one rule, kept in the settings' floor
+from stocker_core.config import TICKER_WORDS, is_ticker
 from stocker_core.errors import InvalidNameError
 
-TICKER_PATTERN = re.compile(r"^[A-Z0-9][A-Z0-9.^=-]{0,14}$|^\^[A-Z0-9.=-]{1,14}$")
 MONTH_PATTERN = re.compile(r"^\d{4}-\d{2}-01$")
 DAY_PATTERN = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 FIRST_MONTH, LAST_MONTH = date(1800, 1, 1), date(2200, 12, 1)
@@ -21,11 +22,8 @@ def validate_ticker(ticker: str) -> str:
     Allowed: upper-case letters, digits and ``. ^ = -`` (``BRK.B``, ``^GSPC``, ``GC=F``),
     1-15 characters. Lower-case, path-like (``../etc``) or SQL-like (``A;DROP``) names fail.
     """
-    if not isinstance(ticker, str) or not TICKER_PATTERN.fullmatch(ticker) or ".." in ticker:
-        raise InvalidNameError(
-            f"invalid ticker {ticker!r}: use 1-15 upper-case letters, digits or . ^ = - "
-            "(e.g. AAPL, BRK.B, ^GSPC, GC=F)"
-        )
+    if not is_ticker(ticker):
+        raise InvalidNameError(f"invalid ticker {ticker!r}: use {TICKER_WORDS}")
     return ticker
 
 
