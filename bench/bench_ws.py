@@ -6,7 +6,7 @@ port with the seed fixture as the ``files`` source and the three tasks preloaded
 
 1. one client, sequential: whole task_easy episodes (hold / buy 1 / sell 1) for
    ``--steps`` steps, over HTTP (httpx keep-alive, ``StockerEnvClient``) and over /ws
-   (``websockets``, and openenv-core's ``GenericEnvClient`` when installed);
+   (``websockets``, and openenv's ``GenericEnvClient`` when installed);
 2. ``--clients`` concurrent asyncio clients, the same episodes, HTTP (httpx) against /ws;
 3. the server's resident memory before and after ``--sessions`` open /ws sessions (each
    reset on a task): the difference per session.

@@ -182,7 +182,7 @@ def test_bad_rows_and_settings_are_refused_in_one_line(sample_settings, rows):
 def test_server_mode_scores_as_in_process(sample_settings, rows):
     from stocker_core.env.server import create_app
 
-    pytest.importorskip("openenv.core", reason="openenv-core and fastmcp (the dev extra)")
+    pytest.importorskip("openenv.core", reason="openenv 0.10 and its extra (README command 2)")
     local = StockerToolEnv(sample_settings, reward="excess")
     app = create_app(sample_settings, api_key="k3y")
     with (
@@ -204,7 +204,7 @@ def test_server_mode_scores_as_in_process(sample_settings, rows):
 def test_grpo_trainer_drives_a_live_server_for_two_steps(sample_settings, rows, tmp_path, monkeypatch):
     """TRL's own GRPOTrainer with environment_factory against `stocker serve`: 2 steps, the
     rewards come from the environments, and the LoRA adapter is saved."""
-    pytest.importorskip("openenv.core", reason="openenv-core and fastmcp (the dev extra)")
+    pytest.importorskip("openenv.core", reason="openenv 0.10 and its extra (README command 2)")
     import torch
     from datasets import Dataset
     from peft import LoraConfig

@@ -1,4 +1,4 @@
-"""Against a live uvicorn server on 127.0.0.1: the openenv-core validator, the streaming
+"""Against a live uvicorn server on 127.0.0.1: openenv 0.10's validator, the streaming
 body limit, the API key, and the typed client."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from stocker_core.env.server import ServerConfigError, check_bind, create_app
 def test_openenv_core_validator_passes(seed_settings):
     validation = pytest.importorskip(
         "openenv.cli._validation",
-        reason="pip install --no-deps openenv-core==0.3.0 (the README test command does)",
+        reason="pip install --no-deps openenv==0.10.0 (the README test command does)",
     )
     with live_server(create_app(seed_settings, api_key="")) as url:
         report = validation.validate_running_environment(url, timeout_s=10)
