@@ -1,7 +1,8 @@
 """The files each asset's partition vouches for on disk, checked before a skip.
 
 - a ticker × month asset writes one Parquet part file of its table (``PARTITION_TABLES``) for
-  that ticker and month; ``charts`` also the PNGs its part file lists;
+  that ticker and month; ``charts`` also the PNGs its part file lists; the vote cache's files
+  (``CACHE_ASSETS``) are only checked to be there and whole: other commands add votes;
 - an unpartitioned asset writes the files and folders of the home named by path values in the
   metadata of its latest materialization (a model folder, an SB3 zip, report files).
 
@@ -45,6 +46,10 @@ PARTITION_TABLES = {
     "specialist_votes": "council.votes",
 }
 """The partitioned table each ticker × month asset writes (one part file per partition)."""
+
+CACHE_ASSETS = frozenset({"specialist_votes"})
+"""Assets whose part files other commands add to (the vote cache: the council policy, the
+moderator's data): checked for presence and a whole Parquet frame, never for their bytes."""
 
 DAMAGED_FOLDER = "damaged"
 """Where, under the home, damaged files are moved before their rebuild (one folder per run)."""
@@ -134,7 +139,7 @@ class BuildOutputs:
             return self._adopt(asset, partition)
         problems, refreshed, touched = [], [], False
         for record in recorded:
-            what, again = check_file(record, self.home)
+            what, again = check_file(record, self.home, exact=asset not in CACHE_ASSETS)
             if what:
                 problems.append(OutputProblem(asset, partition, record.path, what))
             touched |= again is not None

@@ -9,7 +9,9 @@ and sha256. Before it calls that partition up to date it asks the disk (``check_
 - the same size and modification time is taken as the same file, after a cheap structural
   look: a Parquet file must begin and end with ``PAR1`` around a footer that fits it;
 - the same size with another modification time is hashed: the same sha256 is the same file
-  (copied or touched: its new time is recorded), another is a **changed** file.
+  (copied or touched: its new time is recorded), another is a **changed** file;
+- a file other commands add to (a cache, ``exact=False``) must only be there and whole: a
+  changed one is recorded again as it is.
 
 An unchanged rerun therefore reads a few bytes per Parquet file and hashes nothing; only a
 file whose size and time both still match but whose bytes were edited in place escapes,
@@ -110,9 +112,10 @@ def snapshot(asset: str, partition: str, path: Path, home: Path) -> OutputFile |
     )
 
 
-def check_file(record: OutputFile, home: Path) -> tuple[str | None, OutputFile | None]:
+def check_file(record: OutputFile, home: Path, exact: bool = True) -> tuple[str | None, OutputFile | None]:
     """(what is wrong with ``record``'s file, or None; the record to store again when the file
-    is the same but was touched, else None)."""
+    is the same but was touched, else None). ``exact=False`` for a file other commands add to
+    (a cache): it must be there and whole, and may have changed (recorded again as it is)."""
     path = home / record.path
     try:
         found = os.stat(path)
@@ -122,22 +125,25 @@ def check_file(record: OutputFile, home: Path) -> tuple[str | None, OutputFile |
         return f"cannot be read ({exc.strerror or type(exc).__name__})", None
     if not stat.S_ISREG(found.st_mode):
         return "is no longer a regular file", None
-    if found.st_size != record.size:
-        return f"changed size ({record.size} -> {found.st_size} bytes)", None
-    if _is_parquet(record.path):
-        problem = parquet_problem(path, found.st_size)
-        if problem:
-            return problem, None
-    if found.st_mtime_ns == record.mtime_ns:
+    problems = []
+    frame = parquet_problem(path, found.st_size) if _is_parquet(record.path) else None
+    if found.st_size != record.size and (exact or frame):
+        problems.append(f"changed size ({record.size} -> {found.st_size} bytes)")
+    if frame:
+        problems.append(frame)
+    if problems:
+        return "; ".join(problems), None
+    if found.st_mtime_ns == record.mtime_ns and found.st_size == record.size:
         return None, None
     try:
         digest = file_sha256(path)
     except OSError as exc:
         return f"cannot be read ({exc.strerror or type(exc).__name__})", None
-    if digest != record.sha256:
+    if exact and digest != record.sha256:
         return "changed content (its sha256 differs from the build's)", None
-    touched = OutputFile(record.asset, record.partition, record.path, record.size, found.st_mtime_ns, digest)
-    return None, touched
+    return None, OutputFile(
+        record.asset, record.partition, record.path, found.st_size, found.st_mtime_ns, digest
+    )
 
 
 def recorded_outputs(warehouse: Warehouse) -> dict[tuple[str, str], list[OutputFile]]:

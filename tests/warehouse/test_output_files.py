@@ -98,3 +98,15 @@ def test_meta_outputs_replaces_the_records_of_a_partition(tmp_path: Path) -> Non
     assert recorded_outputs(warehouse)[("prices", "KO|2016-05-01")] == [first]
     record_outputs(warehouse, [("prices", "KO|2016-05-01")], [])  # rebuilt with no rows: no file
     assert set(recorded_outputs(warehouse)) == {("prices", "KO|2016-06-01")}
+
+
+def test_a_cache_file_may_change_but_must_stay_whole(home: Path) -> None:
+    """The vote cache's part files gain votes from other commands: a new valid file is
+    recorded again as it is; a broken one is still named."""
+    record = _record(home)
+    path = _parquet(home / record.path, rows=40, offset=3.0)  # more votes: another size
+    what, again = check_file(record, home, exact=False)
+    assert what is None and again is not None and again.size == path.stat().st_size
+    path.write_bytes(path.read_bytes()[:-30])
+    what, _ = check_file(record, home, exact=False)
+    assert what is not None and "not a whole Parquet file" in what
