@@ -17,7 +17,7 @@ KEY = "SYN|2015-03-01"
 
 
 def _batch(n: int) -> str:
-    call = {"name": "reset", "arguments": {"episode": KEY}}
+    call = {"name": "start_episode", "arguments": {"episode": KEY}}
     return json.dumps([{"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": call} for i in range(n)])
 
 
