@@ -28,7 +28,9 @@ def deploy_init(
     home: Path = typer.Option(
         None, "--home", help="Dagster home to write (default: $DAGSTER_HOME, else $STOCKER_HOME/dagster)."
     ),
-    max_concurrent_runs: int = typer.Option(4, "--max-concurrent-runs", help="Run queue size (the daemon)."),
+    max_concurrent_runs: int = typer.Option(
+        4, "--max-concurrent-runs", min=1, max=1_024, help="Run queue size (the daemon)."
+    ),
     gpu_queue: str = typer.Option(
         None, "--gpu-queue", help="Celery queue for training steps (start a GPU worker with -q NAME)."
     ),

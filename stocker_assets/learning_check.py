@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from stocker_core.cli_support import EXIT_FAILED, fail
-from stocker_core.config import Settings, use_settings
+from stocker_core.config import MAX_SEED, Settings, use_settings
 from stocker_core.errors import StockerError
 
 if TYPE_CHECKING:  # the check's library loads pandas: imported where used, so `stocker --help` stays fast
@@ -264,10 +264,12 @@ def register(app: typer.Typer) -> None:
         ic: float = typer.Option(
             0.3,
             "--ic",
+            min=-1.0,
+            max=1.0,
             help="information coefficient of the planted signal (0: none; at the default 0.3 the "
             "oracle's edge is visible on the test windows, t ~ 4)",
         ),
-        seed: int = typer.Option(7, "--seed", help="seed of the synthetic market"),
+        seed: int = typer.Option(7, "--seed", min=0, max=MAX_SEED, help="seed of the synthetic market"),
         tickers: int = typer.Option(8, "--tickers", min=2, max=200, help="synthetic tickers"),
         years: float = typer.Option(3.0, "--years", min=1.0, max=40.0, help="years of sessions"),
         home: Path | None = typer.Option(

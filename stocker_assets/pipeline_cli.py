@@ -118,24 +118,21 @@ def tickers_remove(tickers: list[str]) -> None:
     console.print(f"universe: {', '.join(stored) or '(empty)'} ({len(gone)} partition(s) removed)")
 
 
-def _month(value: str | None) -> date | None:
-    from stocker_core.market.validation import FIRST_MONTH, LAST_MONTH
+def _month(value: str | None, option: str = "--from/--to") -> date | None:
+    """``--from``/``--to`` as the month settings read it (``YYYY-MM`` or a day, ASCII digits)."""
+    from stocker_core.config import parse_month_setting
 
     if value is None:
         return None
     try:
-        month = date.fromisoformat(value if len(value) > 7 else f"{value}-01").replace(day=1)
-    except ValueError:
-        raise typer.BadParameter(f"{value!r} is not a month (YYYY-MM)") from None
-    if not FIRST_MONTH <= month <= LAST_MONTH:
-        supported = f"months from {FIRST_MONTH:%Y-%m} to {LAST_MONTH:%Y-%m} are supported"
-        raise typer.BadParameter(f"{value!r}: {supported}")
-    return month
+        return parse_month_setting(value)
+    except ValueError as exc:
+        raise typer.BadParameter(f"{value!r}: {exc}", param_hint=f"'{option}'") from None
 
 
 def _check_range(start: str | None, end: str | None) -> None:
     """Exit 2 at once when ``--from`` is after ``--to`` (an empty range is never what was meant)."""
-    first, last = _month(start), _month(end)
+    first, last = _month(start, "--from"), _month(end, "--to")
     if first is not None and last is not None and first > last:
         fail(f"--from {start} is after --to {end}: the range is empty; give the earlier month first")
 
@@ -498,7 +495,7 @@ UI_HELP = _paragraphs(
 
 
 def ui(
-    port: int = typer.Option(3000, "--port", "-p", help="Port for the web UI."),
+    port: int = typer.Option(3000, "--port", "-p", min=1, max=65_535, help="Port for the web UI."),
     host: str = typer.Option(
         "127.0.0.1",
         "--host",

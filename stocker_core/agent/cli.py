@@ -9,6 +9,7 @@ import json
 import typer
 
 from stocker_core.cli_support import EXIT_FAILED, fail
+from stocker_core.config import MAX_SEED
 from stocker_core.errors import StockerError
 
 agent_app = typer.Typer(help="The tool-using single agent (SPEC §2).", no_args_is_help=True)
@@ -48,9 +49,13 @@ def run_command(
     episode: str = typer.Option("GOOGL|2016-03-01", "--episode", help="task alias or TICKER|YYYY-MM-01"),
     day: str | None = typer.Option(None, "--date", help="decision day inside the episode (YYYY-MM-DD)"),
     policy: str = typer.Option("agent_scripted", "--policy", help="agent_scripted | agent_base | agent_rl"),
-    theta: float | None = typer.Option(None, "--theta", help="result score band (default 0.015)"),
-    horizon: int | None = typer.Option(None, "--horizon", help="forward return horizon in sessions"),
-    max_calls: int | None = typer.Option(None, "--max-calls", help="tool call cap"),
+    theta: float | None = typer.Option(
+        None, "--theta", min=0.0, max=0.5, help="result score band, above 0, below 0.5 (default 0.015)"
+    ),
+    horizon: int | None = typer.Option(
+        None, "--horizon", min=1, max=60, help="forward return horizon in sessions"
+    ),
+    max_calls: int | None = typer.Option(None, "--max-calls", min=1, max=8, help="tool call cap"),
     as_json: bool = typer.Option(False, "--json", help="print the trace object as JSON"),
 ) -> None:
     """Run the agent on one day: plan, tool calls with arguments and results, reasoning,
@@ -80,10 +85,14 @@ def tools_command(
 
 
 def train_command(
-    rl_steps: int | None = typer.Option(None, "--rl-steps", help="RL updates (default 60)"),
-    sft_steps: int | None = typer.Option(None, "--sft-steps", help="warm start steps (default 150)"),
+    rl_steps: int | None = typer.Option(
+        None, "--rl-steps", min=0, max=1_000_000, help="RL updates (default 60)"
+    ),
+    sft_steps: int | None = typer.Option(
+        None, "--sft-steps", min=0, max=1_000_000, help="warm start steps (default 150)"
+    ),
     model: str | None = typer.Option(None, "--model", help="tiny | smollm2 | a Hub id or folder"),
-    seed: int | None = typer.Option(None, "--seed"),
+    seed: int | None = typer.Option(None, "--seed", min=0, max=MAX_SEED),
 ) -> None:
     """Warm-start and RL-train the agent on the train split (what the agent_policy asset runs)."""
     from stocker_core.agent.config import agent_config

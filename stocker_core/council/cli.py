@@ -51,8 +51,10 @@ def register(app: typer.Typer) -> None:
         backend: str | None = typer.Option(None, "--backend", help="rule | openai | transformers"),
         peers: str | None = typer.Option(None, "--peers", help="Comma-separated peers"),
         commodity: str | None = typer.Option(None, "--commodity", help="e.g. GC=F"),
-        cash: float | None = typer.Option(None, "--cash", help="Cash (default start cash)"),
-        position: int = typer.Option(0, "--position", help="Shares held"),
+        cash: float | None = typer.Option(
+            None, "--cash", min=0.0, max=1e12, help="Cash (default start cash)"
+        ),
+        position: int = typer.Option(0, "--position", min=0, max=10**12, help="Shares held"),
         as_json: bool = typer.Option(False, "--json", help="Print JSON"),
         show_prompts: bool = typer.Option(
             False, "--show-prompts", help="Also print the prompts sent (what the model saw)"

@@ -10,6 +10,7 @@ from typing import Any
 import typer
 
 from stocker_core.cli_support import fail
+from stocker_core.config import MAX_SEED
 from stocker_core.errors import StockerError
 
 episode_app = typer.Typer(help="Inspect and play episodes.", no_args_is_help=True)
@@ -83,7 +84,7 @@ def run_command(
     policy: str = typer.Option(
         "buy_and_hold", "--policy", help="buy_and_hold | hold | random | ideal | council"
     ),
-    seed: int | None = typer.Option(None, "--seed", help="seed of the random policy"),
+    seed: int | None = typer.Option(None, "--seed", min=0, max=MAX_SEED, help="seed of the random policy"),
     as_json: bool = typer.Option(False, "--json", help="print the trajectory as JSON"),
     out: Path | None = typer.Option(None, "--out", help="save the trajectory JSON (for `grade`)"),
 ) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 import typer
 
 from stocker_core.cli_support import EXIT_FAILED, fail
+from stocker_core.config import MAX_SEED
 from stocker_core.errors import StockerError
 
 
@@ -39,7 +40,7 @@ def backtest_command(
     policies: str | None = typer.Option(
         None, "--policies", help="comma-separated names (default: every one)"
     ),
-    seed: int = typer.Option(0, "--seed", help="seed of random policies"),
+    seed: int = typer.Option(0, "--seed", min=0, max=MAX_SEED, help="seed of random policies"),
     as_json: bool = typer.Option(False, "--json", help="print one JSON row per policy"),
 ) -> None:
     """Play every policy (or --policies) on an episode; one row of metrics per policy."""

@@ -252,7 +252,7 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(
             False, "--json", help="Print JSON: head, entries and the forward record"
         ),
-        last: int = typer.Option(10, "--last", min=0, help="Entries to list (text output)"),
+        last: int = typer.Option(10, "--last", min=0, max=1_000_000, help="Entries to list (text output)"),
     ) -> None:
         """The ledger: its head, the last entries and the stored forward record, once they pass
         everything `verify` checks (exit 1 naming the first problem otherwise)."""

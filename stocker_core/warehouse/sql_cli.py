@@ -26,7 +26,9 @@ def run_query(path, sql: str):
 
 def sql_command(
     query: str = typer.Argument(..., metavar="QUERY", help='SQL, e.g. "SELECT * FROM market.prices LIMIT 5"'),
-    limit: int = typer.Option(50, "--limit", min=1, help="Rows to print (the table only; --json prints all)"),
+    limit: int = typer.Option(
+        50, "--limit", min=1, max=1_000_000, help="Rows to print (the table only; --json prints all)"
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the rows as a JSON list of objects"),
     plan: bool = typer.Option(False, "--plan", help="Print DuckDB's plan of the query instead of running it"),
 ) -> None:

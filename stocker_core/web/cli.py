@@ -57,7 +57,7 @@ def serve_command(
     host: str = typer.Option(
         "127.0.0.1", "--host", help="address to bind; any non-loopback address needs an API key"
     ),
-    port: int = typer.Option(8000, "--port", help="TCP port"),
+    port: int = typer.Option(8000, "--port", min=1, max=65_535, help="TCP port"),
     api_key: str | None = typer.Option(
         None,
         "--api-key",
@@ -68,17 +68,20 @@ def serve_command(
     insecure_no_auth: bool = typer.Option(
         False, "--insecure-no-auth", help="serve a non-loopback address without an API key"
     ),
-    max_sessions: int = typer.Option(256, "--max-sessions", min=1, help="sessions alive at once"),
+    max_sessions: int = typer.Option(
+        256, "--max-sessions", min=1, max=100_000, help="sessions alive at once"
+    ),
     max_sessions_per_client: int | None = typer.Option(
         None,
         "--max-sessions-per-client",
         min=1,
+        max=100_000,
         show_default=False,
         help="sessions one client address may hold (default: STOCKER_MAX_SESSIONS_PER_CLIENT, 32); a "
         "trainer needs at least its concurrent environments, e.g. TRL's generation_batch_size",
     ),
     session_idle_s: float = typer.Option(
-        900.0, "--session-idle-s", min=1.0, help="a session unused this many seconds expires"
+        900.0, "--session-idle-s", min=1.0, max=604_800.0, help="a session unused this many seconds expires"
     ),
     preload: str = typer.Option(
         "", "--preload", help="episodes to load before serving, comma-separated (e.g. task_easy,task_hard)"

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from stocker_core.cli_support import EXIT_FAILED, fail
+from stocker_core.config import MAX_SEED
 
 if TYPE_CHECKING:
     from stocker_core.baselines.drl.store import DrlTrainingResult
@@ -21,9 +22,9 @@ def register(app: typer.Typer) -> None:
     def train(
         algos: str = typer.Option("a2c,ppo", "--algos", help="Comma-separated: a2c, ppo"),
         timesteps: int | None = typer.Option(
-            None, "--timesteps", help="Per algorithm (default: DrlConfig.timesteps)"
+            None, "--timesteps", min=1, max=10**9, help="Per algorithm (default: DrlConfig.timesteps)"
         ),
-        seed: int = typer.Option(0, "--seed"),
+        seed: int = typer.Option(0, "--seed", min=0, max=MAX_SEED),
         as_json: bool = typer.Option(False, "--json", help="Print JSON"),
     ) -> None:
         """Train on the stored train-split episodes (the drl_agents asset without Dagster's lineage)."""
