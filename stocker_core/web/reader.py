@@ -97,6 +97,22 @@ def plain(value: Any) -> Any:
     return value
 
 
+STAMP_FORMAT = "%Y-%m-%d %H:%M:%S"
+"""The one way the page writes a moment (the warehouse's timestamps: the builder's local time)."""
+
+
+def stamp(value: Any) -> str | None:
+    """A timestamp (or its ISO text) as ``YYYY-MM-DD HH:MM:SS``, midnight included; None when
+    empty, the text itself when it is not a time."""
+    if value is None or (not isinstance(value, str) and pd.isna(value)):
+        return None
+    try:
+        moment = pd.Timestamp(value)
+    except (ValueError, TypeError):
+        return str(value)
+    return None if pd.isna(moment) else moment.strftime(STAMP_FORMAT)
+
+
 def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     """Rows of ``frame`` as JSON-ready dicts."""
     return [plain(row) for row in frame.to_dict(orient="records")]

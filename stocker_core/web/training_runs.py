@@ -9,7 +9,8 @@ from typing import Any
 
 from stocker_core.warehouse.home_paths import resolve_path, stored_path
 from stocker_core.web.errors import NotFoundError
-from stocker_core.web.reader import WarehouseReader, parse_json, plain, records
+from stocker_core.web.reader import WarehouseReader, parse_json, plain, records, stamp
+from stocker_core.web.training_curves import learning_curve, pairs, split_constant
 
 NO_RUNS = "no training runs yet: run `stocker train` or `stocker materialize --groups training`"
 LINEAGE_LIMIT = 60
@@ -33,17 +34,6 @@ def _read_json(path: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def _pairs(points: Any) -> list[list[float]]:
-    """``[[x, y], ...]`` from a list of pairs, skipping malformed entries."""
-    out = []
-    for point in points or []:
-        if isinstance(point, list | tuple) and len(point) == 2:
-            x, y = point
-            if isinstance(x, int | float) and isinstance(y, int | float):
-                out.append([x, y])
-    return out
-
-
 def _dict_series(points: Any, x_key: str) -> dict[str, list[list[float]]]:
     """One series per numeric field of a list of dicts, against ``x_key``."""
     series: dict[str, list[list[float]]] = {}
@@ -61,13 +51,15 @@ def training_data_summary(keys: object, metrics: object) -> dict[str, object]:
     episode keys (moderators, deep RL) or the agent's tickers and spans with its pair count."""
     if isinstance(keys, dict):  # the agent: tickers and date spans; its pairs are in metrics
         tickers = [str(t) for t in keys.get("tickers") or []]
-        pairs = metrics.get("train_pairs") if isinstance(metrics, dict) else None
+        counted = metrics.get("train_pairs") if isinstance(metrics, dict) else None
         span = keys.get("train_span")
         parts = [f"{len(tickers)} ticker{'' if len(tickers) == 1 else 's'} ({', '.join(tickers[:5])})"]
         if isinstance(span, list | tuple) and len(span) == 2:
             parts.append(f"train {span[0]} … {span[1]}")
-        has_pairs = isinstance(pairs, int | float)
-        count, unit = (int(pairs), "train pairs") if has_pairs else (len(tickers), "tickers")
+        if not isinstance(counted, int | float):  # the tickers are the count: not said twice
+            unit = "ticker" if len(tickers) == 1 else "tickers"
+            return {"count": len(tickers), "unit": unit, "text": " · ".join(parts)}
+        count, unit = int(counted), "train pairs"
         return {"count": count, "unit": unit, "text": f"{count:,} {unit} · " + " · ".join(parts)}
     listed = [str(k) for k in keys] if isinstance(keys, list) else []
     unit = "episode" if len(listed) == 1 else "episodes"
@@ -81,23 +73,32 @@ def run_folder(path: object, home: Path) -> Path | None:
 
 
 def run_artifacts(model_name: str, kind: str, path: str | None, home: Path) -> dict[str, Any]:
-    """Curves (name -> [[x, y]]), held-out rows and the saved plot of one run, from the files
-    its trainer wrote (``training.json``, ``agent.json``, ``<model>.json``) under ``home``."""
+    """The learning curve (``training_curves.learning_curve``), the other curves that move
+    (name -> [[x, y]]), the constant ones (``constant``: name, value), held-out rows and the
+    saved plot of one run, from the files its trainer wrote (``training.json``, ``agent.json``,
+    ``<model>.json``) under ``home``."""
     where = run_folder(path, home)
     if where is None:
-        return {"curves": {}, "heldout": [], "image": None, "files": "no path recorded"}
+        return {
+            "learning": None,
+            "curves": {},
+            "constant": [],
+            "heldout": [],
+            "image": None,
+            "files": "no path recorded",
+        }
     curves: dict[str, list[list[float]]] = {}
     heldout: list[dict[str, Any]] = []
     image: Path | None = None
     if kind == "drl":
         data = _read_json(where.with_suffix(".json"))
         if data.get("reward_curve"):
-            curves["mean training-episode reward (x: timesteps)"] = _pairs(data["reward_curve"])
+            curves["mean training-episode reward (x: timesteps)"] = pairs(data["reward_curve"])
     elif model_name == "agent_rl" or kind == "agent_rl":
         data = _read_json(where / "agent.json")
         curves.update({f"held-out {k}": v for k, v in _dict_series(data.get("curves"), "step").items()})
         if data.get("warm_start_losses"):
-            curves["warm-start loss"] = _pairs(data["warm_start_losses"])
+            curves["warm-start loss"] = pairs(data["warm_start_losses"])
         for name, points in _dict_series(data.get("rl_log"), "step").items():
             if name in ("reward", "loss", "mean_reward", "reward_std"):
                 curves[f"RL {name}"] = points
@@ -105,13 +106,19 @@ def run_artifacts(model_name: str, kind: str, path: str | None, home: Path) -> d
     else:
         data = _read_json(where / "training.json")
         if data.get("curve"):
-            curves[data.get("curve_name") or "curve"] = _pairs(data["curve"])
+            curves[f"training {data.get('curve_name') or 'curve'}"] = pairs(data["curve"])
         heldout = data.get("heldout") or []
         image = where / "curve.png"
     found = bool(data)
+    learning = learning_curve(model_name, kind, data)
+    if learning is not None:  # not shown twice
+        curves = {name: points for name, points in curves.items() if points != learning["points"]}
+    moving, constant = split_constant(curves)
     return plain(
         {
-            "curves": curves,
+            "learning": learning,
+            "curves": moving,
+            "constant": constant,
             "heldout": heldout,
             "image": image is not None and image.is_file(),
             "files": None if found else f"the run's files are not at {path}",
@@ -158,6 +165,7 @@ def lineage_rows(reader: WarehouseReader, asset: str, limit: int = 3) -> list[di
         items = sorted(upstream.items()) if isinstance(upstream, dict) else []
         row["upstream_count"] = len(items)
         row["upstream"] = [{"input": k, "version": v} for k, v in items[:LINEAGE_LIMIT]]
+        row["materialized_at"] = stamp(row.get("materialized_at"))
         out.append(row)
     return out
 
@@ -173,6 +181,7 @@ def training_overview(reader: WarehouseReader) -> dict[str, Any]:
         for column in ("config", "episode_keys", "metrics"):
             row[column] = parse_json(row.get(column))
         row["episodes"] = training_data_summary(row.pop("episode_keys"), row.get("metrics"))
+        row["created_at"] = stamp(row.get("created_at"))
         home = reader.path.parent
         row.update(run_artifacts(row["model_name"], row["kind"], row.get("path"), home))
         folder = run_folder(row.get("path"), home)  # shown relative to the home, wherever it was built

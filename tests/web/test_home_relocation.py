@@ -133,7 +133,7 @@ def _check_copy(home: Path, gone: Path) -> None:
         if run["kind"] != "drl":
             image = client.get(f"/web/api/training/{run['run_id']}/image")
             assert image.status_code == 200 and image.content[:4] == b"\x89PNG", run["run_id"]
-    assert by_name["ppo"]["curves"] and by_name["moderator_sft"]["curves"]
+    assert by_name["ppo"]["learning"] and by_name["moderator_sft"]["curves"]
     chart = Warehouse(settings.warehouse_path).read_table("market.charts", "SYN")["path"].iloc[0]
     assert Path(chart).parent.parent.parent == home and Path(chart).is_file()
     assert client.get(f"/web/api/charts/SYN/{Path(chart).stem}").status_code == 200

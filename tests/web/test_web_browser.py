@@ -13,7 +13,7 @@ import httpx
 import pytest
 from browser_testing import PageWatch, chromium_path, live_server
 from stocker_testing import SEED_DIR
-from web_testing import build_tiny_home
+from web_testing import add_agent_run, build_tiny_home
 
 playwright = pytest.importorskip("playwright.sync_api", reason="pip install playwright (no browser download)")
 CHROMIUM = chromium_path()
@@ -28,6 +28,7 @@ VIEWS = ["", "episode", "council", "compare", "training", "corpus"]
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
     tiny = build_tiny_home(tmp_path_factory.mktemp("browser") / "home")
+    add_agent_run(tiny)
     settings = tiny.settings.model_copy(update={"source": "files", "files_dir": SEED_DIR})
     folder = Path(os.environ.get("STOCKER_WEB_SCREENSHOTS") or tmp_path_factory.mktemp("screenshots"))
     folder.mkdir(parents=True, exist_ok=True)
@@ -204,8 +205,9 @@ def test_an_error_banner_clears_when_a_later_action_succeeds(site):
         "**/api/training/*/image", lambda route: route.fulfill(status=404, body='{"error": "no image"}')
     )
     page.goto(f"{url}/web/training", wait_until="networkidle")
+    page.click("#runs-table button:has-text('moderator_sft')")  # the newest run, the agent's, has no image
     page.wait_for_selector("#notice .notice.error")
-    page.click("#runs-table tbody tr:nth-child(2) button")
+    page.click("#runs-table button:has-text('ppo')")
     page.wait_for_selector("#run-detail h2:has-text('ppo')")
     assert page.locator("#notice .notice.error").count() == 0
     page.goto(f"{url}/web/episode?episode=SYN|2015-03-01", wait_until="networkidle")
@@ -248,4 +250,24 @@ def test_the_forward_equity_axis_reads_apart(site):
     assert len(ticks) >= 3 and len(set(ticks)) == len(ticks), ticks
     assert all(t.endswith("%") for t in ticks) and "0.0%" in ticks
     page.screenshot(path=str(folder / "forward.png"), full_page=True)
+    assert watch.problems == []
+
+
+def test_the_training_view_leads_with_the_learning_curve(site):
+    """Issue 52: the view opened with three flat charts (held-out answered 1.0, format 1.0, n 60)
+    before any learning curve, and its timestamps mixed two formats."""
+    url, browser, folder, _ = site
+    page, watch = _page(browser)
+    page.goto(f"{url}/web/training", wait_until="networkidle")
+    page.wait_for_selector("#run-detail figure")
+    first = page.locator("#run-detail figure").first
+    assert "valid result (mean reward per decision) by step" in first.inner_text()
+    assert "kept: step 2" in first.inner_text() and first.locator("circle.kept").count() == 1
+    flat = page.inner_text("#run-detail p.constant")
+    assert "held-out answered 1 · held-out format 1 · held-out n 60" in flat
+    captions = page.locator("#run-detail figcaption").all_inner_texts()
+    assert not any(word in caption for caption in captions for word in ("answered", "format", " n "))
+    when = page.locator("#runs-table tbody tr td:nth-child(4)").all_inner_texts()
+    assert len(when) == 3 and all(len(w) == 19 and w[10] == " " for w in when), when
+    page.screenshot(path=str(folder / "training-learning-curve.png"), full_page=True)
     assert watch.problems == []

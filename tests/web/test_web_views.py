@@ -84,15 +84,19 @@ def test_training_runs_with_curves_heldout_and_lineage(client):
     runs = {r["run_id"]: r for r in data["runs"]}
     assert list(runs) == ["run1:moderator_sft", "ppo-abc"]  # newest first
     sft = runs["run1:moderator_sft"]
-    assert sft["curves"] == {"loss": [[0, 1.5], [10, 0.75], [20, 0.5]]}
+    assert sft["curves"] == {"training loss": [[0, 1.5], [10, 0.75], [20, 0.5]]}
     assert sft["heldout"] == [{"policy": "moderator_sft", "mean_reward": 1.25}]
     assert sft["episodes"] == {"count": 1, "unit": "episode", "text": "1 episode", "keys": [KEY]}
     assert sft["config"] == {"lr": 0.001}
     lineage = sft["lineage"][0]
     assert lineage["upstream"] == [{"input": f"specialist_votes@{KEY}", "version": "v123"}]
-    assert runs["ppo-abc"]["curves"] == {
-        "mean training-episode reward (x: timesteps)": [[100, -0.5], [200, 0.25]]
+    assert runs["ppo-abc"]["learning"] == {
+        "name": "mean training-episode return",
+        "x": "timesteps",
+        "points": [[100, -0.5], [200, 0.25]],
+        "kept_step": None,
     }
+    assert runs["ppo-abc"]["curves"] == {}
     assert runs["ppo-abc"]["lineage"] == []
     image = client.get("/web/api/training/run1:moderator_sft/image")
     assert image.status_code == 200 and image.content.startswith(b"\x89PNG")

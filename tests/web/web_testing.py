@@ -27,6 +27,7 @@ from stocker_core.evaluation.store import replace_rows  # noqa: E402
 from stocker_core.warehouse.db import Warehouse  # noqa: E402
 
 KEY = "SYN|2015-03-01"
+AGENT_RUN = "agent_rl-20240103T093005-abc123"
 POLICIES = ["buy_and_hold", "hold", "ideal"]
 # a 1x1 PNG
 PNG = bytes.fromhex(
@@ -210,3 +211,31 @@ def build_tiny_home(home: Path) -> TinyHome:
     report.parent.mkdir(parents=True)
     report.write_text("<!doctype html><title>report</title><p>evaluation report</p>")
     return TinyHome(settings, warehouse, days, [float(c) for c in episode.closes])
+
+
+def _point(step: int, result: float) -> dict[str, float]:
+    """One valid check of the agent, as ``AgentTrainingResult.curves`` holds it (sorted keys,
+    as the file is written)."""
+    point = {"step": step, "n": 60, "result": result, "format": 1.0, "tool": 0.5, "total": result + 1.5}
+    point |= {"answered": 1.0, "share_buy": 0.3, "share_hold": 0.4, "share_sell": 0.3}
+    return dict(sorted(point.items()))
+
+
+def add_agent_run(tiny: TinyHome) -> None:
+    """An agent run: four valid checks (result moves, answered/format/n/tool/shares do not),
+    the kept step 2, two RL log steps; stored at 09:30:05 (the other runs at midnight)."""
+    folder = tiny.settings.home / "models" / "agent_rl" / AGENT_RUN
+    folder.mkdir(parents=True)
+    manifest = {
+        "curves": [_point(s, r) for s, r in [(0, -0.02), (1, 0.01), (2, 0.04), (3, 0.03)]],
+        "kept_step": 2,
+        "warm_start_losses": [[0, 2.0], [1, 1.2]],
+        "rl_log": [{"step": 1, "reward": 0.1, "loss": 0.5}, {"step": 2, "reward": 0.2, "loss": 0.4}],
+    }
+    (folder / "agent.json").write_text(json.dumps(manifest, sort_keys=True))
+    with tiny.warehouse.connect() as con:
+        con.execute(
+            "INSERT INTO models.runs VALUES (?, 'agent_rl', 'agent_rl', 'tiny', '{}', 0, ?, 'rule:v', ?, "
+            "'sha', 3.5, '{}', ?)",
+            [AGENT_RUN, json.dumps({"tickers": ["SYN"]}), str(folder), datetime(2024, 1, 3, 9, 30, 5)],
+        )

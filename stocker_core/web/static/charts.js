@@ -109,6 +109,11 @@ function lineChart(container, series, xLabels, options = {}) {
   });
   if (options.cursor !== undefined && options.cursor !== null) {
     svg.append(svgEl("line", { x1: xAt(options.cursor), x2: xAt(options.cursor), y1: box.y, y2: box.y + box.h, class: "cursor" }));
+    const at = series.length ? series[0].values[options.cursor] : null;
+    if (options.cursorLabel && at !== null && at !== undefined) {  // a marked point of the first series, e.g. the kept step
+      svg.append(svgEl("circle", { cx: xAt(options.cursor), cy: yAt(at), r: 5, class: "kept" }));
+      svg.append(svgEl("text", { x: xAt(options.cursor) + 6, y: box.y + 12, class: "cursor-label" }, document.createTextNode(options.cursorLabel)));
+    }
   }
   container.replaceChildren(svg);
   return svg;

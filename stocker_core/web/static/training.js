@@ -5,6 +5,31 @@
 const $ = (id) => document.getElementById(id);
 const training = { runs: [], imageUrl: null, shown: null };
 
+/* The run's learning curve (valid reward or return by step), the kept step marked. */
+function learningFigure(curve) {
+  const values = curve.points.map((p) => p[1]);
+  const kept = curve.points.findIndex((p) => p[0] === curve.kept_step);
+  const what = `${curve.name} by ${curve.x}`;
+  const keptText = kept >= 0 ? ` — kept: step ${curve.kept_step} (${fmt(values[kept])}), marked`
+    : curve.x === "timesteps" ? " — the last weights are kept" : "";
+  if (values.length < 2) {
+    const only = values.length ? `${fmt(values[0])} at ${curve.x} ${curve.points[0][0]}` : "–";
+    return el("p", { class: "summary learning" }, `${what}: ${only} (one check, no curve)`);
+  }
+  const holder = el("div", { class: "chart learning" });
+  lineChart(holder, [{ name: "valid", values, style: "solid", cls: "c0" }], curve.points.map((p) => String(p[0])), {
+    width: 900, height: 260, label: what + keptText,
+    cursor: kept >= 0 ? kept : null, cursorLabel: kept >= 0 ? `kept ${curve.kept_step}` : null,
+  });
+  return el("figure", { class: "learning" }, el("figcaption", {}, what + keptText), holder);
+}
+
+/* Series that never moved, as one line of text. */
+function constantLine(flat) {
+  const items = flat.map((c) => `${c.name} ${fmt(c.value)}`).join(" · ");
+  return el("p", { class: "summary constant" }, `Unchanged over the run: ${items}`);
+}
+
 function showRun(index) {
   const run = training.runs[index];
   const box = $("run-detail");
@@ -13,16 +38,17 @@ function showRun(index) {
   clearError();  // a banner of the run shown before (its image failed) is not about this one
   const parts = [el("h2", {}, `${run.model_name} · ${run.run_id}`),
     el("p", { class: "summary" }, `kind ${run.kind} · base ${run.base_model || "–"} · seed ${fmt(run.seed)} · ` +
-      `${fmt(run.wall_seconds, 3)} s · weights sha256 ${(run.sha256 || "–").slice(0, 12)} · ${run.path || ""}`)];
+      `${fmt(run.wall_seconds, 3)} s · ${run.created_at || "–"} · weights sha256 ${(run.sha256 || "–").slice(0, 12)} · ${run.path || ""}`)];
   if (run.files) parts.push(el("p", { class: "empty" }, run.files));
+  parts.push(run.learning ? learningFigure(run.learning) : el("p", { class: "empty" }, "no valid curve saved for this run"));
+  if ((run.constant || []).length) parts.push(constantLine(run.constant));
   const curves = Object.entries(run.curves || {});
   for (const [name, points] of curves) {
     const holder = el("div", { class: "chart" });
-    parts.push(el("figure", {}, el("figcaption", {}, name), holder));
-    lineChart(holder, [{ name: name.split(" ").pop(), values: points.map((p) => p[1]), style: "solid", cls: "c0" }],
-      points.map((p) => String(p[0])), { width: 900, height: 240, label: name });
+    parts.push(el("figure", {}, el("figcaption", {}, `${name} by step`), holder));
+    lineChart(holder, [{ name: name.split(" ").pop(), values: points.map((p) => p[1]), style: "solid", cls: "c2" }],
+      points.map((p) => String(p[0])), { width: 900, height: 200, label: name });
   }
-  if (!curves.length) parts.push(el("p", { class: "empty" }, "no curve stored for this run"));
   if (run.image) {
     const holder = el("div", { class: "png" });
     parts.push(el("figure", {}, el("figcaption", {}, "the trainer's own plot"), holder));
