@@ -146,18 +146,33 @@ def register(app: typer.Typer) -> None:
             typer.echo(f"  left out {ticker}: {why}")
 
     @ledger_app.command("score")
-    def score_command(as_json: bool = typer.Option(False, "--json", help="Print JSON")) -> None:
-        """Score every entry whose outcome bar has landed; store and print the forward record."""
+    def score_command(
+        as_json: bool = typer.Option(False, "--json", help="Print JSON"),
+        recompute: bool = typer.Option(
+            False,
+            "--recompute",
+            help="Write over scores and record that fail verification (never over ones computed "
+            "from another chain)",
+        ),
+    ) -> None:
+        """Score every entry whose outcome bar has landed; store and print the forward record.
+
+        Refused (exit 1, nothing written) whenever `verify` fails, the scores and record included;
+        --recompute rewrites those two from the verified chain and the bars, saying what it discarded."""
         from stocker_core.errors import StockerError
         from stocker_core.ledger.service import score_ledger
         from stocker_core.ledger.store import LedgerIntegrityError
 
         try:
-            scored = score_ledger(_settings())
+            scored = score_ledger(_settings(), recompute)
         except LedgerIntegrityError as exc:
             fail(f"{exc}; nothing scored", EXIT_FAILED)
         except StockerError as exc:
             fail(exc)
+        if scored.discarded:
+            typer.echo(
+                f"recomputed the scores and record, which failed verification: {scored.discarded}", err=True
+            )
         if as_json:
             payload = {
                 "scored": len(scored.scores),
@@ -187,15 +202,16 @@ def register(app: typer.Typer) -> None:
         What it proves: the stored files agree with each other (and the scores with the bars). Only a
         head published elsewhere (--head) proves nothing up to it was rewritten since."""
         from stocker_core.ledger.entries import from_jsonl
+        from stocker_core.ledger.files import LedgerFileError, read_export
         from stocker_core.ledger.service import verify_ledger
         from stocker_core.ledger.verify import verify_chain
 
         published = _published_heads(heads)
         if file is not None:
             try:
-                text = file.read_bytes().decode("utf-8")
-            except OSError as exc:
-                fail(f"cannot read {file}: {exc.strerror or exc}")
+                text = read_export(file).decode("utf-8")
+            except (OSError, LedgerFileError) as exc:
+                fail(f"cannot read {file}: {getattr(exc, 'strerror', None) or exc}")
             except UnicodeDecodeError:
                 fail(f"{file}: not a ledger export (not UTF-8 text)", EXIT_FAILED)
             try:

@@ -15,6 +15,7 @@ every entry due at the scoring with a bar is scored (``verify`` runs it).
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -25,7 +26,7 @@ import pyarrow as pa
 
 from stocker_core.config import Settings
 from stocker_core.ledger.entries import BENCHMARK, ENTRY_FIELDS_IN_SCORES, GENESIS, LedgerEntry
-from stocker_core.ledger.store import DERIVED, Head, LedgerIntegrityError, LedgerStore, Scored, sha256_of
+from stocker_core.ledger.store import DERIVED, Head, LedgerIntegrityError, LedgerStore, Scored
 from stocker_core.ledger.verify import verify_chain
 from stocker_core.market.clock import close_of
 
@@ -46,8 +47,18 @@ class Ledger:
     derived_problems: list[str] = field(default_factory=list)
     """The derived tables' problems (scores, record, ``SCORED``)."""
     unfinished: bool = False
-    """The only problem is a recording interrupted between its file and ``HEAD``: the next
-    recording moves ``HEAD`` to ``end``."""
+    """The only problem is a recording interrupted between its file and ``HEAD``, and the
+    derived tables agree (``SCORED`` scored no entry after ``HEAD``): the next recording moves
+    ``HEAD`` to ``end``."""
+    scoring_unfinished: bool = False
+    """The only derived problem is a scoring interrupted between its tables and ``SCORED`` (each
+    table is the one ``SCORED`` or ``SCORED.next`` records): the next scoring rewrites them."""
+    scored_elsewhere: str | None = None
+    """Why the derived tables were computed from another chain than this one (``SCORED`` or a
+    scored row past its end, or off it): evidence of deleted or rewritten entries, which no
+    scoring writes over."""
+    digests: dict[Path, str] = field(default_factory=dict)
+    """The sha256 of each entry file as read and checked."""
     scored: Scored | None = None
     scores: pd.DataFrame = field(default_factory=pd.DataFrame)
     record: pd.DataFrame = field(default_factory=pd.DataFrame)
@@ -93,33 +104,57 @@ def _read(store: LedgerStore, published: tuple[Head, ...]) -> Ledger:
     files, problems = store.scan()
     entries: list[LedgerEntry] = []
     misnamed: list[str] = []
+    digests: dict[Path, str] = {}
     for path in files:
-        found, wrong = store.read_entry_file(path)
+        found, wrong, digest = store.read_entry_file(path)
         entries += found
         problems += wrong
         misnamed += store.naming_problems(path, found)
+        if digest is not None:
+            digests[path] = digest
     entries.sort(key=lambda e: e.seq)
     head, head_problem = store.read_head()
     if head_problem:
         problems.append(head_problem)
     report = verify_chain(entries, head, published)
-    ledger = Ledger(entries, files, head, report.end, notes=report.notes)
-    unfinished = _unfinished(files, entries, head) if not problems and not misnamed else None
+    ledger = Ledger(entries, files, head, report.end, notes=report.notes, digests=digests)
+    _read_derived(store, ledger)
+    unfinished = _unfinished(files, entries, head) if not problems and not misnamed else False
+    contradicted = _scored_past_head(ledger, head) if unfinished else None
     if head is None and head_problem is None and entries:
         problems.append(
             f"HEAD is missing: the chain's end (#{report.end.entries}) cannot be checked against it "
             "(entries deleted at the end would not show)"
             + (
                 "; a first recording interrupted before writing it? `stocker ledger record` finishes it"
-                if unfinished
+                if unfinished and not contradicted and not ledger.derived_problems
                 else ""
             )
         )
     problems += report.problems + misnamed
+    if contradicted:
+        problems.insert(0, contradicted)  # the evidence first: it says what happened
     ledger.problems = problems
-    ledger.unfinished = bool(unfinished) and len(problems) == 1
-    _read_derived(store, ledger)
+    ledger.unfinished = unfinished and len(problems) == 1 and not ledger.derived_problems
     return ledger
+
+
+def _scored_past_head(ledger: Ledger, head: Head | None) -> str | None:
+    """Why the evidence contradicts "a recording interrupted before it moved ``HEAD``": a scoring
+    runs only on a chain that ends at ``HEAD``, so ``SCORED`` (or the scores) reaching past
+    ``HEAD`` — past the chain's start when ``HEAD`` is missing — says ``HEAD`` was deleted or
+    moved back, not left behind. None when nothing contradicts it."""
+    boundary = head.entries if head is not None else 0
+    scored = ledger.scored
+    reached = scored.head.entries if scored is not None else 0
+    if reached <= boundary:
+        return None
+    where = f"HEAD (#{boundary})" if head is not None else "a missing HEAD"
+    return (
+        f"SCORED says the chain was scored up to #{reached}, past {where}: entries after "
+        f"#{boundary} were scored, so HEAD was deleted or moved back, not left behind by an "
+        "interrupted recording (compare with the head you published)"
+    )
 
 
 def _unfinished(files: list[Path], entries: list[LedgerEntry], head: Head | None) -> bool:
@@ -140,52 +175,104 @@ def _unfinished(files: list[Path], entries: list[LedgerEntry], head: Head | None
 
 # -- the derived tables -------------------------------------------------------------------
 def _read_derived(store: LedgerStore, ledger: Ledger) -> None:
-    scored, problem = store.read_scored()
-    present = [n for n in DERIVED if store.table_path(n).exists()]
-    problems = ledger.derived_problems
-    if problem:
-        problems.append(problem)
+    """The derived tables' problems (``ledger.derived_problems``); a scoring interrupted between
+    its tables and ``SCORED`` is one named problem, which the next scoring finishes."""
+    digests = _check_derived(store, ledger)
+    if not ledger.derived_problems:
         return
-    if scored is None:
-        if present:
-            problems.append(
-                f"{present[0]}/part.parquet has no SCORED beside it (what it was computed from is "
-                "unknown): `stocker ledger score` recomputes it"
-            )
+    intent, _ = store.read_scored(store.scoring_path)
+    if intent is None or digests is None or ledger.scored_elsewhere or not _is_prefix(ledger, intent.head):
         return
-    ledger.scored = scored
+    before = ledger.scored.digests if ledger.scored is not None else {}
+    kept_or_new = all(digests[n] in (before.get(n), intent.digests[n]) for n in DERIVED)
+    if kept_or_new and any(digests[n] != before.get(n) for n in DERIVED):
+        ledger.derived_problems = [
+            "scores/part.parquet, record/part.parquet: a scoring interrupted before it wrote SCORED "
+            "(`stocker ledger score` finishes it)"
+        ]
+        ledger.scoring_unfinished = True
+
+
+def _present(path: Path) -> bool:
+    """Whether a derived table is there to be checked: its file, or something other than a
+    folder where its folder belongs (a link, a file)."""
+    folder = path.parent
+    return os.path.lexists(path) or (os.path.lexists(folder) and (folder.is_symlink() or not folder.is_dir()))
+
+
+def _scored_row_past_the_chain(ledger: Ledger, scores: pa.Table | None) -> str | None:
+    """A problem when ``scores`` holds a row numbered past the chain's end (the entry it scored
+    is gone), else None."""
+    if scores is None or "seq" not in scores.column_names:
+        return None
+    numbers = [n for n in scores.column("seq").to_pylist() if isinstance(n, int)]
+    if not numbers or max(numbers) <= ledger.end.entries:
+        return None
+    return (
+        f"scores/part.parquet scores entry #{max(numbers)}, past the chain's end (#{ledger.end.entries}): "
+        "entries deleted at the end"
+    )
+
+
+def _is_prefix(ledger: Ledger, head: Head) -> bool:
+    """Whether ``head`` is the chain's state after ``head.entries`` entries."""
+    if head.entries == 0:
+        return head.hash == GENESIS
     hashes = {e.seq: e.hash for e in ledger.entries}
-    n = scored.head.entries
-    if n > ledger.end.entries or (n > 0 and hashes.get(n) != scored.head.hash):
-        problems.append(
-            f"SCORED says the scores were computed from the chain up to #{n} ({scored.head.hash[:12]}…), "
-            "which is not this chain's: `stocker ledger score` recomputes them"
-        )
-        return
+    return head.entries <= ledger.end.entries and hashes.get(head.entries) == head.hash
+
+
+def _check_derived(store: LedgerStore, ledger: Ledger) -> dict[str, str] | None:
+    """Check the derived tables against ``SCORED`` and the chain; the sha256 of each table as
+    read (None when one could not be read)."""
+    scored, problem = store.read_scored()
+    present = [n for n in DERIVED if _present(store.table_path(n))]
+    problems = ledger.derived_problems
+    digests: dict[str, str] = {}
     tables: dict[str, pa.Table] = {}
-    for name in DERIVED:
-        table, unreadable = store.read_derived(name)
+    for name in present:
+        table, digest, unreadable = store.read_derived(name)
         if unreadable:
             problems.append(unreadable)
             continue
-        tables[name] = table  # type: ignore[assignment]
-    if len(tables) < len(DERIVED):
-        return
+        tables[name], digests[name] = table, digest  # type: ignore[assignment]
+    ledger.scored_elsewhere = _scored_row_past_the_chain(ledger, tables.get("scores"))
+    if problems:
+        return None
+    if problem:
+        problems.append(problem)
+        return digests
+    if scored is None:
+        if present:
+            problems.append(
+                f"{present[0]}/part.parquet has no SCORED beside it (what it was computed from is unknown)"
+            )
+        return digests
+    ledger.scored = scored
+    n = scored.head.entries
+    if not _is_prefix(ledger, scored.head):
+        problems.append(
+            f"SCORED says the scores were computed from the chain up to #{n} ({scored.head.hash[:12]}…), "
+            f"which is not this chain's (it ends at #{ledger.end.entries}): entries deleted or rewritten, "
+            "or SCORED edited"
+        )
+        ledger.scored_elsewhere = problems[-1]
+        return digests
+    missing = [n for n in DERIVED if n not in tables]
+    if missing:
+        problems.append(f"{missing[0]}/part.parquet: missing, yet SCORED records it")
+        return digests
     try:
         _check_contents(ledger, tables, scored)
     except (TypeError, ValueError, OverflowError, ArithmeticError, KeyError) as exc:
         problems.append(f"scores/part.parquet or record/part.parquet: not what the ledger writes ({exc})")
     for name in DERIVED:
-        try:
-            digest = sha256_of(store.table_path(name))
-        except OSError as exc:
-            problems.append(f"{name}/part.parquet: cannot be read ({exc.strerror or exc})")
-            continue
-        if digest != scored.digests[name]:
+        if digests[name] != scored.digests[name]:
             problems.append(
                 f"{name}/part.parquet changed since `stocker ledger score` wrote it (its sha256 is not "
                 "the one SCORED records)"
             )
+    return digests
 
 
 def _check_contents(ledger: Ledger, tables: dict[str, pa.Table], scored: Scored) -> None:
@@ -360,6 +447,8 @@ def check_outcomes(settings: Settings, ledger: Ledger) -> list[str]:
         who = by_seq[seq].describe() if seq in by_seq else f"#{seq}"
         if seq not in again:
             return [f"scores/part.parquet: entry {who} is scored, yet its outcome bar does not exist"]
+        if seq not in stored and by_seq[seq].mode == "live":
+            continue  # a live bar may have landed after the scoring: the next scoring scores it
         if seq not in stored:
             return [
                 f"scores/part.parquet: entry {who} is missing, yet its outcome bar existed when it was "

@@ -33,6 +33,7 @@ from stocker_core.errors import InvalidNameError, StockerError, UnknownTickerErr
 from stocker_core.evaluation.backtests import check_policy_names
 from stocker_core.ledger.entries import BENCHMARK, GENESIS, LedgerEntry, Mode, chain
 from stocker_core.ledger.reader import Ledger, read_ledger
+from stocker_core.ledger.service import refuse_unless_verified
 from stocker_core.ledger.store import Head, LedgerInputError, LedgerIntegrityError, LedgerStore
 from stocker_core.market.bars import configured_source, load_bars
 from stocker_core.market.clock import (
@@ -322,12 +323,16 @@ def _prepare(
     return _Draft(on, chain(drafts, on.entries + 1, on.hash))
 
 
-def _stored(store: LedgerStore, locked: bool = False) -> Ledger:
-    """The stored ledger, which a recording may continue: its chain verifies, or the only problem
-    is a recording interrupted before it moved ``HEAD`` (which this one finishes)."""
+def _stored(settings: Settings, store: LedgerStore, locked: bool = False) -> Ledger:
+    """The stored ledger, which a recording may continue: ``verify`` passes on it (derived
+    tables included; the bars on the first read, outside the lock), or the only problem is a
+    recording interrupted before it moved ``HEAD`` that the evidence confirms (which this one
+    finishes)."""
     ledger = read_ledger(store, locked=locked)
-    if ledger.problems and not ledger.unfinished:
-        raise LedgerIntegrityError(f"the ledger fails verification: {ledger.summary()}; nothing recorded")
+    try:
+        refuse_unless_verified(settings, ledger, bars=not locked, finishes="recording")
+    except LedgerIntegrityError as exc:
+        raise LedgerIntegrityError(f"{exc}; nothing recorded") from None
     return ledger
 
 
@@ -349,15 +354,15 @@ def record(
     store.check_writable()
     tickers = read_universe(settings)
     result = RecordResult(plan)
-    ledger = _stored(store)
+    ledger = _stored(settings, store)
     draft = _prepare(settings, plan, names, tickers, ledger.entries, result)
     if not draft.entries and not ledger.unfinished:
         return result
     with store.locked():
-        again = _stored(store, locked=True)
+        again = _stored(settings, store, locked=True)
         if again.end != ledger.end or again.files != ledger.files:
-            ledger = again
-            draft = _prepare(settings, plan, names, tickers, ledger.entries, result)
+            draft = _prepare(settings, plan, names, tickers, again.entries, result)
+        ledger = again
         store.remove_temporaries()
         if ledger.unfinished:
             store.set_head(ledger.end)
@@ -368,5 +373,5 @@ def record(
             store.set_head(Head(draft.entries[-1].seq, draft.entries[-1].hash))
             result.written = draft.entries
         if result.finished or result.written:
-            store.refresh_views(files, ledger.scored if not ledger.derived_problems else None)
+            store.refresh_views(files, ledger.scored, ledger.digests)
     return result

@@ -20,6 +20,7 @@ import fcntl
 import hashlib
 import os
 import re
+import stat
 import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -43,6 +44,13 @@ from stocker_core.ledger.entries import (
     entries_frame,
     entry_from_mapping,
     json_object,
+)
+from stocker_core.ledger.files import (
+    ENTRY_FILE_LIMIT,
+    HEAD_LIMIT,
+    TABLE_LIMIT,
+    LedgerFileError,
+    read_inside,
 )
 from stocker_core.warehouse.db import Warehouse
 
@@ -190,6 +198,12 @@ class LedgerStore:
     def scored_path(self) -> Path:
         return self.root / "SCORED"
 
+    @property
+    def scoring_path(self) -> Path:
+        """What a scoring in progress is about to make ``SCORED``: written before the tables are
+        replaced, renamed onto ``SCORED`` after, so a scoring killed in between is recognisable."""
+        return self.root / "SCORED.next"
+
     def table_path(self, name: str) -> Path:
         return self.root / name / "part.parquet"
 
@@ -245,12 +259,31 @@ class LedgerStore:
         return [path for _, path in files], problems
 
     # -- reading -------------------------------------------------------------------------
-    def read_entry_file(self, path: Path) -> tuple[list[LedgerEntry], list[str]]:
-        """The entries of one file, every value exactly as stored, and its problems: unreadable,
-        a column missing, added or of another type, a value of the wrong kind (NaN, null)."""
+    def read_bytes(self, path: Path, limit: int) -> bytes:
+        """``path``'s bytes, read only as a regular file inside the ledger folder reached through
+        no link, of at most ``limit`` bytes (``files.read_inside``); LedgerFileError otherwise."""
+        return read_inside(self.root, self.name(path), limit)
+
+    def digest(self, path: Path) -> str:
+        """The sha256 of a ledger file as ``read_bytes`` reads it."""
+        return hashlib.sha256(self.read_bytes(path, TABLE_LIMIT)).hexdigest()
+
+    def read_entry_file(self, path: Path) -> tuple[list[LedgerEntry], list[str], str | None]:
+        """The entries of one file, every value exactly as stored, its problems (unreadable, not
+        a regular file, too large, a column missing, added or of another type, a value of the
+        wrong kind: NaN, null) and the sha256 of the bytes read (None when none were)."""
         where = self.name(path)
         try:
-            table = pq.read_table(path)
+            data = self.read_bytes(path, ENTRY_FILE_LIMIT)
+        except LedgerFileError as exc:
+            return [], [f"{where}: not read ({exc})"], None
+        digest = hashlib.sha256(data).hexdigest()
+        entries, problems = self._entries_of(where, data)
+        return entries, problems, digest
+
+    def _entries_of(self, where: str, data: bytes) -> tuple[list[LedgerEntry], list[str]]:
+        try:
+            table = pq.read_table(pa.BufferReader(data))
         except (pa.ArrowException, OSError, ValueError) as exc:
             return [], [f"{where}: not a readable Parquet file ({_reason(exc)})"]
         names = table.column_names
@@ -305,28 +338,33 @@ class LedgerStore:
         if not os.path.lexists(self.head_path):
             return None, None
         try:
-            return head_of(json_object(self.head_path.read_bytes().decode("utf-8"))), None
+            return head_of(json_object(self.read_bytes(self.head_path, HEAD_LIMIT).decode("utf-8"))), None
         except (OSError, ValueError, RecursionError) as exc:
             return None, f"HEAD is not what the ledger writes ({HEAD_FORM}): {_reason(exc)}"
 
-    def read_scored(self) -> tuple[Scored | None, str | None]:
-        """What ``SCORED`` says (None before the first scoring), or why it cannot be read."""
-        if not os.path.lexists(self.scored_path):
+    def read_scored(self, path: Path | None = None) -> tuple[Scored | None, str | None]:
+        """What ``SCORED`` (or ``path``: ``scoring_path``) says, None when it is not there, or
+        why it cannot be read."""
+        path = self.scored_path if path is None else path
+        if not os.path.lexists(path):
             return None, None
         try:
-            return scored_of(json_object(self.scored_path.read_bytes().decode("utf-8"))), None
+            return scored_of(json_object(self.read_bytes(path, HEAD_LIMIT).decode("utf-8"))), None
         except (OSError, ValueError, RecursionError) as exc:
-            return None, f"SCORED is not what `stocker ledger score` writes: {_reason(exc)}"
+            return None, f"{path.name} is not what `stocker ledger score` writes: {_reason(exc)}"
 
-    def read_derived(self, name: str) -> tuple[pa.Table | None, str | None]:
-        """A derived table's file as stored, or why it cannot be read."""
+    def read_derived(self, name: str) -> tuple[pa.Table | None, str | None, str | None]:
+        """A derived table's file as stored and the sha256 of the bytes read, or why it cannot
+        be read (a link, not a regular file, too large, not Parquet)."""
         path = self.table_path(name)
-        if path.is_symlink() or not path.is_file():
-            return None, f"{self.name(path)}: missing, or not a file the ledger writes"
         try:
-            return pq.read_table(path), None
+            data = self.read_bytes(path, TABLE_LIMIT)
+        except LedgerFileError as exc:
+            return None, None, f"{self.name(path)}: not a file the ledger writes ({exc})"
+        try:
+            return pq.read_table(pa.BufferReader(data)), hashlib.sha256(data).hexdigest(), None
         except (pa.ArrowException, OSError, ValueError) as exc:
-            return None, f"{self.name(path)}: not a readable Parquet file ({_reason(exc)})"
+            return None, None, f"{self.name(path)}: not a readable Parquet file ({_reason(exc)})"
 
     # -- writing -------------------------------------------------------------------------
     def check_writable(self) -> None:
@@ -346,17 +384,26 @@ class LedgerStore:
     @contextmanager
     def locked(self) -> Iterator[None]:
         """An exclusive lock over the ledger for one read-then-write (creates the ledger folder)."""
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
         try:
             self.root.mkdir(parents=True, exist_ok=True)
-            handle = open(self.root / ".lock", "a")  # noqa: SIM115 - held for the block
+            fd = os.open(self.root / ".lock", flags, 0o644)  # a link or a FIFO: refused, never waited on
         except OSError as exc:
-            raise LedgerInputError(f"cannot write the ledger folder {self.root}: {_reason(exc)}") from None
-        with handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
+            raise LedgerInputError(
+                f"cannot write the ledger folder {self.root}: .lock: {_reason(exc)}"
+            ) from None
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise LedgerInputError(
+                    f"cannot write the ledger folder {self.root}: .lock is not a regular file"
+                )
+            fcntl.flock(fd, fcntl.LOCK_EX)
             try:
                 yield
             finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+                fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
 
     @contextmanager
     def reading(self) -> Iterator[None]:
@@ -446,23 +493,27 @@ class LedgerStore:
                 staged[name] = tmp
                 frame.to_parquet(tmp, index=False)
                 digests[name] = sha256_of(Path(tmp))
+            scored = Scored(head, pd.Timestamp(at).tz_convert("UTC"), digests)
+            write_json_atomic(self.scoring_path, scored.as_json())  # what SCORED is about to say
             for name, tmp in staged.items():
                 os.replace(tmp, self.table_path(name))
         finally:
             for tmp in staged.values():
                 Path(tmp).unlink(missing_ok=True)
-        scored = Scored(head, pd.Timestamp(at).tz_convert("UTC"), digests)
-        write_json_atomic(self.scored_path, scored.as_json())
+        os.replace(self.scoring_path, self.scored_path)
         return scored
 
-    def refresh_views(self, files: Sequence[Path], scored: Scored | None) -> None:
+    def refresh_views(
+        self, files: Sequence[Path], scored: Scored | None, digests: dict[Path, str] | None = None
+    ) -> None:
         """(Re)define ``ledger.entries|scores|record`` over exactly ``files`` (the entry files
         the reader accepted) and the derived tables ``scored`` describes, by relative paths.
         Each view is guarded by the sha256 of every one of those files: once any of them
         changed, every view refuses to answer (``stocker sql``, the report) until verified and
-        rewritten."""
+        rewritten. ``digests``: the sha256 of each file as the reader read and checked it."""
         relative = "stocker.parts/ledger/"
-        guard = {relative + self.name(f): sha256_of(f) for f in files}
+        known = digests or {}
+        guard = {relative + self.name(f): known.get(f) or self.digest(f) for f in files}
         derived = {}
         if scored is not None:
             derived = {name: relative + self.name(self.table_path(name)) for name in DERIVED}

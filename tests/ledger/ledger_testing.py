@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
+import os
 from datetime import date
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -12,9 +15,13 @@ from typer.testing import CliRunner
 from stocker_core.config import Settings, get_settings
 from stocker_core.ledger.cli import register
 from stocker_core.market.calendar import NEW_YORK, session_close
+from stocker_core.market.clock import next_session
 
 FIRST_DECISION = date(2023, 6, 1)
 """A session with ~95 AAPL bars before it in the seed fixture (enough history for the rules)."""
+POLICIES = "buy_and_hold,macd"
+DAYS = [FIRST_DECISION, next_session(FIRST_DECISION), next_session(next_session(FIRST_DECISION))]
+"""The three decision days of the ``scored`` fixture (entries #1 … #6)."""
 
 
 def ledger_app() -> typer.Typer:
@@ -41,3 +48,32 @@ def before_open(day: date) -> str:
 def set_clock(monkeypatch: pytest.MonkeyPatch, instant: str) -> Settings:
     monkeypatch.setenv("STOCKER_CLOCK", instant)
     return get_settings(fresh=True)
+
+
+SCORED_AT = after_close(next_session(DAYS[-1]))
+"""The ``scored`` fixture's clock: the session after the last decision has closed."""
+
+
+def one_line_error(result, code: int) -> str:
+    """The command failed with ``code`` and one ``error:`` line, no traceback."""
+    assert result.exit_code == code, (result.output, result.exception)
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    return lines[0]
+
+
+def tree(home: Path) -> dict[str, str]:
+    """Every path under ``home`` with its bytes' sha256 (folders as "dir"; links, FIFOs and other
+    special files by what they are, never read)."""
+    found = {}
+    for path in sorted(home.rglob("*")):
+        if path.is_symlink():
+            found[path.relative_to(home).as_posix()] = f"link to {os.readlink(path)}"
+        elif path.is_dir():
+            found[path.relative_to(home).as_posix()] = "dir"
+        elif path.is_file():
+            found[path.relative_to(home).as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()
+        else:
+            found[path.relative_to(home).as_posix()] = "special"
+    return found

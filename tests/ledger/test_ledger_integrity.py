@@ -6,7 +6,6 @@ writes nothing; a published head anchors the chain as a prefix."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 from dataclasses import asdict, replace
@@ -18,7 +17,17 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from fastapi.testclient import TestClient
-from ledger_testing import FIRST_DECISION, after_close, before_open, invoke, set_clock
+from ledger_testing import (
+    DAYS,
+    FIRST_DECISION,
+    POLICIES,
+    after_close,
+    before_open,
+    invoke,
+    one_line_error,
+    set_clock,
+    tree,
+)
 
 from stocker_core.config import Settings, get_settings
 from stocker_core.evaluation.forward_report import read_forward_record
@@ -30,47 +39,8 @@ from stocker_core.market.clock import next_session
 from stocker_core.warehouse.db import Warehouse
 from stocker_core.web.app import create_web_app
 
-POLICIES = "buy_and_hold,macd"
-DAYS = [FIRST_DECISION, next_session(FIRST_DECISION), next_session(next_session(FIRST_DECISION))]
-SCORED_AT = after_close(next_session(DAYS[-1]))
-_TEMPLATE: dict[str, Path] = {}
-
-
-def _one_line_error(result, code: int) -> str:
-    """The command failed with ``code`` and one ``error:`` line, no traceback."""
-    assert result.exit_code == code, (result.output, result.exception)
-    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
-    return lines[0]
-
-
-def _tree(home: Path) -> dict[str, str]:
-    """Every path under ``home`` with its bytes' sha256 (folders as "dir")."""
-    return {
-        p.relative_to(home).as_posix(): "dir" if p.is_dir() else hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(home.rglob("*"))
-    }
-
-
-@pytest.fixture
-def scored(aapl_home: Path, monkeypatch: pytest.MonkeyPatch, tmp_path_factory) -> Settings:
-    """Three recordings (entries #1 … #6: buy_and_hold and macd on AAPL) scored the session after
-    the last; built once per module and copied into each test's home."""
-    if "home" not in _TEMPLATE:
-        for day in DAYS:
-            set_clock(monkeypatch, after_close(day))
-            assert invoke("record", "--policies", POLICIES).exit_code == 0
-        set_clock(monkeypatch, SCORED_AT)
-        assert invoke("score").exit_code == 0
-        template = tmp_path_factory.mktemp("ledger-template") / "home"
-        shutil.copytree(aapl_home, template)
-        _TEMPLATE["home"] = template
-    else:
-        shutil.copytree(_TEMPLATE["home"], aapl_home)
-    settings = set_clock(monkeypatch, SCORED_AT)
-    assert invoke("verify").exit_code == 0
-    return settings
+_one_line_error = one_line_error
+_tree = tree
 
 
 def _file_of(store: LedgerStore, seq: int) -> Path:
@@ -155,8 +125,10 @@ def test_edited_scores_or_record_fail_verify_and_are_shown_by_no_one(scored, tab
     for view in ("entries", "scores", "record"):  # `stocker sql`: any file changed, every view refuses
         with pytest.raises(duckdb.Error, match="changed since"):
             Warehouse(scored.warehouse_path).query(f"SELECT * FROM ledger.{view}")
-    # scoring recomputes them from the verified chain and the bars
-    assert invoke("score").exit_code == 0
+    # scoring refuses to write over them (they are evidence); --recompute does, from the verified
+    # chain and the bars, saying what it discarded (issue 52)
+    assert "fails verification" in _one_line_error(invoke("score"), 1)
+    assert invoke("score", "--recompute").exit_code == 0
     assert invoke("verify").exit_code == 0
     macd = json.loads(invoke("show", "--json").stdout)["record"]
     assert all(r["excess_cumulative"] != 0.5 for r in macd)
@@ -404,7 +376,8 @@ def test_malformed_scored_is_one_named_line(scored):
     LedgerStore(scored).scored_path.write_text("not json")
     assert "SCORED is not what" in _one_line_error(invoke("verify"), 1)
     _shows_nothing(scored, "SCORED")
-    assert invoke("score").exit_code == 0 and invoke("verify").exit_code == 0  # scoring rewrites it
+    assert "SCORED" in _one_line_error(invoke("score"), 1)  # evidence: never written over unasked
+    assert invoke("score", "--recompute").exit_code == 0 and invoke("verify").exit_code == 0
 
 
 @pytest.mark.parametrize(
@@ -634,7 +607,10 @@ def test_malformed_derived_tables_are_one_named_line(scored, change, says):
     change(LedgerStore(scored))
     assert says in _one_line_error(invoke("verify"), 1)
     _shows_nothing(scored, says)
+    assert says in _one_line_error(invoke("score"), 1)  # never written over unasked (issue 52)
     if change is _scores_a_folder:
-        assert "cannot write the ledger's scores" in _one_line_error(invoke("score"), 2)
-    else:  # scoring recomputes them from the verified chain and the bars
-        assert invoke("score").exit_code == 0 and invoke("verify").exit_code == 0
+        assert "cannot write the ledger's scores" in _one_line_error(invoke("score", "--recompute"), 2)
+    elif change is _scored_later_chain:  # computed from another chain: evidence even --recompute keeps
+        assert says in _one_line_error(invoke("score", "--recompute"), 1)
+    else:  # --recompute rewrites them from the verified chain and the bars
+        assert invoke("score", "--recompute").exit_code == 0 and invoke("verify").exit_code == 0
