@@ -150,3 +150,14 @@ def _play_as(client: httpx.Client, forwarded_for: str) -> str:
     started = client.post("/web/api/play", json={"episode": KEY}, headers={"X-Forwarded-For": forwarded_for})
     assert started.status_code == 200, started.text
     return started.json()["state"]["session_id"]
+
+
+def test_on_ipv6_loopback_a_header_names_no_one_either(tiny) -> None:
+    """``--host ::1``: plays sent from ::1 naming other addresses (IPv4, IPv6, ::1 itself) are
+    all ::1's, and ::1's header naming 127.0.0.3 does not reach 127.0.0.3's session."""
+    with live_server(tiny.settings, host="::1") as url, from_address(url, "::1") as local:
+        sids = [
+            _play_as(local, forwarded)
+            for forwarded in ("127.0.0.3", "::2", "::ffff:10.0.0.1", "::1", "127.0.0.3, ::2")
+        ]
+        assert [local.get(f"/web/api/play/{sid}").status_code for sid in sids] == [200] * len(sids)
