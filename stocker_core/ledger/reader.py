@@ -121,6 +121,12 @@ def _read(store: LedgerStore, published: tuple[Head, ...]) -> Ledger:
     _read_derived(store, ledger)
     unfinished = _unfinished(files, entries, head) if not problems and not misnamed else False
     contradicted = _scored_past_head(ledger, head) if unfinished else None
+    if unfinished and not contradicted and head is None and store.views_defined():
+        contradicted = (
+            "HEAD is missing, yet stocker.duckdb's ledger views were defined by a recording that moved "
+            "it: HEAD was deleted (with entries after it?), not left behind by an interrupted first "
+            "recording (compare with the head you published)"
+        )
     if head is None and head_problem is None and entries:
         problems.append(
             f"HEAD is missing: the chain's end (#{report.end.entries}) cannot be checked against it "

@@ -366,6 +366,16 @@ class LedgerStore:
         except (pa.ArrowException, OSError, ValueError) as exc:
             return None, None, f"{self.name(path)}: not a readable Parquet file ({_reason(exc)})"
 
+    def views_defined(self) -> bool:
+        """Whether ``stocker.duckdb`` defines ``ledger.entries``: a recording moved ``HEAD`` and
+        refreshed the views at least once (a first recording killed before ``HEAD`` never did)."""
+        if not self.warehouse_path.is_file():
+            return False
+        found = Warehouse(self.warehouse_path).query(
+            "SELECT count(*) AS n FROM duckdb_views() WHERE schema_name = 'ledger' AND view_name = 'entries'"
+        )
+        return int(found["n"].iloc[0]) > 0
+
     # -- writing -------------------------------------------------------------------------
     def check_writable(self) -> None:
         """LedgerInputError (one line) unless the ledger folder can be created and written.

@@ -19,6 +19,7 @@ import pytest
 from ledger_testing import DAYS, POLICIES, after_close, invoke, one_line_error, set_clock, tree
 
 from stocker_core.config import Settings
+from stocker_core.ledger.record import record
 from stocker_core.ledger.service import score_ledger
 from stocker_core.ledger.store import Head, LedgerStore
 from stocker_core.market.clock import next_session
@@ -231,15 +232,23 @@ def _truncate_scored(store: LedgerStore) -> None:
     store.scored_path.write_text(text[: len(text) // 2])
 
 
+def _scored_before(store: LedgerStore) -> None:
+    data = json.loads(store.scored_path.read_text())
+    first = pd.read_parquet(store.entries_dir / f"session={DAYS[0]}" / "part-000000001.parquet")
+    data["entries"], data["hash"] = 2, str(first["hash"].iloc[-1])
+    store.scored_path.write_text(json.dumps(data))
+
+
 @pytest.mark.parametrize(
     ("change", "says"),
     [
+        (_scored_before, "row #3 scores no entry of the chain it was computed from"),
         (_edit_scores, "scores/part.parquet"),
         (_edit_record, "record/part.parquet"),
         (_edit_scored, "before its outcome bar's close"),
         (_truncate_scored, "SCORED is not what"),
     ],
-    ids=["scores", "record", "scored-edited", "scored-truncated"],
+    ids=["scored-before", "scores", "record", "scored-edited", "scored-truncated"],
 )
 def test_derived_tables_that_fail_stop_head_export_record_and_score(scored, monkeypatch, change, says):
     change(LedgerStore(scored))
@@ -262,6 +271,39 @@ def test_deleting_head_and_the_last_sessions_is_not_an_interrupted_first_recordi
     _nothing_written_by_any_write(scored, monkeypatch, says)
     # not even --recompute writes over the evidence
     assert "#6" in one_line_error(invoke("score", "--recompute"), 1)
+
+
+class KilledBeforeHead(BaseException):
+    """A process killed between writing a part file and moving HEAD."""
+
+
+def test_a_recording_killed_after_a_scoring_is_still_finished(scored, monkeypatch):
+    """The evidence agrees (SCORED scored up to HEAD, not past it): the rerun finishes it."""
+    settings = set_clock(monkeypatch, after_close(NEXT_DAY))
+
+    def killed(self, head):
+        raise KilledBeforeHead
+
+    with monkeypatch.context() as patched:
+        patched.setattr(LedgerStore, "set_head", killed)
+        with pytest.raises(KilledBeforeHead):
+            record(settings, POLICIES.split(","))
+    assert "`stocker ledger record` finishes it" in one_line_error(invoke("verify"), 1)
+    again = invoke("record", "--policies", POLICIES, "--json")
+    assert again.exit_code == 0 and json.loads(again.stdout)["finished"].startswith("8:"), again.output
+    assert invoke("verify").exit_code == 0
+
+
+def test_every_trace_but_the_views_deleted_is_not_an_interrupted_first_recording(scored, monkeypatch):
+    """HEAD, the last sessions, SCORED and the tables deleted: the warehouse's views still say a
+    recording once moved HEAD (a first recording killed before HEAD never defines them)."""
+    store = LedgerStore(scored)
+    store.head_path.unlink()
+    store.scored_path.unlink()
+    for folder in [*(store.entries_dir / f"session={day}" for day in DAYS[1:]), store.root / "scores"]:
+        shutil.rmtree(folder)
+    shutil.rmtree(store.root / "record")
+    _nothing_written_by_any_write(scored, monkeypatch, "stocker.duckdb's ledger views were defined")
 
 
 def test_head_moved_back_is_not_an_interrupted_recording(scored, monkeypatch):
