@@ -30,6 +30,7 @@ from stocker_core.warehouse.outputs import (
     OutputFile,
     OutputProblem,
     check_file,
+    lineage_rows,
     parquet_problem,
     record_outputs,
     recorded_outputs,
@@ -68,6 +69,7 @@ class BuildOutputs:
         self._pending: dict[Scope, list[OutputFile]] = {}
         """Records to store at the next ``record`` (touched files, adopted partitions)."""
         self._stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+        self._legacy: dict[Scope, int] | None = None
 
     # -- which files ------------------------------------------------------------------------
     def files(self, asset: str, partition: str) -> list[Path]:
@@ -148,9 +150,23 @@ class BuildOutputs:
             self._pending[(asset, partition)] = refreshed
         return problems
 
+    def _legacy_rows(self) -> dict[Scope, int]:
+        """Rows per partition by ``meta.lineage`` while nothing is in ``meta.outputs`` (a home
+        built before it), else nothing: after one run every file there is recorded."""
+        if self._legacy is None:
+            self._legacy = lineage_rows(self.warehouse) if not self._records() else {}
+        return self._legacy
+
     def _adopt(self, asset: str, partition: str) -> list[OutputProblem]:
-        """A partition without recorded files: its files now, or what is wrong with them."""
+        """A partition without recorded files: its files now, or what is wrong with them (on a
+        home built before ``meta.outputs``, a part file gone whose lineage records rows)."""
         problems, files = [], []
+        part = self._part_file(asset, partition)
+        rows = self._legacy_rows().get((asset, partition), 0)
+        if part is not None and rows > 0 and not os.path.lexists(part):
+            relative = _relative(part, self.home)
+            what = f"is missing (meta.lineage records {rows} row(s))"
+            return [OutputProblem(asset, partition, relative, what)]
         for path in self.files(asset, partition):
             relative = _relative(path, self.home)
             if not path.is_file():

@@ -194,3 +194,18 @@ def record_outputs(
         finally:
             con.unregister("output_scopes")
             con.unregister("incoming_outputs")
+
+
+def lineage_rows(warehouse: Warehouse) -> dict[tuple[str, str], int]:
+    """{(asset, partition): rows of its latest ``meta.lineage`` record}: what a home built
+    before ``meta.outputs`` says each partition held."""
+    if not warehouse.path.exists():
+        return {}
+    with warehouse.connect(read_only=True) as con:
+        if not warehouse._table_exists(con, "meta.lineage"):
+            return {}
+        rows = con.execute(
+            "SELECT asset, partition, arg_max(row_count, materialized_at) FROM meta.lineage "
+            "WHERE partition IS NOT NULL GROUP BY asset, partition"
+        ).fetchall()
+    return {(r[0], r[1]): int(r[2] or 0) for r in rows}

@@ -196,3 +196,14 @@ def test_a_deleted_model_file_rebuilds_its_model(tmp_path: Path, monkeypatch: py
         assert planner.disk_report() == [
             "rebuilt moderator_grpo: models/moderator_grpo/adapter_model.safetensors is missing"
         ]
+
+
+@pytest.mark.slow
+def test_a_home_built_before_outputs_were_recorded_finds_a_deleted_partition(home: Path) -> None:
+    """No ``meta.outputs`` yet (a home from before it): ``meta.lineage``'s row counts say the
+    part file should be there; the rerun rebuilds it and records every file."""
+    warehouse = Warehouse(home / "stocker.duckdb")
+    with warehouse.transaction() as con:
+        con.execute("DELETE FROM meta.outputs")
+    _rerun_repairs(home, lambda p: p.unlink(), "is missing (meta.lineage records")
+    assert warehouse.query("SELECT count(*) n FROM meta.outputs")["n"].iloc[0] >= 12
