@@ -1,20 +1,27 @@
-"""The arrays the batched rule council reads: a ticker's inputs turned into arrays once
-(``TickerArrays``: closes, highs and lows, indicator columns, peer / commodity / rate closes,
-the text events with their publication instants) and one day's cut of them (``BatchDay``: the
-bars up to the day, the events published strictly before the day's decision cut-off). A
-specialist's batch rule (``Specialist.batch_rule``, ``council/rule_batch.py``) reads one
-``BatchDay``."""
+"""The arrays the rule council reads, and the days it votes on.
+
+``TickerArrays``: one ticker's council inputs turned into arrays once — closes, highs and
+lows, their logs, the indicator columns, the text events sorted by publication instant,
+the context closes per symbol. ``DayGrid``: the days voted on and where each cuts those
+arrays, for all days at once.
+
+Point in time (the cuts of ``context.decision.build_context``): an array rule reads bars
+only below ``DayGrid.end`` (dated on or before the day), the indicator row below
+``indicator_end``, a symbol's closes below ``SymbolCloses.count(day)``, and text events
+only through ``EventArrays.pairs`` (published strictly before the day's decision cut-off).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 import pandas as pd
 
-from stocker_core.context.decision import CouncilInputs, DecisionContext, current_series
-from stocker_core.context.point_in_time import decision_cutoff
+from stocker_core.context.decision import CouncilInputs, DecisionContext
+from stocker_core.market.calendar import NEW_YORK, REGULAR_CLOSE, nyse
 
 DAY_NS = 86_400 * 10**9
 """Nanoseconds in a day."""
@@ -25,153 +32,260 @@ def monthly_returns(close: np.ndarray, dates: pd.Series | pd.DatetimeIndex) -> p
     return pd.Series(close, index=pd.DatetimeIndex(dates)).resample("ME").last().pct_change().dropna()
 
 
-class _Events:
-    """One kind of text event as arrays: publication instants (UTC ns), dates (ns) and columns."""
+def _ns(values: pd.Series) -> np.ndarray:
+    return pd.to_datetime(values).to_numpy(dtype="datetime64[ns]").astype(np.int64)
+
+
+def decision_cutoffs(days_ns: np.ndarray) -> np.ndarray:
+    """``point_in_time.decision_cutoff`` (UTC ns) of many normalized days at once: the
+    session's NYSE close, else 16:00 New York."""
+    days = pd.DatetimeIndex(days_ns.astype("datetime64[ns]"))
+    regular = (days + REGULAR_CLOSE).tz_localize(NEW_YORK).tz_convert("UTC").asi8
+    calendar = nyse()
+    session = calendar.closes.reindex(days)
+    inside = (days >= calendar.first_session) & (days <= calendar.last_session) & session.notna().to_numpy()
+    return np.where(inside, pd.DatetimeIndex(session).asi8, regular)
+
+
+@dataclass(frozen=True)
+class EventPairs:
+    """The (day, event) pairs a rule reads: for day ``i`` the events at frame positions
+    ``pos[bounds[i]:bounds[i + 1]]`` (frame order), aged ``ages`` whole days."""
+
+    pos: np.ndarray
+    ages: np.ndarray
+    bounds: np.ndarray
+
+
+class EventArrays:
+    """One kind of text event as arrays: publication instants (UTC ns), dates (ns), the
+    order by publication, and the text columns by frame position."""
 
     def __init__(self, frame: pd.DataFrame, columns: Sequence[str]) -> None:
         self.size = len(frame)
         if self.size:
-            instants = pd.to_datetime(frame["published_at"], utc=True)
-            self.published = instants.to_numpy(dtype="datetime64[ns]").astype(np.int64)
-            self.dates = pd.to_datetime(frame["date"]).to_numpy(dtype="datetime64[ns]").astype(np.int64)
+            self.published = _ns(pd.to_datetime(frame["published_at"], utc=True))
+            self.dates = _ns(frame["date"])
         else:
             self.published = self.dates = np.zeros(0, dtype=np.int64)
+        self.order = np.argsort(self.published, kind="stable")
+        self.sorted_published = self.published[self.order]
+        # how much earlier than its date an event may be published (bounds an age window)
+        self.min_lag = int((self.published - self.dates).min()) if self.size else 0
         self.columns = {c: (list(frame[c]) if self.size else []) for c in columns}
-        self.values = {
-            c: (frame[c].to_numpy(float) if self.size else np.zeros(0)) for c in ("score",) if c in frame
-        }
+        self.scores = frame["score"].to_numpy(float) if self.size and "score" in frame else np.zeros(0)
 
-    def visible(self, cutoff_ns: int, since_ns: int | None = None) -> np.ndarray:
-        """Row positions (in frame order) published strictly before the cut-off (and at or
-        after ``since_ns``)."""
-        keep = self.published < cutoff_ns
-        if since_ns is not None:
-            keep &= self.published >= since_ns
-        return np.flatnonzero(keep)
+    def pairs(self, grid: DayGrid, since_ns: np.ndarray, max_age: int | None = None) -> EventPairs:
+        """Per day, the events published in ``[since_ns, cut-off)`` (and, with ``max_age``,
+        dated at most that many whole days before the day), in frame order."""
+        start = np.searchsorted(self.sorted_published, since_ns, "left")
+        stop = np.maximum(np.searchsorted(self.sorted_published, grid.cutoff_ns, "left"), start)
+        counts = stop - start
+        day = np.repeat(np.arange(len(grid)), counts)
+        first = np.repeat(start - (np.cumsum(counts) - counts), counts)
+        pos = self.order[np.arange(int(counts.sum())) + first]
+        keep = np.lexsort((pos, day))
+        day, pos = day[keep], pos[keep]
+        ages = ((grid.day_ns[day] - self.dates[pos]) // DAY_NS).astype(float)
+        if max_age is not None:
+            recent = ages <= max_age
+            day, pos, ages = day[recent], pos[recent], ages[recent]
+        return EventPairs(pos, ages, np.searchsorted(day, np.arange(len(grid) + 1), "left"))
 
-    def ages(self, rows: np.ndarray, day_ns: int) -> np.ndarray:
-        """Whole days from each row's date to the day (floor, as Timedelta.days)."""
-        return ((day_ns - self.dates[rows]) // DAY_NS).astype(float)
-
-    def column(self, name: str, rows: np.ndarray) -> list:
-        values = self.columns[name]
-        return [values[i] for i in rows]
+    def age_window(self, grid: DayGrid, max_age: int) -> EventPairs:
+        """Per day, the visible events at most ``max_age`` whole days old."""
+        # an event dated after day - (max_age + 1) days is published after that + min_lag
+        return self.pairs(grid, grid.day_ns - (max_age + 1) * DAY_NS + self.min_lag, max_age)
 
 
-def _symbol_closes(inputs: CouncilInputs) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """{symbol: (normalized dates ns, closes)} of the long context closes, in frame order."""
-    frame = inputs.context_closes
-    out = {}
+@dataclass(frozen=True)
+class SymbolCloses:
+    """A context symbol's closes: normalized dates (sorted), values, positions of non-NaN values."""
+
+    dates: np.ndarray
+    values: np.ndarray
+    valid: np.ndarray
+
+    def count(self, day_ns: np.ndarray) -> np.ndarray:
+        """How many closes are dated on or before each day."""
+        return np.searchsorted(self.dates, day_ns, "right")
+
+    def current(self, day_ns: np.ndarray) -> np.ndarray:
+        """Whether each day has its own close (``context.decision.current_series``)."""
+        count = self.count(day_ns)
+        return (
+            (count > 0) & (self.dates[np.maximum(count - 1, 0)] == day_ns) if len(self.dates) else count > 0
+        )
+
+
+def _symbol_closes(frame: pd.DataFrame | None) -> dict[str, SymbolCloses]:
+    out: dict[str, SymbolCloses] = {}
     if frame is None or len(frame) == 0:
         return out
     for symbol, part in frame.groupby("symbol", sort=False):
         dates = pd.to_datetime(part["date"])
         if getattr(dates.dt, "tz", None) is not None:
             dates = dates.dt.tz_localize(None)
-        out[str(symbol)] = (
-            dates.dt.normalize().to_numpy(dtype="datetime64[ns]").astype(np.int64),
-            part["close"].to_numpy(float),
-        )
+        ns = dates.dt.normalize().to_numpy(dtype="datetime64[ns]").astype(np.int64)
+        if np.any(np.diff(ns) < 0):
+            raise ValueError(f"context closes of {symbol}: must be sorted by date")
+        values = part["close"].to_numpy(float)
+        out[str(symbol)] = SymbolCloses(ns, values, np.flatnonzero(~np.isnan(values)))
     return out
 
 
-EMPTY = np.zeros(0)
-
-
 class TickerArrays:
-    """A ticker's council inputs as arrays, each built once on first use: closes, highs and
-    lows (NaN filled by the close), month-end returns, indicator columns, the text events
-    and the long context closes."""
+    """A ticker's council inputs as arrays, each built once on first use."""
 
-    def __init__(self, inputs: CouncilInputs) -> None:
-        self.inputs = inputs
-        bars = inputs.bars
-        self.bar_dates = pd.to_datetime(bars["date"]).to_numpy(dtype="datetime64[ns]").astype(np.int64)
-        if len(self.bar_dates) and np.any(np.diff(self.bar_dates) < 0):
-            raise ValueError(f"{inputs.ticker}: bars must be sorted by date")
+    def __init__(
+        self,
+        ticker: str,
+        bars: pd.DataFrame,
+        indicators: pd.DataFrame | None,
+        text: tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame],
+        context_closes: pd.DataFrame | None,
+        peers: Sequence[str],
+        commodity: str | None,
+        context_of: Callable[[pd.Timestamp], DecisionContext],
+    ) -> None:
+        self.ticker, self.bars, self.indicators = ticker, bars, indicators
+        self.news_frame, self.forums_frame, self.macro_frame = text
+        self.context_closes, self.peers, self.commodity = context_closes, tuple(peers), commodity
+        self.context_of = context_of
+        self.bar_dates = _ns(bars["date"]) if len(bars) else np.zeros(0, dtype=np.int64)
+        if np.any(np.diff(self.bar_dates) < 0):
+            raise ValueError(f"{ticker}: bars must be sorted by date")
+
+    @classmethod
+    def from_inputs(cls, inputs: CouncilInputs) -> TickerArrays:
+        """The arrays of a ticker's full-history inputs (their indicators are causal)."""
+        text = inputs.text
+        return cls(
+            inputs.ticker,
+            inputs.bars,
+            inputs._indicators,
+            (text.news, text.forums, text.macro),
+            inputs.context_closes,
+            inputs.peers,
+            inputs.commodity,
+            inputs.context,
+        )
+
+    @classmethod
+    def from_context(cls, ctx: DecisionContext) -> TickerArrays:
+        """The arrays of one day's context (already cut at its decision)."""
+
+        def context_of(day: pd.Timestamp) -> DecisionContext:
+            if pd.Timestamp(day).normalize() != ctx.date:
+                raise ValueError(f"a context of {ctx.date.date()} cannot vote on {day}")
+            return ctx
+
+        frames = (ctx.news, ctx.forums, ctx.macro)
+        return cls(
+            ctx.ticker,
+            ctx.bars,
+            ctx.indicators,
+            frames,
+            ctx.context_closes,
+            ctx.peers,
+            ctx.commodity,
+            context_of,
+        )
 
     @cached_property
     def close(self) -> np.ndarray:
-        return self.inputs.bars["close"].to_numpy(float)
+        return self.bars["close"].to_numpy(float) if len(self.bars) else np.zeros(0)
 
     @cached_property
     def high(self) -> np.ndarray:
-        bars = self.inputs.bars
-        return bars["high"].fillna(bars["close"]).to_numpy(float)
+        """Highs, a missing one filled by the close."""
+        return self.bars["high"].fillna(self.bars["close"]).to_numpy(float) if len(self.bars) else np.zeros(0)
 
     @cached_property
     def low(self) -> np.ndarray:
-        bars = self.inputs.bars
-        return bars["low"].fillna(bars["close"]).to_numpy(float)
+        """Lows, a missing one filled by the close."""
+        return self.bars["low"].fillna(self.bars["close"]).to_numpy(float) if len(self.bars) else np.zeros(0)
+
+    @cached_property
+    def log_close(self) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.log(self.close)
+
+    @cached_property
+    def log_diff(self) -> np.ndarray:
+        """``log_close[i + 1] - log_close[i]``."""
+        return np.diff(self.log_close)
+
+    @cached_property
+    def valid_close(self) -> np.ndarray:
+        """Positions of the non-NaN closes."""
+        return np.flatnonzero(~np.isnan(self.close))
 
     @cached_property
     def monthly(self) -> pd.Series:
-        bars = self.inputs.bars
-        return monthly_returns(self.close, bars["date"]) if len(bars) else pd.Series(dtype=float)
+        return monthly_returns(self.close, self.bars["date"]) if len(self.bars) else pd.Series(dtype=float)
 
     @cached_property
     def indicator_dates(self) -> np.ndarray:
-        indicators = self.inputs._indicators  # causal, full history (as the per-day path cuts them)
-        if indicators is None or not len(indicators):
+        if self.indicators is None or not len(self.indicators):
             return np.zeros(0, dtype=np.int64)
-        return pd.to_datetime(indicators["date"]).to_numpy(dtype="datetime64[ns]").astype(np.int64)
+        return _ns(self.indicators["date"])
 
     @cached_property
     def indicator_columns(self) -> dict[str, np.ndarray]:
-        indicators = self.inputs._indicators
-        if indicators is None:
+        if self.indicators is None:
             return {}
-        return {c: indicators[c].to_numpy() for c in indicators.columns if c != "date"}
+        return {c: self.indicators[c].to_numpy() for c in self.indicators.columns if c != "date"}
 
     @cached_property
-    def news(self) -> _Events:
-        return _Events(self.inputs.text.news, ("headline", "sentiment_label"))
+    def news(self) -> EventArrays:
+        return EventArrays(self.news_frame, ("headline", "sentiment_label"))
 
     @cached_property
-    def forums(self) -> _Events:
-        return _Events(self.inputs.text.forums, ("post_text", "score"))
+    def forums(self) -> EventArrays:
+        return EventArrays(self.forums_frame, ("post_text",))
 
     @cached_property
-    def macro(self) -> _Events:
-        return _Events(self.inputs.text.macro, ("headline", "policy_signal"))
+    def macro(self) -> EventArrays:
+        return EventArrays(self.macro_frame, ("headline", "policy_signal"))
 
     @cached_property
-    def symbols(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-        return _symbol_closes(self.inputs)
-
-    def closes_of(self, symbol: str | None, day_ns: int) -> np.ndarray:
-        """The closes of ``symbol`` dated on or before the day (empty when unknown)."""
-        if symbol is None or symbol not in self.symbols:
-            return EMPTY
-        dates, values = self.symbols[symbol]
-        return values[dates <= day_ns]
-
-    def current_closes_of(self, symbol: str | None, day_ns: int) -> np.ndarray:
-        """Those closes when the series has the day's close, else empty (``current_series``)."""
-        if symbol is None or symbol not in self.symbols:
-            return EMPTY
-        return current_series(*self.symbols[symbol], day_ns)
-
-    def day(self, day: pd.Timestamp) -> BatchDay:
-        """Where ``day`` cuts these arrays."""
-        return BatchDay(self, pd.Timestamp(day).normalize())
+    def symbols(self) -> dict[str, SymbolCloses]:
+        return _symbol_closes(self.context_closes)
 
 
-class BatchDay:
-    """One day of the batch: the ticker's arrays (``arrays``), the bars dated on or before
-    the day (``[:end]``) and the decision cut-off of the text events."""
+class DayGrid:
+    """The days the rules vote on (normalized, each once, in the given order) and where
+    each cuts a ticker's arrays."""
 
-    def __init__(self, arrays: TickerArrays, day: pd.Timestamp) -> None:
-        self.arrays = arrays
-        self.inputs = arrays.inputs
-        self.day = day
-        self.day_ns = day.value
-        # bars dated on or before the day (point_in_time compares by day)
-        self.end = int(np.searchsorted(arrays.bar_dates, self.day_ns + DAY_NS, "left"))
-        self.cutoff = decision_cutoff(day)
-        self.cutoff_ns = self.cutoff.value
+    def __init__(self, arrays: TickerArrays, days: Sequence[pd.Timestamp]) -> None:
+        self.days = list(dict.fromkeys(pd.Timestamp(d).normalize() for d in days))
+        self.day_ns = np.array([d.value for d in self.days], dtype=np.int64)
+        next_day = self.day_ns + DAY_NS
+        self.end = np.searchsorted(arrays.bar_dates, next_day, "left")  # bars dated on or before
+        self.indicator_end = np.searchsorted(arrays.indicator_dates, next_day, "left")
+        self.cutoff_ns = decision_cutoffs(self.day_ns) if len(self.days) else np.zeros(0, dtype=np.int64)
 
-    @cached_property
-    def context(self) -> DecisionContext:
-        """The day's point-in-time context (the per-day path's), for a rule without a batch rule."""
-        return self.inputs.context(self.day)
+    def __len__(self) -> int:
+        return len(self.days)
+
+
+def window_rows(values: np.ndarray, ends: np.ndarray, width: int) -> np.ndarray:
+    """The ``width`` values before each end (``values[end - width:end]``), one row per end."""
+    return values[ends[:, None] - width + np.arange(width)]
+
+
+def trailing_return(
+    values: np.ndarray, valid: np.ndarray, count: np.ndarray, days: int = 20
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per cut (``values[:count]``), the return over the last ``days`` non-NaN values
+    (fewer when fewer exist) and whether it is defined (at least 6 non-NaN values)."""
+    m = np.searchsorted(valid, count, "left")
+    ok = m >= 6
+    if not len(valid):
+        return np.full(len(count), np.nan), ok
+    n = np.minimum(days, m - 1)
+    last = values[valid[np.clip(m - 1, 0, None)]]
+    first = values[valid[np.clip(m - 1 - n, 0, None)]]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(ok, last / first - 1, np.nan), ok

@@ -7,8 +7,8 @@ A specialist is declared in one module and registered with one call::
 
 where ``builder(ctx, mask) -> RoleMessage`` writes its prompt for the LLM backends
 (``council/roles.py``), ``rule(ctx) -> SpecialistVote`` is its offline rule analyst and the
-optional ``batch_rule(day) -> SpecialistVote`` its vote on a day of the batched rule path
-(``council/rule_batch.py``; without one that path runs ``rule`` on the day's context).
+optional ``batch_rule(arrays, grid) -> RoleVotes`` its votes on many days at once
+(``council/rule_batch.py``; without one that path runs ``rule`` on each day's context).
 
 Nothing registers at import: the seven built-in specialists (``council/specialists.py``) are
 registered by the composition root (``stocker_core.composition.register_all``), first and in
@@ -31,8 +31,9 @@ from stocker_core.errors import InvalidNameError
 
 if TYPE_CHECKING:
     from stocker_core.context.decision import DecisionContext
-    from stocker_core.council.day_arrays import BatchDay
+    from stocker_core.council.day_arrays import DayGrid, TickerArrays
     from stocker_core.council.models import SpecialistVote
+    from stocker_core.council.vote_columns import RoleVotes
     from stocker_core.text.masking import PromptMask
 
 T = TypeVar("T")
@@ -57,9 +58,9 @@ class Specialist:
     """The role's user message on a context, every name, date and price through the mask."""
     rule: Callable[[DecisionContext], SpecialistVote]
     """The rule analyst: a deterministic vote on a context (``abstain`` when data is missing)."""
-    batch_rule: Callable[[BatchDay], SpecialistVote] | None = None
-    """The same vote on a day of the batched rule path, from the ticker's precomputed arrays
-    (``day_arrays.BatchDay``); None: the batch runs ``rule`` on the day's context."""
+    batch_rule: Callable[[TickerArrays, DayGrid], RoleVotes] | None = None
+    """The same votes on many days at once, from the ticker's arrays cut at each day
+    (``day_arrays``); None: the batch runs ``rule`` on each day's context."""
     rule_revision: int = 0
     """Raised when the rule changes: it enters the rule votes' cache key, so only this role's
     cached votes are recomputed."""

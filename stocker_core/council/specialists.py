@@ -1,6 +1,7 @@
 """The seven built-in specialists, each declared the way an added one is
 (``council/registry.py``), in the council's fixed order, with the prompts of ``roles.py``,
-the rules of ``analysts.py`` and the batch rules of ``rule_batch.py``.
+the array rules of ``rules_price.py``, ``rules_cross.py`` and ``rules_text.py`` (over many
+days; ``analysts.py`` runs them on one day's context).
 
 ``register_specialists()`` registers them; the composition root
 (``stocker_core.composition.register_all``) calls it. Nothing registers at import.
@@ -8,7 +9,7 @@ the rules of ``analysts.py`` and the batch rules of ``rule_batch.py``.
 
 from __future__ import annotations
 
-from stocker_core.council import analysts, rule_batch
+from stocker_core.council import analysts, rules_cross, rules_price, rules_text
 from stocker_core.council.registry import SPECIALIST_NAMES, Specialist, register_specialist, specialist
 from stocker_core.council.roles import (
     chart_message,
@@ -30,7 +31,7 @@ BUILTIN: tuple[Specialist, ...] = (
         ),
         builder=chart_message,
         rule=analysts.chart_pattern,
-        batch_rule=rule_batch.chart_pattern_batch,
+        batch_rule=rules_price.chart_pattern_votes,
     ),
     Specialist(
         name="seasonal_trend",
@@ -40,7 +41,7 @@ BUILTIN: tuple[Specialist, ...] = (
         ),
         builder=seasonal_message,
         rule=analysts.seasonal_trend,
-        batch_rule=rule_batch.seasonal_trend_batch,
+        batch_rule=rules_price.seasonal_trend_votes,
     ),
     Specialist(
         name="indicator",
@@ -49,7 +50,7 @@ BUILTIN: tuple[Specialist, ...] = (
         ),
         builder=indicator_message,
         rule=analysts.indicator,
-        batch_rule=rule_batch.indicator_batch,
+        batch_rule=rules_price.indicator_votes,
     ),
     Specialist(
         name="news",
@@ -58,7 +59,7 @@ BUILTIN: tuple[Specialist, ...] = (
         ),
         builder=news_message,
         rule=analysts.news,
-        batch_rule=rule_batch.news_batch,
+        batch_rule=rules_text.news_votes,
     ),
     Specialist(
         name="forum_sentiment",
@@ -67,7 +68,7 @@ BUILTIN: tuple[Specialist, ...] = (
         ),
         builder=forum_message,
         rule=analysts.forum_sentiment,
-        batch_rule=rule_batch.forum_sentiment_batch,
+        batch_rule=rules_text.forum_sentiment_votes,
     ),
     Specialist(
         name="peer_commodity",
@@ -76,7 +77,7 @@ BUILTIN: tuple[Specialist, ...] = (
         ),
         builder=peer_message,
         rule=analysts.peer_commodity,
-        batch_rule=rule_batch.peer_commodity_batch,
+        batch_rule=rules_cross.peer_commodity_votes,
         rule_revision=2,  # 2: a peer or commodity without the day's close is missing, not stale
     ),
     Specialist(
@@ -87,7 +88,7 @@ BUILTIN: tuple[Specialist, ...] = (
         ),
         builder=macro_message,
         rule=analysts.geopolitics,
-        batch_rule=rule_batch.geopolitics_batch,
+        batch_rule=rules_text.geopolitics_votes,
     ),
 )
 """The built-in specialists, in the council's order."""

@@ -19,7 +19,7 @@ from stocker_core.council.cache import VoteCache
 from stocker_core.council.models import CouncilDecision, SpecialistVote
 from stocker_core.council.moderator import Moderator, RuleModerator
 from stocker_core.council.roles import ROLE_NAMES
-from stocker_core.council.rule_batch import rule_votes
+from stocker_core.council.rule_batch import context_table, rule_table
 
 Progress = Callable[[int, int], None]
 VOTE_FRAME_COLUMNS = ["ticker", "date", "role", "signal", "confidence", "rationale", "parse_error", "cached"]
@@ -85,23 +85,25 @@ def run_votes(
     ``stats``: hits, misses, parse_failures (among all returned votes), uncached (failed
     calls not written to the cache).
 
-    With the rule backend and the ticker's ``inputs`` (whose ``context`` is ``context_for``),
-    the misses are computed together over all days (``rule_batch.rule_votes``: the same
-    votes, no per-day context).
+    The rule backend computes its misses with the array rules: together over all days from
+    the ticker's ``inputs`` (whose ``context`` is ``context_for``; ``rule_batch.rule_table``),
+    else from each day's context (``rule_batch.context_table``).
     """
     days = [pd.Timestamp(d).normalize() for d in dates]
     versions = {role: backend.prompt_version(role) for role in roles}
     found = cache.lookup(ticker, days, backend.name, backend.model_id, versions) if cache else {}
     todo = [(role, day) for day in days for role in roles if (role, day) not in found]
     results: dict[tuple[str, pd.Timestamp], VoteResult] = {}
+    computed: dict[tuple[str, pd.Timestamp], tuple[float, float, str, bool]] = {}
     misses = len(todo)
-    if todo and inputs is not None and isinstance(backend, RuleBackend):
-        todo_days = list(dict.fromkeys(d for _, d in todo))
-        batch = rule_votes(inputs, todo_days, roles)
+    if todo and isinstance(backend, RuleBackend):
+        computed = _rule_rows(todo, roles, context_for, inputs)
         writer = _VoteWriter(cache, ticker, backend, write_every_seconds, write_max_votes)
-        for done, key in enumerate(todo, start=1):
-            results[key] = VoteResult(batch[key])
-            writer.add(key[1], results[key].vote, versions[key[0]])
+        for done, (role, day) in enumerate(todo, start=1):
+            if cache is not None:
+                signal, confidence, rationale, _ = computed[(role, day)]
+                vote = SpecialistVote(role=role, signal=signal, confidence=confidence, rationale=rationale)
+                writer.add(day, vote, versions[role])
             if progress:
                 progress(done, len(todo))
         writer.flush()
@@ -134,8 +136,12 @@ def run_votes(
     rows = []
     for day in days:
         for role in roles:
-            cached = (role, day) in found
-            vote = found[(role, day)] if cached else results[(role, day)].vote
+            key = (role, day)
+            if key in computed:
+                rows.append((ticker, day, role, *computed[key], False))
+                continue
+            cached = key in found
+            vote = found[key] if cached else results[key].vote
             rows.append(
                 (ticker, day, role, vote.signal, vote.confidence, vote.rationale, vote.parse_error, cached)
             )
@@ -147,6 +153,28 @@ def run_votes(
         "uncached": sum(1 for r in results.values() if not r.cacheable),
     }
     return CouncilRun(frame, stats)
+
+
+def _rule_rows(
+    todo: Sequence[tuple[str, pd.Timestamp]],
+    roles: Sequence[str],
+    context_for: Callable[[pd.Timestamp], DecisionContext],
+    inputs: CouncilInputs | None,
+) -> dict[tuple[str, pd.Timestamp], tuple[float, float, str, bool]]:
+    """The rule votes of the ``todo`` (role, day) pairs as (signal, confidence, rationale,
+    parse_error): one table over all their days from ``inputs``, else one per day's context."""
+    todo_days = list(dict.fromkeys(d for _, d in todo))
+    wanted = [r for r in roles if any(role == r for role, _ in todo)]
+    tables = (
+        [rule_table(inputs, todo_days, wanted)]
+        if inputs is not None
+        else [context_table(context_for(day), wanted) for day in todo_days]
+    )
+    return {
+        (role, day): (signal, confidence, rationale, False)
+        for table in tables
+        for day, role, signal, confidence, rationale in table.rows()
+    }
 
 
 def votes_from_frame(frame: pd.DataFrame) -> list[SpecialistVote]:
