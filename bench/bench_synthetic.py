@@ -6,6 +6,9 @@ default cost — plus the time to make the market and its text. ``--policies ora
 adds other registered policies (the rule council plays every day: slower).
 
     python bench/bench_synthetic.py [--ic 0,0.05,0.1] [--years 3] [--tickers 4] [--persistence 0.8]
+
+``--size`` times making the market and its text only, at universe size (issue 49), with the
+peak memory of this process: ``python bench/bench_synthetic.py --size --tickers 500 --years 10``.
 """
 
 from __future__ import annotations
@@ -79,6 +82,32 @@ def measure(ic: float, years: float, tickers: int, persistence: float, policies:
     return out
 
 
+def measure_size(tickers: int, years: float) -> dict:
+    """Seconds to make the market (bars and truth) and its text of ``tickers`` × ``years``."""
+    import resource
+
+    from stocker_core.config import Settings
+    from stocker_core.market.synthetic import SyntheticSpec, synthetic_market
+    from stocker_core.text.synthetic import synthetic_text
+
+    settings = Settings(source="synthetic", synth_tickers=str(tickers), synth_years=years)
+    spec = SyntheticSpec.from_settings(settings)  # 10 years: 2014-01 … 2023-12
+    started = time.perf_counter()
+    market = synthetic_market(spec)
+    made = time.perf_counter() - started
+    text = synthetic_text(spec)
+    texted = time.perf_counter() - started - made
+    return {
+        "tickers": tickers,
+        "years": years,
+        "bars": sum(len(frame) for frame in market.bars.values()),
+        "market_s": round(made, 2),
+        "text_s": round(texted, 2),
+        "headlines": len(text.news),
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -90,7 +119,11 @@ def main() -> None:
     parser.add_argument(
         "--policies", default="oracle", help="comma-separated policies to set against buy-and-hold"
     )
+    parser.add_argument("--size", action="store_true", help="time making the market and text only")
     args = parser.parse_args()
+    if args.size:
+        print(" · ".join(f"{key} {value:,}" for key, value in measure_size(args.tickers, args.years).items()))
+        return
     policies = [p.strip() for p in args.policies.split(",") if p.strip()]
     rows = [
         row

@@ -37,7 +37,10 @@ the 30-day gaps, ~200 days) holds 3 non-overlapping 63-day windows: 33 over the 
 SYNTHETIC_PREFIX = "SYN"
 SYNTHETIC_INDEX = "^SYN"
 """The synthetic market's equal-weight index: the council's benchmark peer on that source."""
-_TICKER_COUNT = re.compile(r"\s*[0-9]{1,3}\s*")
+SYNTH_MAX_TICKERS = 5000
+"""The most tickers a synthetic count may name: SYN1 … SYN5000 (names and bars stay the
+same as the count grows: ticker k draws from its own generator, seeded by (seed, k))."""
+_TICKER_COUNT = re.compile(r"\s*([0-9]+)\s*")
 TICKER_PATTERN = re.compile(r"^[A-Z0-9][A-Z0-9.^=-]{0,14}$|^\^[A-Z0-9.=-]{1,14}$")
 """An exchange symbol: 1-15 upper-case ASCII letters, digits and ``. ^ = -`` (``BRK.B``,
 ``^GSPC``, ``GC=F``); ``market.validation.validate_ticker`` also refuses ``..``."""
@@ -53,15 +56,32 @@ def synthetic_ticker_names(value: str) -> list[str]:
     """``STOCKER_SYNTH_TICKERS`` as names: a count ``"4"`` (ASCII digits) gives SYN1 … SYN4;
     otherwise a comma-separated list of tickers (upper-cased, blanks dropped, duplicates kept
     once). ValueError saying what is expected otherwise."""
-    expected = "expected a count from 1 to 200, or tickers such as ALFA,BETA (A-Z, 0-9, . ^ = -)"
+    expected = (
+        f"expected a count from 1 to {SYNTH_MAX_TICKERS}, or tickers such as ALFA,BETA (A-Z, 0-9, . ^ = -)"
+    )
     if _TICKER_COUNT.fullmatch(value):
-        if not 1 <= int(value) <= 200:
+        digits = value.strip().lstrip("0")
+        if not digits or len(digits) > len(str(SYNTH_MAX_TICKERS)) or int(digits) > SYNTH_MAX_TICKERS:
             raise ValueError(expected)
-        return [f"{SYNTHETIC_PREFIX}{i}" for i in range(1, int(value) + 1)]
+        return [f"{SYNTHETIC_PREFIX}{i}" for i in range(1, int(digits) + 1)]
     names = [part.strip().upper() for part in value.split(",") if part.strip()]
     if not names or not all(is_ticker(name) for name in names):
         raise ValueError(expected)
     return list(dict.fromkeys(names))
+
+
+DEFAULT_SYNTH_START = date(2021, 1, 1)
+DEFAULT_SYNTH_END = date(2024, 1, 1)
+
+
+def default_synth_start(years: float) -> date:
+    """The first day of a synthetic market of ``years`` when STOCKER_SYNTH_START is unset:
+    2021-01-01, or for a market longer than 3 years the day that makes it end on 2024-01-01
+    (10 years: 2014-01-01), so ``STOCKER_SYNTH_YEARS=10`` is a past decade, not one that runs
+    past the exchange calendar. Up to 3 years the market is the one it always was."""
+    months = max(1, round(12 * years))
+    start = DEFAULT_SYNTH_END.year * 12 + DEFAULT_SYNTH_END.month - 1 - months
+    return min(DEFAULT_SYNTH_START, date(start // 12, start % 12 + 1, 1))
 
 
 FIRST_MONTH = date(1800, 1, 1)
@@ -259,7 +279,8 @@ class Settings(BaseSettings):
     )
     synth_tickers: str = Field(
         default="4",
-        description="A count (4: SYN1 … SYN4, 1 to 200) or names (ALFA,BETA); the default universe on "
+        description="A count (4: SYN1 … SYN4, 1 to 5000; the first N names and their bars are those "
+        "of any larger count) or names (ALFA,BETA); the default universe on "
         "this source",
     )
     synth_years: float = Field(
@@ -270,9 +291,10 @@ class Settings(BaseSettings):
         "calendar, a year past today)",
     )
     synth_start: date = Field(
-        default=date(2021, 1, 1),
-        description="First calendar day of the market (the first month partition follows it unless "
-        "STOCKER_START_MONTH is set)",
+        default=DEFAULT_SYNTH_START,
+        description="First calendar day of the market (unset: 2021-01-01, or for more than 3 years the "
+        "day that ends it on 2024-01-01, e.g. 2014-01-01 for 10 years; the first month partition "
+        "follows it unless STOCKER_START_MONTH is set)",
     )
     synth_persistence: float = Field(
         default=0.8,
@@ -426,7 +448,11 @@ class Settings(BaseSettings):
     @model_validator(mode="after")
     def _synthetic_defaults(self) -> Settings:
         """On the synthetic source the default universe is its tickers, the council's
-        benchmark its index and the first month partition its first month, unless set."""
+        benchmark its index and the first month partition its first month, unless set. A
+        market longer than 3 years without STOCKER_SYNTH_START ends on 2024-01-01
+        (``default_synth_start``) rather than years past today."""
+        if "synth_start" not in self.model_fields_set:
+            self.synth_start = default_synth_start(float(self.synth_years))
         if self.source == "synthetic":
             if "default_tickers" not in self.model_fields_set:
                 self.default_tickers = synthetic_ticker_names(self.synth_tickers)

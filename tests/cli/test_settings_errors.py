@@ -88,8 +88,8 @@ BAD = [
     ("STOCKER_START_MONTH", "0001-01", "STOCKER_START_MONTH='0001-01' (expected a month from 1800-01"),
     # issue 52: what the docs say and nothing else (ASCII digits, YYYY-MM), the variable named
     *[
-        ("STOCKER_SYNTH_TICKERS", value, f"STOCKER_SYNTH_TICKERS='{value}' (expected a count from 1 to 200")
-        for value in ("-1", "../x", "٣", "３", "0", "201", "4,../x", "SYN1,A;DROP", "")
+        ("STOCKER_SYNTH_TICKERS", value, f"STOCKER_SYNTH_TICKERS='{value}' (expected a count from 1 to 5000")
+        for value in ("-1", "../x", "٣", "３", "0", "5001", "1000000", "4,../x", "SYN1,A;DROP", "")
     ],
     *[
         (name, value, f"{name}='{value}' (expected a month, YYYY-MM (or a day, YYYY-MM-DD))")
