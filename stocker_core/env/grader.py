@@ -104,17 +104,21 @@ def param_columns(
 
 
 def _simulate_scalar(
-    sides: np.ndarray, quantities: np.ndarray, px: list[float], cost: np.ndarray, starting_cash: np.ndarray
+    sides: np.ndarray,
+    quantities: np.ndarray,
+    prices: np.ndarray,
+    cost: np.ndarray,
+    starting_cash: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``simulate_accounts`` for a few rows, with the environment's own ``apply_trade`` on the
-    closes as Python floats (``px``)."""
+    closes as Python floats (``prices``: (rows, steps))."""
     rows, steps = sides.shape
     values = np.empty((rows, steps))
     invalid = np.zeros((rows, steps), dtype=bool)
     traded = np.zeros((rows, steps))
     for r in range(rows):
         cash, pos, c = float(starting_cash[r]), 0, float(cost[r])
-        side_row, qty_row = sides[r].tolist(), quantities[r].tolist()
+        side_row, qty_row, px = sides[r].tolist(), quantities[r].tolist(), prices[r].tolist()
         vals, bad, done = [0.0] * steps, [False] * steps, [0] * steps
         for t in range(steps):
             fill = apply_trade(cash, pos, side_row[t], int(qty_row[t]), px[t], c)
@@ -131,10 +135,12 @@ def simulate_accounts(
     cost: np.ndarray,
     starting_cash: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(values, invalid, traded), each (rows, steps), for whole-share actions at the closes."""
+    """(values, invalid, traded), each (rows, steps), for whole-share actions at the closes:
+    ``prices`` is one series for every row (steps,) or one per row (rows, steps)."""
     rows, steps = sides.shape
+    prices = np.broadcast_to(np.asarray(prices, dtype=np.float64), (rows, prices.shape[-1]))
     if rows <= SCALAR_ROWS:
-        return _simulate_scalar(sides, quantities, prices.tolist(), cost, starting_cash)
+        return _simulate_scalar(sides, quantities, prices, cost, starting_cash)
     cash = starting_cash.astype(np.float64).copy()
     pos = np.zeros(rows)
     values = np.empty((rows, steps))
@@ -145,7 +151,7 @@ def simulate_accounts(
     buys = sides == int(Side.BUY)
     sells = sides == int(Side.SELL)
     for t in range(steps):
-        p = prices[t]
+        p = prices[:, t]
         q = quantities[:, t]
         gross = q * p
         outlay = gross * buy_factor
@@ -165,24 +171,64 @@ def simulate_accounts(
     return values, invalid, traded
 
 
+def _one_episode(
+    sides: np.ndarray, qty: np.ndarray, px: np.ndarray, cost: np.ndarray, cash0: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """(ideal pnl, ideal total, buy-and-hold final, accounts) of rows on one episode's closes:
+    what depends only on (cost, cash) is computed once per distinct pair."""
+    n = len(px)
+    uniq, inverse = np.unique(np.stack([cost, cash0], axis=1), axis=0, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    _, _, ideal_values = ideal_paths(np.broadcast_to(px, (len(uniq), n)), uniq[:, 0], uniq[:, 1])
+    ideal_pnl_u = ideal_values / uniq[:, 1:2] - 1.0
+    closes_list = px.tolist()
+    bh = np.array([buy_and_hold_final(closes_list, s, c) for c, s in uniq])[inverse]
+    if sides.shape[0] == 1:
+        u_values, u_invalid, u_traded = simulate_accounts(
+            np.repeat(sides, len(uniq), 0), np.repeat(qty, len(uniq), 0), px, uniq[:, 0], uniq[:, 1]
+        )
+        accounts = (u_values[inverse], u_invalid[inverse], u_traded[inverse])
+    else:
+        accounts = simulate_accounts(sides, qty, px, cost, cash0)
+    return ideal_pnl_u[inverse], ideal_pnl_u[inverse][:, -1:], bh, accounts
+
+
+def _per_row_episodes(
+    sides: np.ndarray, qty: np.ndarray, px: np.ndarray, cost: np.ndarray, cash0: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """``_one_episode`` where row i trades on its own closes ``px[i]`` (many episodes of one
+    length in one pass)."""
+    _, _, ideal_values = ideal_paths(px, cost, cash0)
+    ideal_pnl = ideal_values / cash0[:, None] - 1.0
+    bh = np.array(
+        [
+            buy_and_hold_final(row, s, c)
+            for row, c, s in zip(px.tolist(), cost.tolist(), cash0.tolist(), strict=True)
+        ]
+    )
+    return ideal_pnl, ideal_pnl[:, -1:], bh, simulate_accounts(sides, qty, px, cost, cash0)
+
+
 def grade_batch(
     sides: np.ndarray,
     quantities: np.ndarray,
     prices: Sequence[float] | np.ndarray,
     params: RewardParams | Sequence[RewardParams] | ParamColumns,
 ) -> GradeResult:
-    """Re-grade trajectories on one episode's closes.
+    """Re-grade trajectories on one episode's closes, or each on its own episode's.
 
     ``sides`` (codes 0 hold, 1 buy, 2 sell) and ``quantities`` are (rows, m) with
-    m <= len(prices) steps taken; ``params`` is one RewardParams for every row,
-    one per row, or columns (see ``param_columns``). A single trajectory row is
-    graded under every settings row. The final-step bonus applies when m == len(prices).
+    m <= n steps taken; ``prices`` is one episode's n closes, or (rows, n): one episode of
+    n days per row (many episodes of one length graded at once); ``params`` is one
+    RewardParams for every row, one per row, or columns (see ``param_columns``). With one
+    episode, a single trajectory row is graded under every settings row. The final-step
+    bonus applies when m == n.
     """
     px = np.asarray(prices, dtype=np.float64)
     sides = np.atleast_2d(np.asarray(sides, dtype=np.int64))
     qty = np.atleast_2d(np.asarray(quantities, dtype=np.float64))
-    n = len(px)
-    if qty.shape != sides.shape or sides.shape[1] > n or sides.shape[1] == 0:
+    n = px.shape[-1]
+    if qty.shape != sides.shape or sides.shape[1] > n or sides.shape[1] == 0 or px.ndim > 2:
         raise GradeError(
             f"need (rows, m) sides and quantities with 1 <= m <= {n} prices; "
             f"got {sides.shape} and {qty.shape}"
@@ -193,31 +239,24 @@ def grade_batch(
     if sides.shape[0] not in (1, rows):
         raise GradeError(f"{rows} settings rows for {sides.shape[0]} trajectories")
     cost, cash0 = col["transaction_cost"], col["starting_cash"]
-
-    # everything that depends only on (cost, cash): ideal path, buy-and-hold, accounting
-    uniq, inverse = np.unique(np.stack([cost, cash0], axis=1), axis=0, return_inverse=True)
-    inverse = inverse.reshape(-1)
-    _, _, ideal_values = ideal_paths(np.broadcast_to(px, (len(uniq), n)), uniq[:, 0], uniq[:, 1])
-    ideal_pnl_u = ideal_values / uniq[:, 1:2] - 1.0
-    ideal_pnl = ideal_pnl_u[inverse][:, :steps]
-    ideal_total = ideal_pnl_u[inverse][:, -1:]
-    closes_list = px.tolist()
-    bh = np.array([buy_and_hold_final(closes_list, s, c) for c, s in uniq])[inverse]
-    if sides.shape[0] == 1:
-        u_values, u_invalid, u_traded = simulate_accounts(
-            np.repeat(sides, len(uniq), 0), np.repeat(qty, len(uniq), 0), px, uniq[:, 0], uniq[:, 1]
-        )
-        values, invalid, traded = u_values[inverse], u_invalid[inverse], u_traded[inverse]
+    if px.ndim == 2 and px.shape[0] != rows:
+        raise GradeError(f"{px.shape[0]} price rows for {rows} settings rows")
+    if px.ndim == 2:
+        ideal_pnl, ideal_total, bh, (values, invalid, traded) = _per_row_episodes(sides, qty, px, cost, cash0)
+        ahead = px
     else:
-        values, invalid, traded = simulate_accounts(sides, qty, px, cost, cash0)
+        ideal_pnl, ideal_total, bh, (values, invalid, traded) = _one_episode(sides, qty, px, cost, cash0)
+        ahead = px[None, :]
+    ideal_pnl = ideal_pnl[:, :steps]
 
     c = {k: v[:, None] for k, v in col.items()}
     k = c["lookahead_k"].astype(np.int64)
     weight = c["lookahead_weight"]
     if np.any((k > 0) & (weight != 0.0)):
         idx = np.minimum(np.arange(steps)[None, :] + np.maximum(k, 0), n - 1)
-        fwd = px[idx] / px[:steps] - 1.0
-        exposure = traded * px[:steps] / c["starting_cash"]
+        today = ahead[:, :steps]
+        fwd = np.take_along_axis(np.broadcast_to(ahead, (rows, n)), idx, axis=1) / today - 1.0
+        exposure = traded * today / c["starting_cash"]
         lookahead = lookahead_terms(exposure, fwd, np.where(k > 0, weight, 0.0))
     else:
         lookahead = np.zeros((rows, steps))

@@ -24,6 +24,7 @@ from stocker_core.env.actions import Side
 from stocker_core.env.environment import TradingEnv
 from stocker_core.env.episode import Episode
 from stocker_core.env.grader import grade_batch, simulate_accounts
+from stocker_core.env.plans import Plan
 from stocker_core.env.policies import (
     BatchDecider,
     Policy,
@@ -37,8 +38,8 @@ from stocker_core.env.policies import (
 from stocker_core.env.rewards import RewardParams
 from stocker_core.errors import InvalidNameError, StockerError
 from stocker_core.evaluation.council_votes import VoteBook, cached_council
-from stocker_core.evaluation.metrics import METRIC_NAMES, curve_metrics
-from stocker_core.evaluation.stats import timing_test
+from stocker_core.evaluation.metrics import METRIC_NAMES, curve_metrics_many
+from stocker_core.evaluation.stats import timing_tests
 
 DISPLAY_ORDER = ("buy_and_hold", "hold", "random", "macd", "zmr", "forecast", "a2c", "ppo", "council")
 TIMING_SHUFFLES = 1000
@@ -89,16 +90,22 @@ class PolicyRun:
     invalid: np.ndarray
     method: str
     notes: list[str] = field(default_factory=list)
-    metrics: dict[str, Any] = field(init=False)
-    timing_share: float | None = field(init=False)
+    scores: tuple[dict[str, Any], float | None] | None = field(default=None, repr=False)
+    """(metrics, timing share) once scored: ``score_runs`` fills many runs in one array pass."""
 
-    def __post_init__(self) -> None:
-        self.metrics = curve_metrics(
-            self.values, self.closes, self.positions, self.traded, self.rewards.sum()
-        )
-        exposure = self.positions * self.closes / self.values[1:]
-        seed = 0 if self.seed is None else self.seed
-        self.timing_share = timing_test(exposure, self.closes, TIMING_SHUFFLES, seed).share_beaten
+    @property
+    def metrics(self) -> dict[str, Any]:
+        """Every metric of ``METRIC_NAMES`` (``score_runs``, for this run alone if not yet)."""
+        if self.scores is None:
+            score_runs([self])
+        return self.scores[0]  # type: ignore[index]
+
+    @property
+    def timing_share(self) -> float | None:
+        """Share of the timing test's shuffles this run's exposures beat (``stats.timing_test``)."""
+        if self.scores is None:
+            score_runs([self])
+        return self.scores[1]  # type: ignore[index]
 
     @property
     def positions(self) -> np.ndarray:
@@ -143,42 +150,80 @@ class Backtest:
         return next(r for r in self.runs if r.policy == policy)
 
 
+def score_runs(runs: Sequence[PolicyRun]) -> None:
+    """Metrics and timing shares of every run not yet scored, in one array pass per episode
+    length (and seed, for the timing test's shuffles): the same numbers as one run at a time."""
+    by_days: dict[int, list[PolicyRun]] = {}
+    for run in runs:
+        if run.scores is None:
+            by_days.setdefault(len(run.closes), []).append(run)
+    for same in by_days.values():
+        values = np.stack([r.values for r in same])
+        closes = np.stack([r.closes for r in same])
+        positions = np.stack([r.positions for r in same])
+        traded = np.stack([r.traded for r in same])
+        metrics = curve_metrics_many(values, closes, positions, traded, [r.rewards.sum() for r in same])
+        exposure = positions * closes / values[:, 1:]
+        shares: list[float | None] = [None] * len(same)
+        by_seed: dict[int, list[int]] = {}
+        for i, run in enumerate(same):
+            by_seed.setdefault(0 if run.seed is None else run.seed, []).append(i)
+        for seed, rows in by_seed.items():
+            tests = timing_tests(exposure[rows], closes[rows], TIMING_SHUFFLES, seed)
+            for i, test in zip(rows, tests, strict=True):
+                shares[i] = test.share_beaten
+        for run, metric, share in zip(same, metrics, shares, strict=True):
+            run.scores = (metric, share)
+
+
 def _executed(sides: np.ndarray, qty: np.ndarray, invalid: np.ndarray) -> np.ndarray:
     signed = np.where(sides == int(Side.BUY), qty, np.where(sides == int(Side.SELL), -qty, 0.0))
     return np.where(invalid, 0.0, signed)
 
 
 def _vectorised_runs(
-    episode: Episode, names: Sequence[str], params: RewardParams, seed: int | None, settings: Settings | None
-) -> list[PolicyRun]:
-    plans = {name: plan_for(name, episode, params, settings) for name in names}
-    if not plans:
-        return []
-    sides = np.stack([p.sides for p in plans.values()])
-    qty = np.stack([p.quantities for p in plans.values()])
-    graded = grade_batch(sides, qty, episode.closes, params)
-    dates = [d.date() for d in episode.dates]
-    runs = []
-    for i, (name, plan) in enumerate(plans.items()):
-        runs.append(
-            PolicyRun(
+    episodes: Sequence[Episode],
+    names: Sequence[str],
+    params: Sequence[RewardParams],
+    seeds: Sequence[int | None],
+    settings: Settings | None,
+) -> list[dict[str, PolicyRun]]:
+    """Every planned policy on every episode: plans made per episode, then graded in one
+    replay-grader pass per episode length (each row on its own episode's closes)."""
+    out: list[dict[str, PolicyRun]] = [{} for _ in episodes]
+    if not names:
+        return out
+    by_days: dict[int, list[tuple[int, str, Plan]]] = {}
+    for i, episode in enumerate(episodes):
+        for name in names:
+            plan = plan_for(name, episode, params[i], settings)
+            by_days.setdefault(episode.trading_days, []).append((i, name, plan))  # type: ignore[arg-type]
+    for same in by_days.values():
+        graded = grade_batch(
+            np.stack([plan.sides for _, _, plan in same]),
+            np.stack([plan.quantities for _, _, plan in same]),
+            np.stack([episodes[i].closes for i, _, _ in same]),
+            [params[i] for i, _, _ in same],
+        )
+        for row, (i, name, plan) in enumerate(same):
+            episode = episodes[i]
+            out[i][name] = PolicyRun(
                 policy=name,
-                seed=seed,
+                seed=seeds[i],
                 episode_key=episode.key,
                 ticker=episode.ticker,
-                dates=dates,
+                dates=[d.date() for d in episode.dates],
                 closes=episode.closes,
                 sides=plan.sides,
                 quantities=plan.quantities,
-                values=np.concatenate([[params.starting_cash], graded.values[i]]),
-                rewards=graded.rewards[i],
-                traded=_executed(plan.sides, plan.quantities, graded.invalid[i]),
-                invalid=graded.invalid[i],
+                values=np.concatenate([[params[i].starting_cash], graded.values[row]]),
+                rewards=graded.rewards[row],
+                traded=_executed(plan.sides, plan.quantities, graded.invalid[row]),
+                invalid=graded.invalid[row],
                 method="vectorised",
                 notes=list(plan.notes),
             )
-        )
-    return runs
+    return out
 
 
 def played_run(env: TradingEnv, name: str, seed: int | None, method: str) -> PolicyRun:
@@ -239,7 +284,9 @@ def play_lockstep(
         actions = decide(live, [observations[i] for i in live])
         for i, action in zip(live, actions, strict=True):
             observations[i] = envs[i].step(action).observation
-    return [played_run(env, name, s, method) for env, s in zip(envs, seeds, strict=True)]
+    runs = [played_run(env, name, s, method) for env, s in zip(envs, seeds, strict=True)]
+    score_runs(runs)
+    return runs
 
 
 def _per_step_run(
@@ -287,10 +334,7 @@ def backtest_many(
         raise ValueError(f"{len(every)} seeds for {len(episodes)} episodes")
     plans = [params or RewardParams(starting_cash=e.starting_cash) for e in episodes]
     fast = [n for n in names if vectorised and has_plan(n)]
-    runs = [
-        {r.policy: r for r in _vectorised_runs(e, fast, p, s, settings)}
-        for e, p, s in zip(episodes, plans, every, strict=True)
-    ]
+    runs = _vectorised_runs(episodes, fast, plans, every, settings)
     failures: list[dict[str, str]] = [{} for _ in episodes]
     envs = [TradingEnv(e, p) for e, p in zip(episodes, plans, strict=True)]
     slow = [n for n in names if n not in fast]
@@ -316,10 +360,12 @@ def backtest_many(
                         failures[i][name] = _failure(exc)
         if progress:
             progress(done, len(slow))
-    return [
+    results = [
         Backtest(e, [mine[n] for n in names if n in mine], failed)
         for e, mine, failed in zip(episodes, runs, failures, strict=True)
     ]
+    score_runs([run for result in results for run in result.runs])
+    return results
 
 
 def _lockstep_runs(

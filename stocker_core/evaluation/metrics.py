@@ -144,41 +144,88 @@ def curve_metrics(
     traded: Sequence[float] | np.ndarray,
     total_reward: float | None = None,
 ) -> dict[str, float | int | None]:
-    """Every metric of ``METRIC_NAMES`` for one episode.
+    """Every metric of ``METRIC_NAMES`` for one episode (``curve_metrics_many`` of one row).
 
     ``values`` has T + 1 entries (V_0 first); ``closes``, ``positions`` (shares held after
     each day's trade) and ``traded`` (signed shares traded each day) have T entries.
     """
     curve = validate_curve(values)
     days = len(curve) - 1
-    closes = np.asarray(closes, dtype=np.float64)
-    positions = np.asarray(positions, dtype=np.float64)
-    traded = np.asarray(traded, dtype=np.float64)
-    if not len(closes) == len(positions) == len(traded) == days:
+    rows = [np.asarray(a, dtype=np.float64) for a in (closes, positions, traded)]
+    if any(a.ndim != 1 or len(a) != days for a in rows):
         raise MetricsError(
             f"closes, positions and traded need one entry per day ({days}); "
-            f"got {len(closes)}, {len(positions)}, {len(traded)}"
+            f"got {len(rows[0])}, {len(rows[1])}, {len(rows[2])}"
         )
-    returns = curve[1:] / curve[:-1] - 1.0
-    mdd = float(((np.maximum.accumulate(curve) - curve) / np.maximum.accumulate(curve)).max())
-    arr = annualised_return(curve)
-    sharpe = sharpe_daily(returns)
-    return {
-        "total_reward": None if total_reward is None else float(total_reward),
-        "final_value": float(curve[-1]),
-        "total_return": float(curve[-1] / curve[0] - 1.0),
-        "arr": _finite_or_none(arr),
-        "sharpe": sharpe,
-        "sharpe_annual": None if sharpe is None else sharpe * math.sqrt(TRADING_DAYS_PER_YEAR),
-        "sortino": sortino_daily(returns),
-        "volatility": annual_volatility(returns),
-        "mdd": mdd,
-        "calmar": _finite_or_none(arr / mdd) if mdd > 0 else None,
-        "win_rate": win_rate(returns),
-        "trades": int(np.count_nonzero(traded)),
-        "turnover": float(np.abs(traded * closes).sum() / curve[0]),
-        "exposure": float(np.mean(positions * closes / curve[1:])),
-    }
+    return curve_metrics_many(curve[None, :], *(a[None, :] for a in rows), [total_reward])[0]
+
+
+def curve_metrics_many(
+    values: np.ndarray,
+    closes: np.ndarray,
+    positions: np.ndarray,
+    traded: np.ndarray,
+    total_rewards: Sequence[float | None] | np.ndarray,
+) -> list[dict[str, float | int | None]]:
+    """``curve_metrics`` of many episodes of one length at once: ``values`` is (R, T + 1),
+    the others (R, T); one array pass per metric (empyrical on the returns as T × R columns,
+    the same sums in the same order as one curve at a time)."""
+    import empyrical
+
+    curve = np.ascontiguousarray(values, dtype=np.float64)
+    if curve.ndim != 2 or curve.shape[1] < 2:
+        raise MetricsError("an equity curve needs V_0 and at least one day's close value")
+    if not np.all(np.isfinite(curve)) or np.any(curve <= 0):
+        raise MetricsError("equity curve values must be positive finite numbers")
+    closes, positions, traded = (np.asarray(a, dtype=np.float64) for a in (closes, positions, traded))
+    days = curve.shape[1] - 1
+    returns = curve[:, 1:] / curve[:, :-1] - 1.0
+    columns = np.ascontiguousarray(returns.T)
+    peak = np.maximum.accumulate(curve, axis=1)
+    mdd = ((peak - curve) / peak).max(axis=1)
+    # empyrical.annual_return: the product along each contiguous row, then a scalar power
+    # (numpy's array power may take another code path and differ in the last bit)
+    power = 1 / (days / TRADING_DAYS_PER_YEAR)
+    arr = np.array([ending**power - 1 for ending in np.prod(returns + 1, axis=1).tolist()])
+    two = days >= 2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sharpe = empyrical.sharpe_ratio(columns, annualization=1) if two else np.full(len(curve), np.nan)
+        sortino = empyrical.sortino_ratio(columns, annualization=1) if two else np.full(len(curve), np.nan)
+    vol = (
+        empyrical.annual_volatility(columns, annualization=TRADING_DAYS_PER_YEAR)
+        if two
+        else np.full(len(curve), np.nan)
+    )
+    spread = np.std(returns, axis=1) != 0.0
+    losing = np.any(returns < 0, axis=1)
+    moved = np.count_nonzero(returns != 0.0, axis=1)
+    rose = np.count_nonzero(returns > 0, axis=1)
+    trades = np.count_nonzero(traded, axis=1)
+    turnover = np.abs(traded * closes).sum(axis=1) / curve[:, 0]
+    exposure = np.mean(positions * closes / curve[:, 1:], axis=1)
+    out = []
+    for i in range(len(curve)):
+        sharpe_i = _finite_or_none(sharpe[i]) if two and spread[i] else None
+        reward = total_rewards[i]
+        out.append(
+            {
+                "total_reward": None if reward is None else float(reward),
+                "final_value": float(curve[i, -1]),
+                "total_return": float(curve[i, -1] / curve[i, 0] - 1.0),
+                "arr": _finite_or_none(arr[i]),
+                "sharpe": sharpe_i,
+                "sharpe_annual": None if sharpe_i is None else sharpe_i * math.sqrt(TRADING_DAYS_PER_YEAR),
+                "sortino": _finite_or_none(sortino[i]) if two and losing[i] else None,
+                "volatility": _finite_or_none(vol[i]) if two else None,
+                "mdd": float(mdd[i]),
+                "calmar": _finite_or_none(arr[i] / mdd[i]) if mdd[i] > 0 else None,
+                "win_rate": float(rose[i] / moved[i]) if moved[i] else None,
+                "trades": int(trades[i]),
+                "turnover": float(turnover[i]),
+                "exposure": float(exposure[i]),
+            }
+        )
+    return out
 
 
 def format_metric(value: object, digits: int = 4) -> str:

@@ -221,20 +221,46 @@ def timing_test(
     ``exposure[t]`` is the fraction of value invested at day t's close and earns the next
     day's price change; the last day earns nothing inside the window. The same exposures
     in a random order keep the policy's average market exposure but lose its timing, so
-    the share of shuffles it beats separates skill from exposure.
+    the share of shuffles it beats separates skill from exposure. (``timing_tests`` of one row.)
     """
     w = np.asarray(exposure, dtype=np.float64)
     px = np.asarray(closes, dtype=np.float64)
-    if w.shape != px.shape:
+    if w.shape != px.shape or w.ndim != 1:
         raise StatsError(f"one exposure per close needed, got {len(w)} and {len(px)}")
-    if len(px) < 2:
-        return TimingTest(0.0, None, 0)
-    w, market = w[:-1], px[1:] / px[:-1] - 1.0
-    actual = float(np.prod(1.0 + w * market) - 1.0)
-    if np.ptp(w) < 1e-12:
-        return TimingTest(actual, None, 0)
-    shuffled = np.prod(1.0 + w[shuffle_orders(seed, shuffles, len(w))] * market[None, :], axis=1) - 1.0
-    return TimingTest(actual, float(np.mean(shuffled < actual - 1e-12)), shuffles)
+    return timing_tests(w[None, :], px[None, :], shuffles, seed)[0]
+
+
+TIMING_CHUNK = 4_000_000
+"""Most (row, shuffle, day) cells ``timing_tests`` holds at once."""
+
+
+def timing_tests(
+    exposure: np.ndarray, closes: np.ndarray, shuffles: int = 1000, seed: int = 0
+) -> list[TimingTest]:
+    """``timing_test`` of many (R, T) rows of one length and one seed at once: the same
+    shuffles for every row, the products in the same order as one row at a time."""
+    w = np.asarray(exposure, dtype=np.float64)
+    px = np.asarray(closes, dtype=np.float64)
+    if w.shape != px.shape or w.ndim != 2:
+        raise StatsError(f"one exposure per close needed, got shapes {w.shape} and {px.shape}")
+    if w.shape[1] < 2:
+        return [TimingTest(0.0, None, 0)] * len(w)
+    w, market = w[:, :-1], px[:, 1:] / px[:, :-1] - 1.0
+    actual = np.prod(1.0 + w * market, axis=1) - 1.0
+    varied = np.ptp(w, axis=1) >= 1e-12
+    out = [TimingTest(float(a), None, 0) for a in actual]
+    rows = np.flatnonzero(varied)
+    if not len(rows):
+        return out
+    order = shuffle_orders(seed, shuffles, w.shape[1])
+    step = max(1, TIMING_CHUNK // (shuffles * w.shape[1]))
+    for lo in range(0, len(rows), step):
+        chunk = rows[lo : lo + step]
+        shuffled = np.prod(1.0 + w[chunk][:, order] * market[chunk][:, None, :], axis=2) - 1.0
+        beaten = np.mean(shuffled < actual[chunk, None] - 1e-12, axis=1)
+        for i, share in zip(chunk.tolist(), beaten.tolist(), strict=True):
+            out[i] = TimingTest(float(actual[i]), float(share), shuffles)
+    return out
 
 
 @lru_cache(maxsize=64)
