@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from stocker_core.context.decision import CouncilInputs, DecisionContext
+from stocker_core.context.point_in_time import decision_cutoff
 from stocker_core.market.calendar import NEW_YORK, REGULAR_CLOSE, nyse
 
 DAY_NS = 86_400 * 10**9
@@ -33,12 +34,17 @@ def monthly_returns(close: np.ndarray, dates: pd.Series | pd.DatetimeIndex) -> p
 
 
 def _ns(values: pd.Series) -> np.ndarray:
-    return pd.to_datetime(values).to_numpy(dtype="datetime64[ns]").astype(np.int64)
+    """Nanoseconds (UTC for tz-aware values) of a date column."""
+    if not isinstance(values.dtype, np.dtype | pd.DatetimeTZDtype) or values.dtype.kind != "M":
+        values = pd.to_datetime(values)
+    return values.to_numpy(dtype="datetime64[ns]").astype(np.int64)
 
 
 def decision_cutoffs(days_ns: np.ndarray) -> np.ndarray:
     """``point_in_time.decision_cutoff`` (UTC ns) of many normalized days at once: the
     session's NYSE close, else 16:00 New York."""
+    if len(days_ns) <= 8:  # a few days: the cached per-day cut-off is quicker
+        return np.array([decision_cutoff(pd.Timestamp(int(d))).value for d in days_ns], dtype=np.int64)
     days = pd.DatetimeIndex(days_ns.astype("datetime64[ns]"))
     regular = (days + REGULAR_CLOSE).tz_localize(NEW_YORK).tz_convert("UTC").asi8
     calendar = nyse()
@@ -119,18 +125,27 @@ class SymbolCloses:
 
 
 def _symbol_closes(frame: pd.DataFrame | None) -> dict[str, SymbolCloses]:
+    """{symbol: its closes} of the long context closes (date, symbol, close), in frame order."""
     out: dict[str, SymbolCloses] = {}
     if frame is None or len(frame) == 0:
         return out
-    for symbol, part in frame.groupby("symbol", sort=False):
-        dates = pd.to_datetime(part["date"])
+    dates = frame["date"]
+    if dates.dtype == "datetime64[ns]":  # normalized frames (CouncilInputs, contexts)
+        ns = dates.to_numpy().astype(np.int64)
+        ns = ns - ns % DAY_NS
+    else:
+        dates = pd.to_datetime(dates)
         if getattr(dates.dt, "tz", None) is not None:
             dates = dates.dt.tz_localize(None)
         ns = dates.dt.normalize().to_numpy(dtype="datetime64[ns]").astype(np.int64)
-        if np.any(np.diff(ns) < 0):
+    codes, symbols = pd.factorize(frame["symbol"])
+    closes = frame["close"].to_numpy(float)
+    for code, symbol in enumerate(symbols):
+        rows = np.flatnonzero(codes == code)
+        day_ns, values = ns[rows], closes[rows]
+        if np.any(np.diff(day_ns) < 0):
             raise ValueError(f"context closes of {symbol}: must be sorted by date")
-        values = part["close"].to_numpy(float)
-        out[str(symbol)] = SymbolCloses(ns, values, np.flatnonzero(~np.isnan(values)))
+        out[str(symbol)] = SymbolCloses(day_ns, values, np.flatnonzero(~np.isnan(values)))
     return out
 
 

@@ -96,7 +96,7 @@ def run_votes(
     results: dict[tuple[str, pd.Timestamp], VoteResult] = {}
     computed: dict[tuple[str, pd.Timestamp], tuple[float, float, str, bool]] = {}
     misses = len(todo)
-    if todo and isinstance(backend, RuleBackend):
+    if todo and _array_rules(backend):
         computed = _rule_rows(todo, roles, context_for, inputs)
         writer = _VoteWriter(cache, ticker, backend, write_every_seconds, write_max_votes)
         for done, (role, day) in enumerate(todo, start=1):
@@ -153,6 +153,12 @@ def run_votes(
         "uncached": sum(1 for r in results.values() if not r.cacheable),
     }
     return CouncilRun(frame, stats)
+
+
+def _array_rules(backend: Backend) -> bool:
+    """Whether ``backend`` votes with the rule analysts' array rules (a rule backend whose
+    ``vote`` is not overridden)."""
+    return isinstance(backend, RuleBackend) and type(backend).vote is RuleBackend.vote
 
 
 def _rule_rows(
