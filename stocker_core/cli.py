@@ -52,6 +52,10 @@ def build_app(
         help="Stocker: market data → RL trading episodes → a council of analysts → backtests.",
         no_args_is_help=True,
         pretty_exceptions_show_locals=False,
+        # click's plain help, not rich's tables: rich cuts a cell that does not fit with an
+        # ellipsis (`--max-sessions-per-…` at 80 columns); click gives a long option its own line
+        # and wraps the help between words, so every name and default reads whole
+        rich_markup_mode=None,
     )
 
     def settings_first(ctx: typer.Context) -> None:

@@ -63,7 +63,7 @@ def serve_command(
         "--api-key",
         envvar="STOCKER_API_KEY",
         show_default=False,
-        help="require 'Authorization: Bearer <key>' on every route but /health [env: STOCKER_API_KEY]",
+        help="require 'Authorization: Bearer <key>' on every route but /health",
     ),
     insecure_no_auth: bool = typer.Option(
         False, "--insecure-no-auth", help="serve a non-loopback address without an API key"
