@@ -1,4 +1,5 @@
-"""Shared fixtures (the seed-task data folder, an isolated STOCKER_HOME) and the serial xdist group."""
+"""Shared fixtures (the seed-task data folder, an isolated STOCKER_HOME) and the serial xdist group;
+the calling shell's STOCKER_* and DAGSTER_HOME are cleared at import (``hermetic_env``)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import os
 from pathlib import Path
 
 import bytecode_caches  # noqa: F401  (before any heavy import)
+import hermetic_env  # noqa: F401  (clears the calling shell's STOCKER_* before anything reads settings)
 import pytest
 from hypothesis import HealthCheck, settings
 from stocker_testing import SEED_DIR
