@@ -62,12 +62,13 @@ def forum_sentiment_votes(a: TickerArrays, g: DayGrid) -> RoleVotes:
     popularity = np.log1p(np.clip(a.forums.scores, 0, None) + 1)
     weights = (_recency(pairs, 7.0) * popularity[pairs.pos]).tolist()
     pos, bounds = pairs.pos.tolist(), pairs.bounds.tolist()
+    scores = {p: score_text(texts[p]) for p in dict.fromkeys(pos)}  # each post once
     for i, day in enumerate(g.days):
         lo, hi = bounds[i], bounds[i + 1]
         if lo == hi:
             out.abstain(f"no {a.ticker} forum posts in the 30 days up to {day.date()}")
             continue
-        mean, agreement = weighted_sentiment([score_text(texts[p]) for p in pos[lo:hi]], weights[lo:hi])
+        mean, agreement = weighted_sentiment([scores[p] for p in pos[lo:hi]], weights[lo:hi])
         n = hi - lo
         confidence = clip(
             min(1.0, 0.2 + 0.1 * n) * (0.4 + 0.6 * agreement) * min(1.0, 0.3 + abs(mean)) * 0.8, 0, 1
