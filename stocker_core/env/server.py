@@ -45,7 +45,7 @@ from stocker_core.env.api_models import (
     step_request_schema,
 )
 from stocker_core.env.rewards import RewardParams, reward_terms
-from stocker_core.env.server_guards import MAX_BODY_BYTES, BearerAuth, BodyLimit
+from stocker_core.env.server_guards import MAX_BODY_BYTES, BearerAuth, BodyLimit, ServerConfigError
 from stocker_core.env.server_http import client_of, json_body, json_response
 from stocker_core.env.server_mcp import RPC_REQUEST_SCHEMA, handle_mcp
 from stocker_core.env.server_service import ApiError, EnvService, check_session_id
@@ -59,7 +59,6 @@ from stocker_core.env.server_tasks import mount_task_api
 from stocker_core.env.server_ws import mount_ws
 from stocker_core.env.task_api import TaskCatalog
 from stocker_core.env.tasks import TASKS
-from stocker_core.errors import StockerError
 
 API_KEY_ENV = "STOCKER_API_KEY"
 VERSION = "1.0.0"
@@ -75,10 +74,6 @@ __all__ = [
     "create_app",
     "serve",
 ]
-
-
-class ServerConfigError(StockerError, ValueError):
-    """The server would start in an unsafe or impossible configuration."""
 
 
 def is_loopback(host: str) -> bool:
@@ -271,26 +266,26 @@ def create_app(
         sid = _session_id(request, body)
         if isinstance(body, dict):
             body.pop("session_id", None)
-        session = service.session(sid)
+        session = service.owned_session(sid, client_of(request))
         wants_chart = session.include_chart or (isinstance(body, dict) and body.get("include_chart") is True)
         if wants_chart:  # a chart may need rendering: off the event loop
-            return json_response(await run_in_threadpool(service.step, sid, body))
-        return json_response(service.step(sid, body))
+            return json_response(await run_in_threadpool(service.step, sid, body, client_of(request)))
+        return json_response(service.step(sid, body, client_of(request)))
 
     @app.get("/state", openapi_extra=_SESSION_OPENAPI, responses={200: {"model": StateModel}})
     async def state(request: Request) -> Response:
         sid = _session_id(request)
-        if service.session(sid).include_chart:
-            return json_response(await run_in_threadpool(service.state, sid))
-        return json_response(service.state(sid))
+        if service.owned_session(sid, client_of(request)).include_chart:
+            return json_response(await run_in_threadpool(service.state, sid, client_of(request)))
+        return json_response(service.state(sid, client_of(request)))
 
     @app.get("/snapshot", openapi_extra=_SESSION_OPENAPI)
     def snapshot(request: Request) -> Response:
-        return json_response(service.snapshot(_session_id(request)))
+        return json_response(service.snapshot(_session_id(request), client_of(request)))
 
     @app.delete("/session", openapi_extra=_SESSION_OPENAPI)
     def close(request: Request) -> Response:
-        return json_response(service.close(_session_id(request)))
+        return json_response(service.close(_session_id(request), client_of(request)))
 
     @app.post(
         "/restore",
@@ -339,14 +334,16 @@ def serve(
     preload: Sequence[str] = (),
     max_per_client: int | None = None,
     access_log: bool = False,
+    forwarded_allow_ips: str | None = None,
 ) -> None:
     """Run the server with uvicorn (blocking); ServerConfigError for an unsafe bind. The
     access log (a line per request, a measurable share of the server's CPU) is off unless
-    ``access_log``."""
-    import uvicorn
+    ``access_log``; ``X-Forwarded-For`` is believed only from ``forwarded_allow_ips``."""
+    from stocker_core.env.proxies import trusted_proxies, uvicorn_run
 
     api_key = checked_api_key(os.environ.get(API_KEY_ENV) if api_key is None else api_key)
     check_bind(host, api_key, insecure_no_auth)
+    trusted_proxies(forwarded_allow_ips)  # a bad entry is refused before the app is built
     app = create_app(
         settings,
         api_key=api_key,
@@ -355,4 +352,4 @@ def serve(
         preload=preload,
         max_per_client=max_per_client,
     )
-    uvicorn.run(app, host=host, port=port, log_level="info", access_log=access_log)
+    uvicorn_run(app, host, port, forwarded_allow_ips, log_level="info", access_log=access_log)

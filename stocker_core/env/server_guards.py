@@ -15,6 +15,8 @@ import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
+from stocker_core.errors import StockerError
+
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
@@ -22,6 +24,11 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 MAX_BODY_BYTES = 1_000_000
+
+
+class ServerConfigError(StockerError, ValueError):
+    """The server would start in an unsafe or impossible configuration."""
+
 OPEN_PATHS = frozenset({"/health"})
 
 

@@ -1,15 +1,17 @@
-"""HTTP helpers of the environment server's routes: JSON answers, JSON bodies, the client."""
+"""HTTP helpers of the servers' routes: JSON answers, JSON bodies, the client's address."""
 
 from __future__ import annotations
 
+import ipaddress
 import json
 from typing import Any
 
 from fastapi import Request, Response
+from starlette.requests import HTTPConnection
 
 from stocker_core.env.server_service import ApiError, json_bytes
 
-__all__ = ["client_of", "json_body", "json_response"]
+__all__ = ["canonical", "client_of", "json_body", "json_response"]
 
 
 def json_response(data: Any, status: int = 200) -> Response:
@@ -35,6 +37,23 @@ async def json_body(request: Request, required: bool = True) -> Any:
         raise ApiError(400, f"malformed JSON: {exc}") from None
 
 
-def client_of(request: Request) -> str | None:
-    """The client's address: the key of its session quota."""
-    return request.client.host if request.client else None
+def canonical(host: str | None) -> str | None:
+    """One spelling per address: an IPv4-mapped IPv6 address (``::ffff:127.0.0.3``, what a
+    dual-stack socket reports) as its IPv4 address, IPv6 compressed and lower-case; a name
+    that is not an address (a test client's ``testclient``) as given."""
+    if host is None:
+        return None
+    try:
+        address = ipaddress.ip_address(host.strip("[]").split("%", 1)[0])
+    except ValueError:
+        return host
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return str(address.ipv4_mapped)
+    return str(address)
+
+
+def client_of(connection: HTTPConnection) -> str | None:
+    """The client's address, the owner of its sessions and the key of its quota: the
+    connection's peer (never a header: ``X-Forwarded-For`` reaches it only through uvicorn's
+    proxy middleware, for proxies the operator names, ``env.proxies``)."""
+    return canonical(connection.client.host if connection.client else None)

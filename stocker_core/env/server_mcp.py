@@ -166,11 +166,9 @@ class McpCall:
             if name == "start_episode":
                 return _tool_result(await self.start(arguments, session_id))
             if name == "place_order":
-                service.owned_session(session_id, self.client)
-                return _tool_result(await run_in_threadpool(service.step, session_id, arguments))
+                return _tool_result(await run_in_threadpool(service.step, session_id, arguments, self.client))
             if name == "get_quote":
-                service.owned_session(session_id, self.client)
-                return _tool_result(await run_in_threadpool(service.state, session_id))
+                return _tool_result(await run_in_threadpool(service.state, session_id, self.client))
             return _tool_result(await self.research(name, arguments, session_id))
         except ApiError as exc:
             return _tool_error(f"{exc.message} (HTTP {exc.status})")
@@ -184,8 +182,7 @@ class McpCall:
             session_id = params.get("session_id")
             if not isinstance(session_id, str):
                 raise RpcError(INVALID_PARAMS, "params.session_id is required")
-            self.service.owned_session(session_id, self.client)
-            return self.service.close(session_id)
+            return self.service.close(session_id, self.client)
         except ApiError as exc:
             raise RpcError(INVALID_PARAMS, exc.message) from None
 

@@ -142,11 +142,12 @@ class EnvService:
             raise ApiError(exc.status, str(exc)) from None
 
     def owned_session(self, session_id: str | None, client: str | None) -> Session:
-        """The live session ``session_id`` when ``client`` started it; ApiError 403 for another
-        client's (an id is not a key: a session answers only the address that opened it)."""
+        """The live session ``session_id`` when ``client`` started it; ApiError 409 for another
+        client's (an id is not a key: a session answers only the address that opened it; 409 as
+        a reset of another client's session id and the web page's play sessions answer)."""
         session = self.session(session_id)
         if session.client != client:
-            raise ApiError(403, f"session {session_id!r} belongs to another client: start your own")
+            raise ApiError(409, f"session {session_id!r} belongs to another client: start your own")
         return session
 
     def start(
@@ -173,9 +174,9 @@ class EnvService:
             "info": metadata,
         }
 
-    def step(self, session_id: str | None, body: Any) -> dict[str, Any]:
-        """Apply one action: the ``/step`` answer."""
-        session = self.session(session_id)
+    def step(self, session_id: str | None, body: Any, client: str | None) -> dict[str, Any]:
+        """Apply one action in ``client``'s session: the ``/step`` answer."""
+        session = self.owned_session(session_id, client)
         include_chart = session.include_chart
         if isinstance(body, dict):
             body = dict(body)
@@ -207,9 +208,9 @@ class EnvService:
             "info": result.info,
         }
 
-    def state(self, session_id: str | None) -> dict[str, Any]:
-        """The observation plus the episode so far: the ``/state`` answer."""
-        session = self.session(session_id)
+    def state(self, session_id: str | None, client: str | None) -> dict[str, Any]:
+        """The observation plus the episode so far of ``client``'s session: the ``/state`` answer."""
+        session = self.owned_session(session_id, client)
         with session.lock:
             state = session.env.state()
             state["observation"] = session.view.observation(session.env.observation(), session.include_chart)
@@ -221,15 +222,16 @@ class EnvService:
             **state,
         }
 
-    def snapshot(self, session_id: str | None) -> dict[str, Any]:
-        """Everything needed to resume this exact state (``POST /restore`` takes it)."""
-        session = self.session(session_id)
+    def snapshot(self, session_id: str | None, client: str | None) -> dict[str, Any]:
+        """Everything needed to resume this exact state of ``client``'s session (``POST /restore``
+        takes it)."""
+        session = self.owned_session(session_id, client)
         with session.lock:
             return session.env.snapshot()
 
-    def close(self, session_id: str | None) -> dict[str, Any]:
-        """End a session and free its slot."""
-        session = self.session(session_id)
+    def close(self, session_id: str | None, client: str | None) -> dict[str, Any]:
+        """End ``client``'s session and free its slot."""
+        session = self.owned_session(session_id, client)
         self.sessions.close(session.session_id)
         return {"session_id": session.session_id, "closed": True}
 

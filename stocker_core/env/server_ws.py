@@ -45,6 +45,7 @@ from fastapi import FastAPI, WebSocket, WebSocketDisconnect
 from fastapi.concurrency import run_in_threadpool
 from starlette.responses import JSONResponse
 
+from stocker_core.env.server_http import client_of
 from stocker_core.env.server_service import ApiError, EnvService, json_bytes
 from stocker_core.env.server_sessions import SessionError
 
@@ -136,15 +137,15 @@ class _Connection:
         session = self.service.session(self.session_id)
         wants_chart = session.include_chart or (isinstance(data, dict) and data.get("include_chart") is True)
         if wants_chart:
-            return await run_in_threadpool(self.service.step, self.session_id, data)
-        return self.service.step(self.session_id, data)
+            return await run_in_threadpool(self.service.step, self.session_id, data, self.client)
+        return self.service.step(self.session_id, data, self.client)
 
     async def state(self) -> dict[str, Any]:
         if self.session_id is None:
             raise ApiError(400, "no episode yet: send {'type': 'reset', 'data': {'task_id': ...}} first")
         if self.service.session(self.session_id).include_chart:
-            return await run_in_threadpool(self.service.state, self.session_id)
-        return self.service.state(self.session_id)
+            return await run_in_threadpool(self.service.state, self.session_id, self.client)
+        return self.service.state(self.session_id, self.client)
 
     def close(self) -> None:
         if self.session_id is not None and not self.attached:
@@ -233,7 +234,7 @@ def mount_ws(
         if api_key and not _authorized(websocket, api_key):
             await _refuse_handshake(websocket, 401, MISSING_KEY)
             return
-        client = websocket.client.host if websocket.client else None
+        client = client_of(websocket)
         attached_to = websocket.query_params.get("session_id")
         if attached_to is not None:
             try:

@@ -95,17 +95,43 @@ def replace_events(warehouse: Warehouse, kind: EventKind, frame: pd.DataFrame) -
     return len(rows)
 
 
+_DATE_ONLY = f"(date + INTERVAL 1 DAY)::TIMESTAMP AT TIME ZONE '{NEW_YORK}'"
+"""A row without a stated time is published at the end of its day, New York time (the migration's rule)."""
+
+
+def _stored_columns(con, table: str) -> set[str]:
+    schema, name = table.split(".")
+    rows = con.execute(
+        "SELECT column_name FROM information_schema.columns WHERE table_schema = ? AND table_name = ?",
+        [schema, name],
+    ).fetchall()
+    return {column for (column,) in rows}
+
+
 def read_events(warehouse: Warehouse, kind: EventKind, ticker: str | None = None) -> pd.DataFrame:
     """Stored events of ``kind`` (of ``ticker`` for news/forums when given), by date then
-    publication time (``published_at`` as UTC)."""
-    ensure_text_tables(warehouse)
-    sql = f"SELECT * FROM {TEXT_TABLES[kind]}"
-    params: list[object] = []
-    if ticker is not None and kind != "macro":
-        sql += " WHERE ticker = ?"
-        params.append(ticker)
+    publication time (``published_at`` as UTC). Read-only: a missing table is no events, and a
+    table from before the publication-time columns reads as its migration would fill it (so a
+    server's reads never write into the home)."""
+    table = TEXT_TABLES[kind]
+    if not warehouse.path.is_file():
+        return empty_events(kind)
     with warehouse.connect(read_only=True) as con:
-        frame = con.execute(sql + " ORDER BY date, published_at", params).df()
+        stored = _stored_columns(con, table)
+        if not stored:
+            return empty_events(kind)
+        if "published_at" in stored:
+            select = (
+                f"SELECT * REPLACE (coalesce(published_at, {_DATE_ONLY}) AS published_at, "
+                "coalesce(time_stated, FALSE) AS time_stated) FROM " + table
+            )
+        else:
+            select = f"SELECT *, {_DATE_ONLY} AS published_at, FALSE AS time_stated FROM {table}"
+        params: list[object] = []
+        if ticker is not None and kind != "macro":
+            select += " WHERE ticker = ?"
+            params.append(ticker)
+        frame = con.execute(select + " ORDER BY date, published_at", params).df()
     if frame.empty:
         return empty_events(kind)
     frame["date"] = pd.to_datetime(frame["date"]).astype("datetime64[ns]")

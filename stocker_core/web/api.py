@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 
 from stocker_core.config import Settings
 from stocker_core.env.api_models import ErrorAnswer
+from stocker_core.env.server_http import client_of
 from stocker_core.errors import StockerError
 from stocker_core.web import names
 from stocker_core.web.chart_memory import ChartMemory
@@ -32,7 +33,6 @@ from stocker_core.web.compare import (
 )
 from stocker_core.web.corpus import DagsterLink, corpus_overview, episode_choices, example_key
 from stocker_core.web.errors import BadInputError, NotFoundError, WebError, as_web_error
-from stocker_core.web.peers import client_of
 from stocker_core.web.play import PlaySessions, episode_payload, session_state
 from stocker_core.web.reader import WarehouseReader, plain
 from stocker_core.web.training_runs import run_image, training_overview

@@ -100,10 +100,10 @@ def serve_command(
     """Serve the environment over HTTP (OpenEnv contract: /reset /step /state /schema /mcp ...)
     and, unless --no-web, the web page at /web from the same server."""
     from stocker_core.config import get_settings
+    from stocker_core.env.proxies import trusted_proxies, uvicorn_run
     from stocker_core.env.server import ServerConfigError, check_bind, create_app
     from stocker_core.errors import StockerError
     from stocker_core.web.app import create_web_app
-    from stocker_core.web.proxies import trusted_proxies, uvicorn_run
 
     try:
         check_bind(host, api_key, insecure_no_auth)
@@ -147,9 +147,9 @@ def web_command(
 ) -> None:
     """Serve the web page (episodes, council, compare, training, corpus) at http://HOST:PORT/web."""
     from stocker_core.config import get_settings
+    from stocker_core.env.proxies import trusted_proxies, uvicorn_run
     from stocker_core.errors import StockerError
     from stocker_core.web.app import configured_api_key, create_web_app
-    from stocker_core.web.proxies import trusted_proxies, uvicorn_run
 
     settings = get_settings()
     try:

@@ -44,9 +44,13 @@ def _tool(client: TestClient, name, arguments) -> dict:
 
 @pytest.mark.parametrize("session_id", [5, ["a"], {"x": 1}, 1.5, True])
 def test_a_non_string_session_id_in_an_mcp_call_is_a_tool_error(strict, session_id):
-    for tool, extra in (("state", {}), ("step", {"side": "hold"}), ("close", {})):
+    tools = (("get_quote", {}), ("place_order", {"side": "hold"}), ("get_news", {"days": 3}))
+    for tool, extra in tools:
         result = _tool(strict, tool, {"session_id": session_id, **extra})["result"]
         assert result["isError"] is True and "session id must be" in result["content"][0]["text"]
+    params = {"session_id": session_id}
+    close = {"jsonrpc": "2.0", "id": 2, "method": "openenv/session/close", "params": params}
+    assert strict.post("/mcp", json=close).json()["error"]["code"] == -32602
 
 
 def test_a_tool_name_that_is_not_a_string_is_invalid_params(strict):

@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 
 from stocker_core.cli import app
 from stocker_core.config import get_settings
+from stocker_core.env.proxies import proxy_options, trusted_proxies
 from stocker_core.env.server import ServerConfigError
-from stocker_core.web.proxies import proxy_options, trusted_proxies
 
 COMMANDS = [["serve"], ["serve", "--no-web"], ["web", "--no-open"]]
 

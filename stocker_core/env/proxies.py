@@ -9,7 +9,7 @@ from __future__ import annotations
 import ipaddress
 from typing import Any
 
-from stocker_core.env.server import ServerConfigError
+from stocker_core.env.server_guards import ServerConfigError
 
 ANY_PROXY = "*"
 
