@@ -302,6 +302,20 @@ class Settings(BaseSettings):
         lt=1.0,
         description="AR(1) coefficient of the planted factor (0: independent days)",
     )
+    # The yfinance source at universe size (docs/data-sources.md): batches within a request rate
+    yfinance_batch_size: int = Field(
+        default=50,
+        ge=1,
+        le=500,
+        description="Tickers a Yahoo Finance request asks for at once (a universe is fetched in batches)",
+    )
+    yfinance_requests_per_minute: float = Field(
+        default=30.0,
+        gt=0,
+        le=600,
+        description="Most Yahoo Finance requests a minute, retries included (rate limits and timeouts "
+        "are retried with jittered exponential backoff)",
+    )
     # The forward ledger (docs/forward-ledger.md): a simulated clock for replays; the policies recorded
     clock: datetime | None = Field(
         default=None,

@@ -48,10 +48,18 @@ def files_source(settings: Settings) -> MarketDataSource:
 
 
 def yfinance_source(settings: Settings) -> MarketDataSource:
-    """Yahoo Finance through ``yfinance`` (``yfinance_source.YFinanceSource``)."""
+    """Yahoo Finance through ``yfinance`` (``yfinance_source.YFinanceSource``): what it fetched is
+    kept in ``$STOCKER_HOME/downloads/yfinance`` (closed months are never asked again), at most
+    ``STOCKER_YFINANCE_REQUESTS_PER_MINUTE`` requests a minute, batches of
+    ``STOCKER_YFINANCE_BATCH_SIZE`` tickers."""
+    from stocker_core.market.download_store import DownloadStore
+    from stocker_core.market.universe_fetch import BatchPolicy
     from stocker_core.market.yfinance_source import YFinanceSource
 
-    return YFinanceSource()
+    policy = BatchPolicy(
+        batch_size=settings.yfinance_batch_size, requests_per_minute=settings.yfinance_requests_per_minute
+    )
+    return YFinanceSource(store=DownloadStore(settings.home / "downloads" / "yfinance"), policy=policy)
 
 
 def synthetic_source(settings: Settings) -> MarketDataSource:
