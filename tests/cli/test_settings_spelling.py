@@ -14,7 +14,12 @@ from stocker_core.config import get_settings, parse_month_setting, synthetic_tic
 
 @pytest.mark.parametrize(
     ("value", "names"),
-    [("3", ["SYN1", "SYN2", "SYN3"]), (" 2 ", ["SYN1", "SYN2"]), ("003", ["SYN1", "SYN2", "SYN3"]), ("alfa, BETA,alfa", ["ALFA", "BETA"])],
+    [
+        ("3", ["SYN1", "SYN2", "SYN3"]),
+        (" 2 ", ["SYN1", "SYN2"]),
+        ("003", ["SYN1", "SYN2", "SYN3"]),
+        ("alfa, BETA,alfa", ["ALFA", "BETA"]),
+    ],
 )
 def test_a_synthetic_ticker_count_or_names(value: str, names: list[str]) -> None:
     assert synthetic_ticker_names(value) == names
