@@ -75,23 +75,54 @@ def _known_to_source(settings, tickers: list[str]) -> list[str]:
 
 
 @tickers_app.command("add")
-def tickers_add(tickers: list[str]) -> None:
-    """Add tickers the configured source has to the universe and register them as partitions."""
+def tickers_add(
+    tickers: list[str] = typer.Argument(None, help="tickers to add (e.g. AAPL MSFT)", show_default=False),
+    file: Path | None = typer.Option(
+        None,
+        "--file",
+        "-f",
+        help="a list file: one ticker a line, # comments, blank lines; every line is checked before "
+        "anything is written",
+        dir_okay=False,
+    ),
+) -> None:
+    """Add tickers the configured source has to the universe and register them as partitions:
+    all of them in one write, or none (a bad name, file line or unknown symbol writes nothing)."""
     from stocker_assets.engine.instance import register_tickers
     from stocker_core.composition import register_all
+    from stocker_core.universe import read_ticker_list
 
     register_all()  # the data sources: this group skips the callback's (REGISTERING_THEMSELVES)
     settings = get_settings(fresh=True)
+    if not tickers and file is None:
+        fail("name tickers (stocker tickers add AAPL MSFT) or a list file (--file universe.txt)")
     try:
-        names = _known_to_source(settings, tickers)
+        listed = read_ticker_list(file) if file is not None else None
+        wanted = [*(tickers or []), *(listed.tickers if listed else [])]
+        names = _known_to_source(settings, wanted)
+        before = set(read_universe(settings))
         stored = add_tickers(settings, names)
     except StockerError as exc:
         fail(exc)
+    for line in listed.duplicates if listed else []:
+        console.print(f"[yellow]duplicate: {escape(line)}[/yellow]", soft_wrap=True)
+    present = [name for name in dict.fromkeys(names) if name in before]
+    if present:
+        console.print(f"[yellow]already in the universe: {', '.join(present)}[/yellow]", soft_wrap=True)
     instance = _instance()
     new = register_tickers(instance, stored)
-    console.print(f"universe: {', '.join(stored)} ({len(new)} newly registered partition(s))")
-    flags = " ".join(f"-t {name}" for name in dict.fromkeys(names))  # --ticker takes one value
-    console.print(f"backfill them with: [bold]stocker materialize {flags}[/bold]", soft_wrap=True)
+    added = [name for name in dict.fromkeys(names) if name not in before]
+    if file is not None or len(stored) > 30:
+        console.print(
+            f"universe: {len(stored)} tickers, {len(added)} added ({len(new)} newly registered partition(s))"
+        )
+    else:
+        console.print(f"universe: {', '.join(stored)} ({len(new)} newly registered partition(s))")
+    flags = " ".join(f"-t {name}" for name in added[:30])  # --ticker takes one value
+    if len(added) > 30:
+        console.print("backfill them with: [bold]stocker materialize[/bold] (every registered ticker)")
+    elif added:
+        console.print(f"backfill them with: [bold]stocker materialize {flags}[/bold]", soft_wrap=True)
 
 
 @tickers_app.command("list")

@@ -79,3 +79,81 @@ def test_the_sample_main_job_is_multi_ticker_over_a_stated_span(sample_env):
         Settings(source="files").default_tickers == ["GOOGL"] and Settings(source="files").main_from is None
     )
     assert Settings(default_tickers=["AAPL"], main_from="2010-01").default_tickers == ["AAPL"]
+
+
+# issue 49: ``stocker tickers add --file`` — a list file, checked whole, written once or not at all
+
+LIST = """# my universe
+AAPL
+MSFT   # a comment after a name
+
+GOOGL
+AAPL
+"""
+
+
+def test_a_list_file_gives_its_tickers_once_and_names_the_repeated_lines(tmp_path: Path):
+    from stocker_core.universe import read_ticker_list
+
+    path = tmp_path / "universe.txt"
+    path.write_text(LIST)
+    found = read_ticker_list(path)
+    assert found.tickers == ["AAPL", "MSFT", "GOOGL"]
+    assert found.duplicates == ["universe.txt:6: AAPL (again, first on line 2)"]
+    path.write_text("\n".join(f"T{i}" for i in range(3000)))
+    assert len(read_ticker_list(path).tickers) == 3000
+
+
+@pytest.mark.parametrize(
+    ("line", "shown"),
+    [
+        ("../etc/passwd", "'../etc/passwd'"),
+        ("A;DROP TABLE x", "'A;DROP TABLE x'"),
+        ("aapl", "'aapl'"),
+        ("A/B", "'A/B'"),
+    ],
+)
+def test_a_bad_line_is_named_and_nothing_is_added(app, sample_env, tmp_path: Path, line: str, shown: str):
+    path = tmp_path / "universe.txt"
+    path.write_text(f"MSFT\n# fine so far\n{line}\nAAPL\n")
+    result = runner.invoke(app, ["tickers", "add", "--file", str(path)])
+    assert result.exit_code == 2, result.output
+    message = result.output.strip()
+    assert message.count("\n") == 0 and f"universe.txt:3: invalid ticker {shown}" in message
+    assert not sample_env.universe_path.exists()  # not even MSFT
+
+
+def test_a_list_file_with_a_symbol_the_source_lacks_adds_nothing(app, sample_env, tmp_path: Path):
+    path = tmp_path / "universe.txt"
+    path.write_text("MSFT\nTSLA\n")
+    result = runner.invoke(app, ["tickers", "add", "-f", str(path)])
+    assert result.exit_code == 2 and "TSLA" in result.output
+    assert not sample_env.universe_path.exists()
+
+
+@pytest.mark.parametrize("content", [b"\xff\xfeA\x00", b"# only comments\n\n"])
+def test_a_file_that_is_no_list_is_one_line(app, sample_env, tmp_path: Path, content: bytes):
+    path = tmp_path / "universe.txt"
+    path.write_bytes(content)
+    result = runner.invoke(app, ["tickers", "add", "--file", str(path)])
+    assert result.exit_code == 2 and result.output.strip().count("\n") == 0, result.output
+    assert not sample_env.universe_path.exists()
+
+
+def test_a_list_file_is_added_in_one_write_and_duplicates_are_reported(app, sample_env, tmp_path: Path):
+    path = tmp_path / "universe.txt"
+    path.write_text(LIST)
+    result = runner.invoke(app, ["tickers", "add", "--file", str(path), "JPM"], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert "duplicate: universe.txt:6: AAPL (again, first on line 2)" in result.output
+    assert "already in the universe: JPM, GOOGL" in result.output
+    assert "2 added" in result.output and "-t AAPL -t MSFT" in result.output
+    stored = runner.invoke(app, ["tickers", "list"]).output.split()
+    assert stored == [*SAMPLE_UNIVERSE, "AAPL", "MSFT"]
+    with dg.DagsterInstance.get() as instance:
+        assert {"AAPL", "MSFT"} <= set(instance.get_dynamic_partitions("ticker"))
+
+
+def test_neither_tickers_nor_a_file_is_refused(app, sample_env):
+    result = runner.invoke(app, ["tickers", "add"])
+    assert result.exit_code == 2 and "--file" in result.output
