@@ -8,6 +8,9 @@ days) and scored on the rest by the rewards of the answers it picks:
   plays the answer of highest predicted reward.
 - ``best_answer_probe``: multinomial logistic regression of the answer of highest reward; it
   plays the most likely one.
+- ``direction_probe``: logistic regression of a noise-free label, the oracle's long/flat wish
+  (the planted signal's sign as the pre-close headlines carry it); scored by its accuracy, and
+  played as the oracle's moves would be.
 
 Each probe's strength (ridge alpha, logistic C) is chosen inside the fit part by the same
 rule: fit on its earlier two thirds of days, pick the strength whose answers earn the most on
@@ -26,6 +29,7 @@ RIDGE_ALPHAS = (1.0, 10.0, 100.0, 1e3, 1e4, 1e5)
 LOGISTIC_CS = (1e-4, 1e-3, 1e-2, 1e-1, 1.0)
 """Inverse logistic strengths tried."""
 FIT_SHARE = 2 / 3
+MAX_ITER = 200
 
 
 def chronological_split(dates: Sequence[object], share: float = FIT_SHARE) -> tuple[np.ndarray, np.ndarray]:
@@ -37,6 +41,17 @@ def chronological_split(dates: Sequence[object], share: float = FIT_SHARE) -> tu
     cut = days[max(1, min(len(days) - 1, int(round(share * len(days)))))]
     fit = keys < cut
     return fit, ~fit
+
+
+def principal_components(fit: np.ndarray, held: np.ndarray, dims: int) -> tuple[np.ndarray, np.ndarray]:
+    """``fit`` and ``held`` projected on the top ``dims`` principal components of ``fit``
+    (unchanged when they are no wider): keeps a wide readout's probes affordable."""
+    if fit.shape[1] <= dims:
+        return fit, held
+    from sklearn.decomposition import PCA
+
+    pca = PCA(n_components=min(dims, len(fit) - 1), svd_solver="randomized", random_state=0).fit(fit)
+    return pca.transform(fit), pca.transform(held)
 
 
 def chosen_reward(rewards: np.ndarray, chosen: np.ndarray) -> float:
@@ -84,7 +99,7 @@ def _logistic(x: np.ndarray, rewards: np.ndarray, c: float) -> Chooser:
     if len(classes) == 1:
         only = int(classes[0])
         return lambda z: np.full(len(z), only)
-    model = LogisticRegression(C=c, max_iter=300).fit(scale(x), labels)
+    model = LogisticRegression(C=c, max_iter=MAX_ITER).fit(scale(x), labels)
     return lambda z: model.classes_[np.asarray(model.predict_proba(scale(z))).argmax(axis=1)]
 
 
@@ -121,6 +136,30 @@ def reward_probe(x: np.ndarray, rewards: np.ndarray, dates: Sequence[object]) ->
 def best_answer_probe(x: np.ndarray, rewards: np.ndarray, dates: Sequence[object]) -> ProbeFit:
     """Logistic regression of the answer of highest reward on ``x``."""
     return _fit(_logistic, LOGISTIC_CS, x, rewards, dates)
+
+
+def direction_probe(x: np.ndarray, wanted: np.ndarray, dates: Sequence[object]) -> ProbeFit:
+    """Logistic regression of a binary wish (``wanted``) on ``x``; ``choose`` returns 0/1 and
+    ``inner_reward`` is the inner check's accuracy."""
+    from sklearn.linear_model import LogisticRegression
+
+    wanted = np.asarray(wanted, dtype=int)
+
+    def make(xs: np.ndarray, ys: np.ndarray, c: float) -> Chooser:
+        scale = _Scaler(xs)
+        if len(np.unique(ys)) == 1:
+            only = int(ys[0])
+            return lambda z: np.full(len(z), only)
+        model = LogisticRegression(C=c, max_iter=MAX_ITER).fit(scale(xs), ys)
+        return lambda z: np.asarray(model.predict(scale(z)))
+
+    inner_fit, inner_check = chronological_split(dates)
+    scores = [
+        float(np.mean(make(x[inner_fit], wanted[inner_fit], c)(x[inner_check]) == wanted[inner_check]))
+        for c in LOGISTIC_CS
+    ]
+    best = int(np.argmax(scores))
+    return ProbeFit(make(x, wanted, LOGISTIC_CS[best]), float(LOGISTIC_CS[best]), scores[best])
 
 
 PROBES: dict[str, Callable[[np.ndarray, np.ndarray, Sequence[object]], ProbeFit]] = {

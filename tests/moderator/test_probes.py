@@ -101,3 +101,14 @@ def test_readouts_round_trip_through_a_folder(tmp_path):
     back = LayerReadouts.load(tmp_path)
     assert back is not None and back.fields == [1, 3] and back.layers == 1
     np.testing.assert_array_equal(back.features["mean"], found.features["mean"])
+
+
+def test_direction_probe_reads_a_planted_sign():
+    from stocker_core.moderator.probes import direction_probe
+
+    x, _, dates = _planted()
+    wanted = x[:, 0] > 0
+    fit, held = chronological_split(dates)
+    fitted = direction_probe(x[fit], wanted[fit], np.asarray(dates)[fit])
+    assert np.mean(fitted.choose(x[held]) == wanted[held]) > 0.9
+    assert fitted.inner_reward > 0.8
