@@ -57,6 +57,13 @@ class DownloadStore:
         frame["date"] = pd.to_datetime(frame["date"]).astype("datetime64[ns]")
         return frame[FRAME_COLUMNS].reset_index(drop=True), covered, listed
 
+    def _meta(self, ticker: str) -> dict:
+        """The file's record alone (its footer, not its bars); empty when nothing is stored."""
+        path = self._path(ticker)
+        if not path.is_file():
+            return {}
+        return json.loads((pq.read_metadata(path).metadata or {}).get(_META_KEY, b"{}"))
+
     def fresh(self, ticker: str, within_s: float) -> set[date]:
         """Every month saved (open ones too) when the ticker's file was written less than
         ``within_s`` seconds ago, else none: an open month fetched moments ago (by a batch
@@ -75,11 +82,12 @@ class DownloadStore:
 
     def covered(self, ticker: str) -> set[date]:
         """Closed months (first days) whose bars are stored, rows or none."""
-        return self._load(ticker)[1]
+        return {date.fromisoformat(m) for m in self._meta(ticker).get("covered", [])}
 
     def listed(self, ticker: str) -> date | None:
         """The symbol's first day, when a whole history was stored; else None."""
-        return self._load(ticker)[2]
+        listed = self._meta(ticker).get("listed")
+        return date.fromisoformat(listed) if listed else None
 
     def read(self, ticker: str, start: date, end: date) -> pd.DataFrame:
         """Stored bars with ``start <= date < end``."""
