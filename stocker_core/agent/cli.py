@@ -60,9 +60,11 @@ def run_command(
 ) -> None:
     """Run the agent on one day: plan, tool calls with arguments and results, reasoning,
     decision, and the result / format / tool scores."""
+    from stocker_core.market.validation import validate_day
+
     overrides = {"theta": theta, "horizon": horizon, "max_tool_calls": max_calls}
     try:
-        trace = run_one(episode, day, policy, overrides)
+        trace = run_one(episode, None if day is None else validate_day(day).isoformat(), policy, overrides)
     except StockerError as exc:
         fail(exc)
     typer.echo(trace.to_json() if as_json else trace.to_text())  # type: ignore[attr-defined]

@@ -68,12 +68,13 @@ def register(app: typer.Typer) -> None:
         from stocker_core.council.backends import get_backend, get_moderator
         from stocker_core.council.voting import Council
         from stocker_core.env.peers import context_symbols
+        from stocker_core.market.validation import validate_day
 
         try:
             settings = get_settings(fresh=True)
             symbol, start = _resolve(task, episode, ticker)
             task_peers, task_commodity = context_symbols(symbol, settings)
-            when = pd.Timestamp(day).normalize()
+            when = pd.Timestamp(validate_day(day))  # YYYY-MM-DD only, as --help says
             inputs = load_council_inputs(
                 symbol,
                 when,
