@@ -45,19 +45,32 @@ def day_sentiment(news: pd.DataFrame, days: Sequence[date | pd.Timestamp]) -> np
         return out
     instants = pd.to_datetime(news["published_at"], utc=True).dt.tz_localize(None).to_numpy("datetime64[ns]")
     opens = days.tz_localize(NEW_YORK).tz_convert("UTC").tz_localize(None).to_numpy("datetime64[ns]")
-    closes = pd.DatetimeIndex([decision_cutoff(d) for d in days]).tz_localize(None).to_numpy("datetime64[ns]")
+    closes = pd.DatetimeIndex([_cutoff(d) for d in days]).tz_localize(None).to_numpy("datetime64[ns]")
     keep = (instants >= opens.min()) & (instants < closes.max())
     if not keep.any():
         return out
     order = np.argsort(instants[keep], kind="stable")
     stamps = instants[keep][order]
-    scores = np.array([score_text(h) for h in news["headline"].to_numpy()[keep][order]])
+    scores = np.array([_score(h) for h in news["headline"].to_numpy()[keep][order]])
     first = np.searchsorted(stamps, opens, "left")
     last = np.searchsorted(stamps, closes, "left")
     for i, (lo, hi) in enumerate(zip(first.tolist(), last.tolist(), strict=True)):
         if hi > lo:
             out[i] = float(scores[lo:hi].mean())
     return out
+
+
+@lru_cache(maxsize=65_536)
+def _cutoff(day: pd.Timestamp) -> pd.Timestamp:
+    """``decision_cutoff`` of a day, once per process: overlapping episodes and rolling windows
+    ask for the same days again and again."""
+    return decision_cutoff(day)
+
+
+@lru_cache(maxsize=262_144)
+def _score(headline: str) -> float:
+    """``score_text`` of a headline, once per process (the same reason)."""
+    return score_text(headline)
 
 
 def oracle_long(news: pd.DataFrame, days: Sequence[date | pd.Timestamp]) -> np.ndarray:
@@ -91,12 +104,21 @@ def ticker_news(ticker: str, settings: Settings) -> pd.DataFrame:
     from stocker_core.text.configured import configured_text
 
     path = settings.warehouse_path
-    stored = None
     if path.exists():
         wal = path.with_name(path.name + ".wal")
-        stored = _stored_news(path.resolve(), (_file_state(path), _file_state(wal)))
-    news = stored if stored is not None else configured_text(settings).news
+        stored = _stored_ticker_news(path.resolve(), (_file_state(path), _file_state(wal)), ticker)
+        if stored is not None:
+            return stored
+    news = configured_text(settings).news
     return news.loc[news["ticker"] == ticker].reset_index(drop=True)
+
+
+@lru_cache(maxsize=64)
+def _stored_ticker_news(path: Path, state: tuple, ticker: str) -> pd.DataFrame | None:
+    """``ticker``'s stored headlines (``_stored_news``), cut once per ticker and file state: every
+    episode of a ticker reads the same frame (not to be modified)."""
+    news = _stored_news(path, state)
+    return None if news is None else news.loc[news["ticker"] == ticker].reset_index(drop=True)
 
 
 class OraclePolicy(LongFlatPolicy):
