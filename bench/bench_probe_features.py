@@ -91,6 +91,12 @@ class States:
             ]
         )
 
+    def ends_long(self, chosen: np.ndarray) -> np.ndarray:
+        """Whether each state ends invested after its answer: a buy is long, a sell flat, a hold
+        keeps the state's position (the answer's side read as a long/flat wish)."""
+        side = np.asarray([answer.split()[0] for answer in ANSWERS])[chosen]
+        return np.where(side == "buy", True, np.where(side == "sell", False, self.position > 0))
+
     def subset(self, mask: np.ndarray) -> States:
         index = np.flatnonzero(mask)
         return States(
@@ -269,17 +275,25 @@ def score(x: np.ndarray, fit: States, held: States, xh: np.ndarray) -> dict[str,
             "share": (reward - zero) / edge if edge > 0 else float("nan"),
             "strength": fitted.strength,
             "trade_share": float(np.mean(chosen != HOLD)),
+            "oracle_agreement": balanced_accuracy(held.oracle_long, held.ends_long(chosen)),
         }
     fitted = direction_probe(x, fit.oracle_long, fit.dates)
     wish = fitted.choose(xh).astype(bool)
     reward = chosen_reward(held.rewards, held.moves(wish))
     out["direction"] = {
         "accuracy": float(np.mean(wish == held.oracle_long)),
+        "balanced_accuracy": balanced_accuracy(held.oracle_long, wish),
         "reward": reward,
         "share": (reward - zero) / edge if edge > 0 else float("nan"),
         "strength": fitted.strength,
     }
     return out
+
+
+def balanced_accuracy(truth: np.ndarray, guess: np.ndarray) -> float:
+    """Mean of the accuracy on long days and on flat days (0.5 for a constant guess)."""
+    rates = [float(np.mean(guess[truth == side] == side)) for side in (True, False) if (truth == side).any()]
+    return float(np.mean(rates))
 
 
 def references(held: States) -> dict[str, dict[str, float]]:
@@ -306,6 +320,8 @@ def references(held: States) -> dict[str, dict[str, float]]:
             "share": (float(per_state.mean()) - zero) / edge if edge > 0 else float("nan"),
         }
     out["news_rule"]["accuracy"] = float(np.mean(held.news_long == held.oracle_long))
+    out["news_rule"]["balanced_accuracy"] = balanced_accuracy(held.oracle_long, held.news_long)
+    out["oracle"]["long_share"] = float(held.oracle_long.mean())
     return out
 
 
@@ -406,7 +422,7 @@ def main() -> None:
                 print(
                     f"{args.model} {protocol} {readout:<6} layer {layer:>2}: "
                     + "  ".join(f"{k} {v['share']:+.0%}" for k, v in figures.items())
-                    + f"  direction acc {figures['direction']['accuracy']:.2f}",
+                    + f"  direction balanced acc {figures['direction']['balanced_accuracy']:.2f}",
                     flush=True,
                 )
         result["protocols"][protocol] = part
