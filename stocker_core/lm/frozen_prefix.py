@@ -140,13 +140,13 @@ class FrozenPrefix:
     def __len__(self) -> int:
         return int(self.hidden.shape[0])
 
-    def logits(self, model: Any, index: Sequence[int] | Any) -> Any:
-        """Summed log-likelihood of each answer after the prompts at ``index``,
-        ``[len(index), len(tails)]``: the adapted blocks, the norm and the head only (with
-        gradient when the model trains)."""
+    def top_states(self, model: Any, index: Sequence[int] | Any) -> Any:
+        """The hidden states leaving the last decoder block (before the final norm) for the
+        prompts at ``index``, every position of prompt + answer tree, ``[len(index), size, H]``:
+        the adapted blocks only (with gradient when the model trains)."""
         import torch
 
-        causal, decoder = decoder_parts(model)  # type: ignore[misc]
+        _, decoder = decoder_parts(model)  # type: ignore[misc]
         index = torch.as_tensor(index, dtype=torch.long)
         hidden = self.hidden[index]
         n, size = hidden.shape[0], hidden.shape[1]
@@ -154,7 +154,16 @@ class FrozenPrefix:
         hidden = hidden.to(device)
         positions = torch.tensor(self.tree.positions, dtype=torch.long, device=device).expand(n, size)
         mask = self.tree.mask.to(device)[None, None].expand(n, 1, size, size)
-        hidden = _run_blocks(decoder, list(decoder.layers[self.start :]), hidden, positions, mask)
+        return _run_blocks(decoder, list(decoder.layers[self.start :]), hidden, positions, mask)
+
+    def logits(self, model: Any, index: Sequence[int] | Any, states: Any = None) -> Any:
+        """Summed log-likelihood of each answer after the prompts at ``index``,
+        ``[len(index), len(tails)]``: the adapted blocks, the norm and the head only (with
+        gradient when the model trains); ``states`` reuses ``top_states(model, index)``."""
+        import torch
+
+        causal, decoder = decoder_parts(model)  # type: ignore[misc]
+        hidden = self.top_states(model, index) if states is None else states
         rows = sorted({row for reads in self.tree.reads for row in reads})
         where = {row: i for i, row in enumerate(rows)}
         picked = decoder.norm(hidden[:, rows])

@@ -152,3 +152,17 @@ def test_smollm2_with_its_top_blocks_adapted_scores_compact_prompts_as_the_whole
     for name, p in loaded.model.named_parameters():
         if name in frozen:
             assert torch.equal(frozen[name], p.detach()), name
+
+
+def test_top_states_are_what_the_answer_scores_read():
+    model = _top_adapted()
+    rng = random.Random(1)
+    heads = [[rng.randrange(4, 40) for _ in range(9)] for _ in range(4)]
+    tails = [[5, 6, 2], [5, 7, 2], [8, 2]]
+    prefix = FrozenPrefix.build(model, heads, tails, 2, "cpu")
+    states = prefix.top_states(model, [0, 2])
+    assert states.shape == (2, prefix.hidden.shape[1], 32)
+    torch.testing.assert_close(prefix.logits(model, [0, 2], states), prefix.logits(model, [0, 2]))
+    whole = model(input_ids=torch.tensor(heads)[[0, 2]], output_hidden_states=True).hidden_states[-1]
+    causal = model.get_base_model().model
+    torch.testing.assert_close(causal.norm(states[:, :9]), whole, atol=1e-5, rtol=1e-4)
