@@ -45,6 +45,7 @@ from stocker_core.moderator import policy as moderator_policy
 from stocker_core.warehouse.db import Warehouse
 
 DEFAULT_POLICIES = "moderator_base,moderator_sft,moderator_grpo,a2c,ppo"
+REPEATS = 3
 BEFORE = "4493610"
 """The commit before the evaluation stages were vectorised (issue 49)."""
 
@@ -56,12 +57,14 @@ def main() -> None:
     parser.add_argument("--stage", action="store_true", help="partition backtests: this code vs --before")
     parser.add_argument("--before", default=BEFORE, help="git ref of the code to compare with")
     parser.add_argument("--tickers", type=int, default=4, help="--stage: the first N tickers")
+    parser.add_argument("--stage-policies", default="", help="--stage: these only (default: every one)")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    chosen = [n for n in args.stage_policies.split(",") if n]
     if args.child:
-        print(json.dumps(stage_figures(args.tickers)))
+        print(json.dumps(stage_figures(args.tickers, chosen)))
     elif args.stage:
-        compare_stage(args.before, args.tickers)
+        compare_stage(args.before, args.tickers, chosen)
     else:
         compare_lockstep(args.ticker, args.policies)
 
@@ -97,7 +100,7 @@ def compare_lockstep(ticker: str, policies: str) -> None:
     print(f"all in lockstep:       {batched_s:7.2f} s   ({alone_s / batched_s:.1f}x, identical runs)")
 
 
-def stage_figures(tickers: int) -> dict[str, object]:
+def stage_figures(tickers: int, policies: list[str]) -> dict[str, object]:
     """Part 2, in whichever code this process imports: every policy on the partition episodes
     inside the valid split of the first ``tickers`` tickers (one ``backtest_many`` per ticker,
     after a warm-up that loads the models); seconds, ticker-months and a digest of the rows."""
@@ -106,7 +109,7 @@ def stage_figures(tickers: int) -> dict[str, object]:
     warehouse = Warehouse(settings.warehouse_path)
     splits = load_splits(warehouse)
     params = RewardParams.from_settings(settings)
-    names = ordered_policies()
+    names = ordered_policies(policies or None)
     work = []
     for ticker in splits.tickers[:tickers]:
         valid = splits.range_of(ticker, "valid")
@@ -123,9 +126,12 @@ def stage_figures(tickers: int) -> dict[str, object]:
     backtest_many(work[0][0][:1], names, params, 0, settings, work[0][1])  # warm-up: model loads
     _agents_decided_before(work, names, params, settings)
     digest, months_played = hashlib.sha256(), 0
-    started = time.perf_counter()
-    results = [backtest_many(episodes, names, params, 0, settings, books) for episodes, books in work]
-    seconds = time.perf_counter() - started
+    seconds = float("inf")
+    for _ in range(REPEATS):  # the best of a few: the box is shared
+        _fresh_process()
+        started = time.perf_counter()
+        results = [backtest_many(episodes, names, params, 0, settings, books) for episodes, books in work]
+        seconds = min(seconds, time.perf_counter() - started)
     failures = sorted({name for played in results for r in played for name in r.failures})
     for played in results:
         months_played += len(played)
@@ -147,21 +153,33 @@ def _agents_decided_before(work: list, names: list[str], params: RewardParams, s
     """As in the main job, where the rolling evaluation decided every (ticker, day) of the
     agents first: their decisions are kept on disk (this code's own store key), and the
     timed run starts with nothing in memory."""
-    from stocker_core.agent import policy as agent_policy
-
     agents = [n for n in names if n.startswith("agent_")]
     for episodes, books in work:
         backtest_many(episodes, agents, params, 0, settings, books)
+    _fresh_process()
+
+
+def _fresh_process() -> None:
+    """Nothing decided or read in memory, as in a fresh lane: the agents' traces and data, the
+    moderators' answers, the oracle's headlines and scores (whichever this code keeps)."""
+    from stocker_core.agent import policy as agent_policy
+    from stocker_core.baselines import oracle
+
     agent_policy._TRACES.clear()
     agent_policy._cached_data.cache_clear()
+    moderator_policy._DECIDERS.clear()
+    for name in ("_stored_news", "_stored_ticker_news", "_cutoff", "_score"):
+        if hasattr(oracle, name):
+            getattr(oracle, name).cache_clear()
 
 
-def _child(source: Path | None, tickers: int) -> dict[str, object]:
+def _child(source: Path | None, tickers: int, policies: list[str]) -> dict[str, object]:
     env = dict(os.environ)
     if source is not None:
         env["PYTHONPATH"] = f"{source}{os.pathsep}{env.get('PYTHONPATH', '')}"
+    command = [sys.executable, __file__, "--child", "--tickers", str(tickers)]
     out = subprocess.run(
-        [sys.executable, __file__, "--child", "--tickers", str(tickers)],
+        [*command, "--stage-policies", ",".join(policies)],
         env=env,
         check=True,
         capture_output=True,
@@ -170,7 +188,7 @@ def _child(source: Path | None, tickers: int) -> dict[str, object]:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def compare_stage(before: str, tickers: int) -> None:
+def compare_stage(before: str, tickers: int, policies: list[str]) -> None:
     """Part 2: the partition backtests with this code and with ``before``'s, each in a fresh
     process (the old first, then this code), per ticker-month."""
     root = Path(__file__).resolve().parent.parent
@@ -179,8 +197,8 @@ def compare_stage(before: str, tickers: int) -> None:
     ).stdout
     with tempfile.TemporaryDirectory() as folder, tarfile.open(fileobj=BytesIO(archive)) as tar:
         tar.extractall(folder, filter="data")
-        old = _child(Path(folder), tickers)
-    new = _child(None, tickers)
+        old = _child(Path(folder), tickers, policies)
+    new = _child(None, tickers, policies)
     months = int(new["ticker_months"])
     old_cost, new_cost = float(old["seconds"]) / months, float(new["seconds"]) / months
     same = "identical rows, curves and rewards" if old["digest"] == new["digest"] else "ROWS DIFFER"

@@ -230,8 +230,9 @@ def timing_test(
     return timing_tests(w[None, :], px[None, :], shuffles, seed)[0]
 
 
-TIMING_CHUNK = 4_000_000
-"""Most (row, shuffle, day) cells ``timing_tests`` holds at once."""
+TIMING_CHUNK = 250_000
+"""Most (row, shuffle, day) cells ``timing_tests`` holds at once (~2 MB a temporary: the gather
+is memory-bound, and larger chunks fall out of the cache and run slower)."""
 
 
 def timing_tests(

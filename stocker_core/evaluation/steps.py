@@ -12,7 +12,7 @@ import duckdb
 import pandas as pd
 
 from stocker_core.config import Settings
-from stocker_core.env.episode import episode_from_bars, window_bounds
+from stocker_core.env.episode import Episode, episode_from_bars, window_bounds
 from stocker_core.env.policies import is_fitted_on_train
 from stocker_core.env.rewards import RewardParams
 from stocker_core.errors import EmptyDataError, StockerError
@@ -81,6 +81,45 @@ def _vote_book(warehouse: Warehouse, settings: Settings, ticker: str, days: Sequ
         return None
 
 
+BATCH_EPISODES = 512
+"""Most partition episodes played in one ``backtest_many`` call: a run that covers many tickers
+plays them together (a model policy's step t of all of them in one forward pass) in groups of
+whole tickers this large, so that memory stays bounded."""
+
+
+@dataclass
+class _Progress:
+    """Partitions done out of ``total``, told to ``report`` (if any) as batches play."""
+
+    report: Callable[[int, int], None] | None
+    total: int
+    done: int = 0
+
+    def within(self, months: int) -> Callable[[int, int], None] | None:
+        """A ``backtest_many`` progress callback for a batch of ``months`` partitions."""
+        if self.report is None:
+            return None
+        report, base, total = self.report, self.done, self.total
+        return lambda k, n: report(base + months * k // n, total)
+
+    def advance(self, months: int) -> None:
+        self.done += months
+        if self.report:
+            self.report(self.done, self.total)
+
+
+@dataclass
+class _TickerPlan:
+    """One ticker's episodes to play: out of sample (every policy) and in sample (those not
+    fitted on the train split)."""
+
+    done: TickerBacktests
+    months: int
+    outside: list[Episode]
+    inside: list[Episode]
+    book: VoteBook | None
+
+
 def backtest_partitions(
     settings: Settings,
     warehouse: Warehouse,
@@ -93,8 +132,9 @@ def backtest_partitions(
 ) -> list[TickerBacktests]:
     """Every policy on the episode of every partition key, except that the policies fitted on
     the train split (``env.policies.FITTED_ON_TRAIN``) are not played on episodes with a
-    day in their ticker's train split (``TickerBacktests.in_sample``); rows written per ticker;
-    ``progress(done, total)`` counts partitions as each policy finishes a ticker's episodes
+    day in their ticker's train split (``TickerBacktests.in_sample``); the episodes of many
+    tickers are played together (``BATCH_EPISODES`` at most), rows written per ticker;
+    ``progress(done, total)`` counts partitions as each policy finishes a batch's episodes
     (the model policies play them in lockstep). Episodes with days in a test split are
     recorded as a look in ``eval.test_looks``."""
     try:
@@ -107,48 +147,78 @@ def backtest_partitions(
         grouped.setdefault(ticker, []).append(month)
     params = RewardParams.from_settings(settings)
     names = ordered_policies(policies)
-    out, done_keys = [], 0
-    for ticker, months in grouped.items():
-        months = sorted(months)
-        end = window_bounds(months[-1], settings.episode_months)[1]
-        bars, origin = load_bars(settings, ticker, None, end, warehouse)
-        first = pd.Timestamp(months[0])
-        book = _vote_book(warehouse, settings, ticker, bars.loc[bars["date"] >= first, "date"].tolist())
-        done = TickerBacktests(ticker, vote_version=book.version if book else None)
-        episodes = []
-        for month in months:
-            key = partition_key(ticker, month)
-            try:
-                episodes.append(episode_from_bars(key, bars, settings, origin))
-            except EmptyDataError:
-                done.empty.append(key)
-        step = None
-        if progress:
-            step = lambda k, n, base=done_keys, m=len(months): progress(base + m * k // n, len(keys))  # noqa: E731
-        books = {ticker: book} if book is not None else None
-        train = _train_range(splits, ticker)
-        trained_on = [train is not None and train.overlaps(e.start, e.end) for e in episodes]
-        inside = [e for e, hit in zip(episodes, trained_on, strict=True) if hit]
-        outside = [e for e, hit in zip(episodes, trained_on, strict=True) if not hit]
-        done.in_sample = [e.key for e in inside]
-        out_of_sample = [n for n in names if not is_fitted_on_train(n)]
-        played = backtest_many(outside, names, params, seed, settings, books, progress=step)
-        if inside and out_of_sample:
-            played += backtest_many(inside, out_of_sample, params, seed, settings, books)
-        for result in sorted(played, key=lambda r: r.episode.key):
+    out: list[TickerBacktests] = []
+    batch: list[_TickerPlan] = []
+    counted = _Progress(progress, len(keys))
+    for i, (ticker, months) in enumerate(grouped.items()):
+        batch.append(_ticker_plan(settings, warehouse, ticker, sorted(months), splits))
+        full = sum(len(p.outside) + len(p.inside) for p in batch) >= BATCH_EPISODES
+        if full or i == len(grouped) - 1:
+            out += _play_batch(warehouse, batch, names, params, seed, settings, run_id, counted)
+            batch = []
+    _record_partition_look(warehouse, out, names, seed, settings, who, run_id)
+    return out
+
+
+def _ticker_plan(
+    settings: Settings, warehouse: Warehouse, ticker: str, months: list[date], splits: Splits | None
+) -> _TickerPlan:
+    """Read one ticker's bars and votes once and cut the episodes of its ``months``."""
+    end = window_bounds(months[-1], settings.episode_months)[1]
+    bars, origin = load_bars(settings, ticker, None, end, warehouse)
+    first = pd.Timestamp(months[0])
+    book = _vote_book(warehouse, settings, ticker, bars.loc[bars["date"] >= first, "date"].tolist())
+    done = TickerBacktests(ticker, vote_version=book.version if book else None)
+    episodes = []
+    for month in months:
+        key = partition_key(ticker, month)
+        try:
+            episodes.append(episode_from_bars(key, bars, settings, origin))
+        except EmptyDataError:
+            done.empty.append(key)
+    train = _train_range(splits, ticker)
+    trained_on = [train is not None and train.overlaps(e.start, e.end) for e in episodes]
+    inside = [e for e, hit in zip(episodes, trained_on, strict=True) if hit]
+    done.in_sample = [e.key for e in inside]
+    outside = [e for e, hit in zip(episodes, trained_on, strict=True) if not hit]
+    return _TickerPlan(done, len(months), outside, inside, book)
+
+
+def _play_batch(
+    warehouse: Warehouse,
+    batch: Sequence[_TickerPlan],
+    names: Sequence[str],
+    params: RewardParams,
+    seed: int,
+    settings: Settings,
+    run_id: str | None,
+    progress: _Progress,
+) -> list[TickerBacktests]:
+    """Every policy on the batch's out-of-sample episodes in one ``backtest_many`` call, the
+    policies not fitted on train on its in-sample ones in another; rows written per ticker."""
+    books = {p.done.ticker: p.book for p in batch if p.book is not None} or None
+    outside = [e for p in batch for e in p.outside]
+    inside = [e for p in batch for e in p.inside]
+    months = sum(p.months for p in batch)
+    played = backtest_many(outside, names, params, seed, settings, books, progress=progress.within(months))
+    out_of_sample = [n for n in names if not is_fitted_on_train(n)]
+    if inside and out_of_sample:
+        played += backtest_many(inside, out_of_sample, params, seed, settings, books)
+    by_ticker: dict[str, list[Backtest]] = {}
+    for result in played:
+        by_ticker.setdefault(result.episode.ticker, []).append(result)
+    for plan in batch:
+        done = plan.done
+        for result in sorted(by_ticker.get(done.ticker, []), key=lambda r: r.episode.key):
             done.results[result.episode.key] = result
             done.failures.update(result.failures)
-        done_keys += len(months)
-        if progress:
-            progress(done_keys, len(keys))
         runs = runs_of(list(done.results.values()))
         month_of = {key: parse_partition_key(key)[1] for key in done.results}
         if runs:
             done.rows, equity = backtest_frames(runs, "episode", month_of, done.vote_version, run_id)
             write_backtest_frames(warehouse, done.rows, equity)
-        out.append(done)
-    _record_partition_look(warehouse, out, names, seed, settings, who, run_id)
-    return out
+    progress.advance(months)
+    return [plan.done for plan in batch]
 
 
 def _train_range(splits: Splits | None, ticker: str) -> SplitRange | None:

@@ -1,20 +1,24 @@
 """Backtests of many episodes at once equal the one-episode paths: the planned policies graded
 in one pass (episodes of several lengths and tickers) against each episode graded alone with
-every run scored alone (the path before batching: exact), and every policy against the
-per-step reference loop (the environment's own arithmetic: to 1e-9, as the grader promises)."""
+every run scored alone (the path before batching: exact), every policy against the per-step
+reference loop (the environment's own arithmetic: to 1e-9, as the grader promises), and the
+partitions of many tickers played together against each ticker's alone (exact)."""
 
 import numpy as np
+import pandas as pd
 import pytest
-from evaluation_testing import episode_with_history, random_walk
+from evaluation_testing import episode_with_history, random_walk, store_prices, synthetic_prices
 
 from stocker_core.config import Settings
 from stocker_core.env.actions import Side
 from stocker_core.env.grader import grade_batch
 from stocker_core.env.policies import has_plan, plan_for, policy_names
 from stocker_core.env.rewards import RewardParams
+from stocker_core.evaluation import steps
 from stocker_core.evaluation.backtests import backtest, backtest_many
 from stocker_core.evaluation.metrics import curve_metrics
 from stocker_core.evaluation.stats import timing_test
+from stocker_core.warehouse.db import Warehouse
 
 LENGTHS = (1, 2, 30, 41, 41, 43, 63)
 
@@ -97,3 +101,31 @@ def test_batched_metrics_equal_empyrical_on_one_curve_at_a_time(sample):
         if np.any(returns < 0):
             assert m["sortino"] == float(empyrical.sortino_ratio(returns, annualization=1))
         assert m["turnover"] == float(np.abs(run.traded * run.closes).sum() / run.values[0])
+
+
+def test_partitions_of_many_tickers_play_together_with_the_rows_of_each_alone(tmp_path, monkeypatch):
+    """``backtest_partitions`` plays several tickers' episodes in one batch (here two batches of
+    whole tickers): every ticker's rows as when its partitions are played alone."""
+    settings = Settings(home=tmp_path / "home")
+    warehouse = Warehouse(settings.warehouse_path)
+    tickers = ["AAA", "BBB", "CCC"]
+    store_prices(warehouse, pd.concat([synthetic_prices(t, 400, seed) for seed, t in enumerate(tickers)]))
+    steps.compute_and_store_splits(warehouse)
+    keys = [f"{t}|{m}" for t in tickers for m in ("2015-03-01", "2016-02-01", "2016-05-01")]
+    names = ["buy_and_hold", "random", "macd", "ideal"]
+    monkeypatch.setattr(steps, "BATCH_EPISODES", 5)  # AAA and BBB together, then CCC
+    seen: list[tuple[int, int]] = []
+    together = steps.backtest_partitions(
+        settings, warehouse, keys, names, progress=lambda d, n: seen.append((d, n))
+    )
+    assert seen[-1] == (9, 9) and (6, 9) in seen
+    for done in together:
+        (alone,) = steps.backtest_partitions(
+            settings, warehouse, [k for k in keys if k.startswith(done.ticker)], names
+        )
+        mine = done.content_rows()
+        assert sorted(mine) == sorted(alone.content_rows())
+        for key, rows in alone.content_rows().items():
+            assert (
+                rows.astype(str).reset_index(drop=True).equals(mine[key].astype(str).reset_index(drop=True))
+            )
