@@ -64,8 +64,9 @@ SLOW_TESTS: dict[str, str] = {
     "tests/assets/test_market_assets.py": "Dagster runs of prices and indicators",
     "tests/assets/test_automation.py": "automation ticks over the whole graph",
     "tests/assets/test_freshness_sources.py": "Dagster runs on the sample and the synthetic market",
-    "tests/council/test_rule_batch.py::"
-    "test_batch_equals_per_day_on_the_seed_fixture_with_text_peers_and_commodity": "nine months of votes",
+    "tests/council/test_rule_batch.py::test_every_vote_of_the_sample_equals_the_per_day_path": (
+        "every day of three tasks through the frozen per-day path"
+    ),
     "tests/council/test_synthetic_point_in_time.py": "a synthetic market's council contexts",
     "tests/council/test_council_transformers.py::test_transformers_backend_generates_on_cpu": "generation",
     "tests/evaluation/test_report.py::test_every_test_split_evaluation_is_a_counted_look": "backtests",
