@@ -126,7 +126,7 @@ def backtest_frames(
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(``eval.backtests`` rows, ``eval.equity_curves`` rows) of policy runs."""
     now = datetime.now()
-    rows, curves = [], []
+    rows = []
     for run in runs:
         row = run.row()
         rows.append(
@@ -152,27 +152,32 @@ def backtest_frames(
                 "created_at": now,
             }
         )
-        peak = np.maximum.accumulate(run.values)
-        steps = len(run.values)
-        curves.append(
-            pd.DataFrame(
-                {
-                    "key": run.episode_key,
-                    "ticker": run.ticker,
-                    "policy": run.policy,
-                    "step": np.arange(steps, dtype=np.int32),
-                    "date": [None, *run.dates],
-                    "close": [None, *run.closes.tolist()],
-                    "value": run.values,
-                    "position": np.concatenate([[0.0], run.positions]),
-                    "traded": np.concatenate([[0.0], run.traded]),
-                    "drawdown": (peak - run.values) / peak,
-                }
-            )
-        )
     backtests = _clean(pd.DataFrame(rows))
-    equity = pd.concat(curves, ignore_index=True) if curves else pd.DataFrame()
-    return backtests, equity
+    return backtests, equity_frame(runs)
+
+
+def equity_frame(runs: Sequence[PolicyRun]) -> pd.DataFrame:
+    """``eval.equity_curves`` rows of every run in one frame: step 0 is V_0 (no date, close,
+    position or trade), then one row per trading day."""
+    if not runs:
+        return pd.DataFrame()
+    lengths = [len(run.values) for run in runs]
+    values = np.concatenate([run.values for run in runs])
+    peaks = np.concatenate([np.maximum.accumulate(run.values) for run in runs])
+    return pd.DataFrame(
+        {
+            "key": [run.episode_key for run, n in zip(runs, lengths, strict=True) for _ in range(n)],
+            "ticker": [run.ticker for run, n in zip(runs, lengths, strict=True) for _ in range(n)],
+            "policy": [run.policy for run, n in zip(runs, lengths, strict=True) for _ in range(n)],
+            "step": np.concatenate([np.arange(n, dtype=np.int32) for n in lengths]),
+            "date": [day for run in runs for day in (None, *run.dates)],
+            "close": [close for run in runs for close in (None, *run.closes.tolist())],
+            "value": values,
+            "position": np.concatenate([np.concatenate([[0.0], run.positions]) for run in runs]),
+            "traded": np.concatenate([np.concatenate([[0.0], run.traded]) for run in runs]),
+            "drawdown": (peaks - values) / peaks,
+        }
+    )
 
 
 def write_backtests(

@@ -18,6 +18,7 @@ from stocker_core.evaluation import steps
 from stocker_core.evaluation.backtests import backtest, backtest_many
 from stocker_core.evaluation.metrics import curve_metrics
 from stocker_core.evaluation.stats import timing_test
+from stocker_core.evaluation.store import equity_frame
 from stocker_core.warehouse.db import Warehouse
 
 LENGTHS = (1, 2, 30, 41, 41, 43, 63)
@@ -129,3 +130,31 @@ def test_partitions_of_many_tickers_play_together_with_the_rows_of_each_alone(tm
             assert (
                 rows.astype(str).reset_index(drop=True).equals(mine[key].astype(str).reset_index(drop=True))
             )
+
+
+def test_equity_rows_of_many_runs_are_each_run_s_rows_in_one_frame(sample):
+    """``eval.equity_curves`` rows built in one frame equal the frames built run by run."""
+    runs = [
+        run for result in backtest_many(sample, ["buy_and_hold", "random"], seeds=1) for run in result.runs
+    ]
+    one_by_one = []
+    for run in runs:
+        peak = np.maximum.accumulate(run.values)
+        one_by_one.append(
+            pd.DataFrame(
+                {
+                    "key": run.episode_key,
+                    "ticker": run.ticker,
+                    "policy": run.policy,
+                    "step": np.arange(len(run.values), dtype=np.int32),
+                    "date": [None, *run.dates],
+                    "close": [None, *run.closes.tolist()],
+                    "value": run.values,
+                    "position": np.concatenate([[0.0], run.positions]),
+                    "traded": np.concatenate([[0.0], run.traded]),
+                    "drawdown": (peak - run.values) / peak,
+                }
+            )
+        )
+    expected = pd.concat(one_by_one, ignore_index=True)
+    pd.testing.assert_frame_equal(equity_frame(runs), expected, check_exact=True)
