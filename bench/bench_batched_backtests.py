@@ -36,6 +36,7 @@ from stocker_core.composition import register_all
 from stocker_core.config import get_settings
 from stocker_core.env.episode import episode_from_bars, window_bounds
 from stocker_core.env.rewards import RewardParams
+from stocker_core.evaluation import steps
 from stocker_core.evaluation.backtests import backtest_many, ordered_policies
 from stocker_core.evaluation.council_votes import load_vote_book
 from stocker_core.evaluation.rolling import window_episodes
@@ -102,8 +103,10 @@ def compare_lockstep(ticker: str, policies: str) -> None:
 
 def stage_figures(tickers: int, policies: list[str]) -> dict[str, object]:
     """Part 2, in whichever code this process imports: every policy on the partition episodes
-    inside the valid split of the first ``tickers`` tickers (one ``backtest_many`` per ticker,
-    after a warm-up that loads the models); seconds, ticker-months and a digest of the rows."""
+    inside the valid split of the first ``tickers`` tickers, grouped as that code's
+    ``backtest_partitions`` groups them (whole tickers up to ``steps.BATCH_EPISODES`` episodes
+    per ``backtest_many`` call; one ticker a call where the code has none), after a warm-up
+    that loads the models; seconds, ticker-months and a digest of the rows."""
     settings = get_settings()
     register_all()
     warehouse = Warehouse(settings.warehouse_path)
@@ -125,6 +128,7 @@ def stage_figures(tickers: int, policies: list[str]) -> dict[str, object]:
         work.append((episodes, {ticker: book}))
     backtest_many(work[0][0][:1], names, params, 0, settings, work[0][1])  # warm-up: model loads
     _agents_decided_before(work, names, params, settings)
+    work = _grouped(work, getattr(steps, "BATCH_EPISODES", 1))
     digest, months_played = hashlib.sha256(), 0
     seconds = float("inf")
     for _ in range(REPEATS):  # the best of a few: the box is shared
@@ -135,11 +139,11 @@ def stage_figures(tickers: int, policies: list[str]) -> dict[str, object]:
     failures = sorted({name for played in results for r in played for name in r.failures})
     for played in results:
         months_played += len(played)
-        for result in played:
-            for run in result.runs:
-                digest.update(json.dumps(run.row(), sort_keys=True, default=str).encode())
-                for array in (run.values, run.rewards, run.positions):
-                    digest.update(np.ascontiguousarray(array, dtype=np.float64).tobytes())
+    for result in sorted((r for played in results for r in played), key=lambda r: r.episode.key):
+        for run in result.runs:
+            digest.update(json.dumps(run.row(), sort_keys=True, default=str).encode())
+            for array in (run.values, run.rewards, run.positions):
+                digest.update(np.ascontiguousarray(array, dtype=np.float64).tobytes())
     return {
         "seconds": seconds,
         "ticker_months": months_played,
@@ -147,6 +151,17 @@ def stage_figures(tickers: int, policies: list[str]) -> dict[str, object]:
         "failures": failures,
         "digest": digest.hexdigest(),
     }
+
+
+def _grouped(work: list, most: int) -> list:
+    """Whole tickers' (episodes, books) merged into groups of up to ``most`` episodes."""
+    groups: list = []
+    for episodes, books in work:
+        if groups and len(groups[-1][0]) + len(episodes) <= most:
+            groups[-1] = (groups[-1][0] + episodes, {**groups[-1][1], **books})
+        else:
+            groups.append((list(episodes), dict(books)))
+    return groups
 
 
 def _agents_decided_before(work: list, names: list[str], params: RewardParams, settings: object) -> None:
