@@ -95,7 +95,7 @@ NOT_RUN: dict[str, str] = {
     ),
     # docs/forward-ledger.md: the ledger needs decisions under a clock; tests/ledger runs the flow
     "stocker ledger record [--policies buy_and_hold,council,...] [--for SESSION] [--json]": "tests/ledger",
-    "stocker ledger score [--json]": "needs recorded entries: tests/ledger",
+    "stocker ledger score [--json] [--recompute]": "needs recorded entries: tests/ledger",
     "stocker ledger verify": "needs a ledger: tests/ledger/test_ledger_cli.py",
     "stocker ledger verify --file ledger.jsonl --head 240:<hash>": "a placeholder hash: tests/ledger",
     "stocker ledger show [--json] [--last N]": "needs a ledger: tests/ledger",
@@ -130,6 +130,7 @@ NOT_RUN: dict[str, str] = {
     # benchmarks: minutes each, their figures in docs/results.md
     "python bench/bench_agent.py [--split test]": "a benchmark: trains the agent (minutes)",
     "python bench/bench_backtest.py": "a benchmark: rule baselines vectorised vs per step",
+    "python bench/bench_batched_backtests.py --stage": "a benchmark: the backtests stage, old code vs new (minutes)",
 }
 
 

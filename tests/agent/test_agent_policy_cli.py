@@ -96,7 +96,7 @@ def test_agent_run_prints_the_trace_and_scores(sample_home):
         (["--date", "someday"], "invalid date"),
         (["--policy", "oracle"], "unknown agent policy"),
         (["--policy", "agent_rl", "--date", "2016-03-15"], "materialize agent_policy first"),
-        (["--theta", "-1"], "bad agent config"),
+        (["--theta", "0"], "bad agent config"),  # inside the option's range, refused by the config
     ],
 )
 def test_agent_run_bad_input_exits_2(sample_home, args, message):

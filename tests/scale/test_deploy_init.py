@@ -67,7 +67,7 @@ def test_written_files_load_as_a_postgres_instance(pg_redis, tmp_path, monkeypat
         ("--postgres", "postgresql://u@h:port/db", "malformed"),
         ("--broker", "http://h:6379/0", "must start with redis://"),
         ("--backend", "ftp://h/x", "must start with redis://"),
-        ("--max-concurrent-runs", "0", "must be ≥ 1"),
+        ("--max-concurrent-runs", "0", "greater than or equal to 1"),
     ],
 )
 def test_bad_input_exits_2_and_writes_nothing(tmp_path, option, value, why):

@@ -45,16 +45,17 @@ def test_an_mcp_batch_of_300_resets_counts_each_call_and_leaves_room_for_others(
 
 def test_a_full_server_answers_429_and_keeps_every_live_session(tiny) -> None:
     app = create_app(tiny.settings, api_key="", max_sessions=3, max_per_client=2)
-    ids = []
+    ids, owners = [], []
     for host in ("10.0.0.1", "10.0.0.2"):
         client = TestClient(app, client=(host, 1))
         ids += [client.post("/reset", json={"episode": KEY}).json().get("session_id") for _ in range(2)]
+        owners += [client, client]
     assert ids[:3] == [i for i in ids[:3] if i] and ids[3] is None  # the 4th hit the total cap
     third = TestClient(app, client=("10.0.0.3", 1))
     full = third.post("/reset", json={"episode": KEY})
     assert full.status_code == 429 and "maximum of 3 sessions" in full.json()["error"]
-    for sid in ids[:3]:
-        assert third.get("/state", headers={"X-Session-Id": sid}).status_code == 200
+    for sid, owner in zip(ids[:3], owners, strict=False):  # each still live, for its own client
+        assert owner.get("/state", headers={"X-Session-Id": sid}).status_code == 200
 
 
 def test_a_client_cannot_restart_another_clients_session(tiny) -> None:
