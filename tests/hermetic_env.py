@@ -34,3 +34,6 @@ def clear_calling_shell(environ: MutableMapping[str, str] = os.environ) -> list[
 
 CLEARED = clear_calling_shell()
 """What the calling shell had set that this run does not see."""
+LEFT = shell_variables(os.environ)
+"""What the run's environment holds of them right after clearing (nothing): later tests may set
+some for themselves (a Dagster instance's ``DAGSTER_HOME``), so a test reads this, not ``os.environ``."""
