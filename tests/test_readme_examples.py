@@ -130,7 +130,7 @@ NOT_RUN: dict[str, str] = {
     # benchmarks: minutes each, their figures in docs/results.md
     "python bench/bench_agent.py [--split test]": "a benchmark: trains the agent (minutes)",
     "python bench/bench_backtest.py": "a benchmark: rule baselines vectorised vs per step",
-    "python bench/bench_batched_backtests.py --stage": "a benchmark: the backtests stage, old code vs new (minutes)",
+    "python bench/bench_batched_backtests.py --stage": "a benchmark: the backtests stage, old vs new code",
 }
 
 
