@@ -29,6 +29,7 @@ MAX_BODY_BYTES = 1_000_000
 class ServerConfigError(StockerError, ValueError):
     """The server would start in an unsafe or impossible configuration."""
 
+
 OPEN_PATHS = frozenset({"/health"})
 
 

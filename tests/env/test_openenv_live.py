@@ -76,9 +76,7 @@ def test_the_runtime_graders_pass_on_the_declared_plan(served) -> None:
     evidence = collect_runtime_evidence(url, plan, episode_timeout_s=manifest.resources.episode_timeout_s)
     assert evidence.failure_reason is None, evidence.failure_reason
     assert [e.operation for e in evidence.exchanges].count("step") == len(plan.actions)
-    subject = Subject(
-        root=ROOT, manifest=manifest, image_ref=None, running=None, outputs_dir=ROOT
-    )
+    subject = Subject(root=ROOT, manifest=manifest, image_ref=None, running=None, outputs_dir=ROOT)
     subject = replace(subject, runtime_evidence=evidence)
     for grader in (RewardWellFormedGrader(), ObservationSchemaGrader(), StateContractGrader()):
         result = grader.run(subject)

@@ -98,8 +98,16 @@ def test_openenv_catalog_build_finds_stocker_with_its_tools(tmp_path) -> None:
         subprocess.run(["git", "-C", str(repo), *args], check=True, env=env, capture_output=True)
     out = tmp_path / "catalog.json"
     built = openenv(
-        "catalog", "build", "--repository", str(repo), "--repository-uri", "https://github.com/stocker-env/stocker.git",
-        "--publisher", "stocker.example.org", "--output", str(out),
+        "catalog",
+        "build",
+        "--repository",
+        str(repo),
+        "--repository-uri",
+        "https://github.com/stocker-env/stocker.git",
+        "--publisher",
+        "stocker.example.org",
+        "--output",
+        str(out),
     )
     assert built.returncode == 0, built.stderr[-2000:]
     assert "1 records" in built.stderr and "complete=true" in built.stderr
