@@ -57,30 +57,33 @@ class TaskCatalog:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
 
-    def _tables(self) -> set[str]:
+    def _read(self, split: str | None) -> tuple[set[str], pd.DataFrame | None]:
+        """(the warehouse's tables, ``split``'s stored episodes or None), over one read-only
+        connection; no tables when there is no warehouse yet."""
         warehouse = Warehouse(self.settings.warehouse_path, lock_wait=2.0)
         if not warehouse.path.is_file():
-            return set()
+            return set(), None
         with locked_connection(warehouse) as con:
-            rows = con.execute(
-                "SELECT table_schema || '.' || table_name FROM information_schema.tables"
-            ).fetchall()
-        return {name for (name,) in rows}
+            rows = con.execute("SELECT table_schema || '.' || table_name FROM information_schema.tables")
+            tables = {name for (name,) in rows.fetchall()}
+            if split is None or "env.episodes" not in tables:
+                return tables, None
+            if split == STORED:
+                return tables, run_read_only(con, _EPISODES_SQL)
+            if "eval.splits" not in tables:
+                return tables, None
+            return tables, run_read_only(con, _SPLIT_EPISODES_SQL, [split])
 
     def _stored(self, split: str) -> pd.DataFrame:
-        tables = self._tables()
-        if "env.episodes" not in tables or (split != STORED and "eval.splits" not in tables):
+        rows = self._read(split)[1]
+        if rows is None:
             return pd.DataFrame(columns=["key", "ticker", "start_date", "end_date", "trading_days"])
-        warehouse = Warehouse(self.settings.warehouse_path, lock_wait=2.0)
-        with locked_connection(warehouse) as con:
-            if split == STORED:
-                return run_read_only(con, _EPISODES_SQL)
-            return run_read_only(con, _SPLIT_EPISODES_SQL, [split])
+        return rows
 
     def list_splits(self) -> list[dict[str, str]]:
         """``{"name", "type"}`` of each split that has tasks now (``reference`` always)."""
         names = [REFERENCE]
-        tables = self._tables()
+        tables = self._read(None)[0]
         if "env.episodes" in tables:
             names.append(STORED)
             if "eval.splits" in tables:
