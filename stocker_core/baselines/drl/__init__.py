@@ -3,46 +3,10 @@ environment policies), ``training`` (seeded training through the Gymnasium wrapp
 ``data`` (train-split episodes), ``store`` (models under ``$STOCKER_HOME/models/drl``),
 ``plots`` (reward curves) and ``cli`` (``stocker drl``).
 
-Public names are resolved lazily (PEP 562): importing the package imports nothing heavy.
+The public names are declared in ``__init__.pyi`` and imported on first use
+(``lazy_loader``, SPEC 1): importing the package imports nothing heavy.
 """
 
-from types import ModuleType
+import lazy_loader
 
-from stocker_core.lazy import lazy_exports
-
-_EXPORTS = {
-    "DrlPolicy": "agents",
-    "load_drl_agent": "agents",
-    "make_drl_policy": "agents",
-    "DrlConfig": "training",
-    "train_drl_agent": "training",
-    "train_drl_agents": "training",
-    "train_from_warehouse": "training",
-    "ALGOS": "store",
-    "DrlTrainingResult": "store",
-    "current_result": "store",
-    "train_split_episodes": "data",
-    "reward_curves_png": "plots",
-}
-
-__all__ = sorted(_EXPORTS)
-
-
-def _submodule(name: str) -> ModuleType:
-    """The submodule holding a public name (plain imports, so the import contract sees them)."""
-    if name == "agents":
-        import stocker_core.baselines.drl.agents as module
-    elif name == "training":
-        import stocker_core.baselines.drl.training as module
-    elif name == "store":
-        import stocker_core.baselines.drl.store as module
-    elif name == "data":
-        import stocker_core.baselines.drl.data as module
-    elif name == "plots":
-        import stocker_core.baselines.drl.plots as module
-    else:
-        raise AttributeError(f"no submodule {name!r}")
-    return module
-
-
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, _submodule)
+__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)

@@ -1,0 +1,20 @@
+"""The public names of ``stocker_core.lm``, imported on first use (``__init__.py``)."""
+
+from .factory import (
+    LoadedModel as LoadedModel,
+    ModelLoadError as ModelLoadError,
+    ModelSpec as ModelSpec,
+    create_base as create_base,
+    load_base as load_base,
+    load_with_adapter as load_with_adapter,
+    lora_config as lora_config,
+)
+from .tokenizer import build_word_tokenizer as build_word_tokenizer
+from .choices import score_choices as score_choices, answer_logits as answer_logits
+from .clients import (
+    ChatClient as ChatClient,
+    OpenAIChatClient as OpenAIChatClient,
+    TransformersClient as TransformersClient,
+    LLMError as LLMError,
+)
+from .limits import decision_day as decision_day
