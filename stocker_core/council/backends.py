@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from stocker_core.config import BackendName, Settings
 from stocker_core.context.decision import DecisionContext
 from stocker_core.council.analysts import RULE_REVISIONS, RULES_VERSION, rule_vote
-from stocker_core.council.config import BackendName, CouncilSettings
 from stocker_core.council.models import SpecialistVote
 from stocker_core.council.parsing import parse_vote
 from stocker_core.council.roles import OUTPUT_RULES, ROLES, prompt_mask
@@ -240,7 +240,7 @@ class LLMBackend:
         return None
 
 
-def get_chat_client(settings: CouncilSettings, name: str) -> ChatClient:
+def get_chat_client(settings: Settings, name: str) -> ChatClient:
     """The chat client of an LLM backend (``openai`` or ``transformers``)."""
     if name == "openai":
         from stocker_core.lm.clients import OpenAIChatClient
@@ -275,9 +275,9 @@ def get_chat_client(settings: CouncilSettings, name: str) -> ChatClient:
     raise InvalidNameError(f"unknown council backend {name!r}: use rule, openai or transformers")
 
 
-def get_backend(settings: CouncilSettings | None = None, name: BackendName | str | None = None) -> Backend:
+def get_backend(settings: Settings | None = None, name: BackendName | str | None = None) -> Backend:
     """The backend named by ``name`` or ``STOCKER_COUNCIL_BACKEND`` (rule|openai|transformers)."""
-    settings = settings or CouncilSettings()
+    settings = settings or Settings()
     name = name or settings.council_backend
     if name == "rule":
         return RuleBackend()
@@ -291,12 +291,12 @@ def get_backend(settings: CouncilSettings | None = None, name: BackendName | str
     )
 
 
-def get_moderator(settings: CouncilSettings | None = None, cost_rate: float = 0.001):
+def get_moderator(settings: Settings | None = None, cost_rate: float = 0.001):
     """``STOCKER_COUNCIL_MODERATOR``: ``rule`` (default) or ``llm`` — the LLM backend's
     client (``STOCKER_COUNCIL_BACKEND`` openai/transformers) as moderator."""
     from stocker_core.council.moderator import LLMModerator, RuleModerator
 
-    settings = settings or CouncilSettings()
+    settings = settings or Settings()
     if settings.council_moderator == "rule":
         return RuleModerator()
     backend = settings.council_backend if settings.council_backend != "rule" else "openai"

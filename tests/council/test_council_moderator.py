@@ -63,15 +63,15 @@ def test_council_policy_returns_action_dict(easy_inputs):
 
 
 def test_moderator_is_chosen_by_configuration(monkeypatch):
+    from stocker_core.config import Settings
     from stocker_core.council.backends import get_moderator
-    from stocker_core.council.config import CouncilSettings
     from stocker_core.council.moderator import LLMModerator, RuleModerator
 
-    assert isinstance(get_moderator(CouncilSettings()), RuleModerator)
+    assert isinstance(get_moderator(Settings()), RuleModerator)
     monkeypatch.setenv("STOCKER_COUNCIL_MODERATOR", "llm")
     monkeypatch.setenv("STOCKER_COUNCIL_BACKEND", "openai")
     monkeypatch.setenv("STOCKER_OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
-    moderator = get_moderator(CouncilSettings())
+    moderator = get_moderator(Settings())
     assert isinstance(moderator, LLMModerator)
     # the endpoint is unreachable: the moderator holds instead of crashing
     from stocker_core.context.decision import PortfolioState

@@ -9,9 +9,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from stocker_core.config import Settings
 from stocker_core.context.decision import PortfolioState
 from stocker_core.council.backends import LLMBackend, get_backend
-from stocker_core.council.config import CouncilSettings
 from stocker_core.council.models import SpecialistVote
 from stocker_core.council.moderator import LLMModerator
 from stocker_core.lm.clients import LLMError, OpenAIChatClient
@@ -151,7 +151,7 @@ def test_get_backend_from_env(monkeypatch, server):
     monkeypatch.setenv("STOCKER_COUNCIL_BACKEND", "openai")
     monkeypatch.setenv("STOCKER_OPENAI_BASE_URL", url)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-env")
-    settings = CouncilSettings()
+    settings = Settings()
     assert settings.openai_api_key == "sk-env"
     backend = get_backend(settings)
     assert backend.name == "openai"

@@ -13,8 +13,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from stocker_core.config import Settings
 from stocker_core.council.backends import LLMBackend, get_backend
-from stocker_core.council.config import CouncilSettings
 from stocker_core.lm.clients import OpenAIChatClient
 
 VOTE = {"signal": 0.5, "confidence": 0.8, "rationale": "trend up"}
@@ -153,7 +153,7 @@ def test_vision_sends_the_exact_chart_bytes(serve, easy_inputs, tmp_path, monkey
     monkeypatch.setenv("STOCKER_COUNCIL_BACKEND", "openai")
     monkeypatch.setenv("STOCKER_OPENAI_BASE_URL", url)
     monkeypatch.setenv("STOCKER_VISION", "1")
-    backend = get_backend(CouncilSettings())
+    backend = get_backend(Settings())
     assert backend.client.supports_images
     ctx = dataclasses.replace(easy_inputs.context("2023-08-15"), chart_path=png)
     backend.vote("chart_pattern", ctx)
@@ -168,7 +168,7 @@ def test_vision_sends_the_exact_chart_bytes(serve, easy_inputs, tmp_path, monkey
     backend.vote("news", ctx)
     assert isinstance(fake.bodies[-1]["messages"][1]["content"], str)
     monkeypatch.setenv("STOCKER_VISION", "0")
-    plain = get_backend(CouncilSettings())
+    plain = get_backend(Settings())
     assert plain.prompt_version("chart_pattern") != backend.prompt_version("chart_pattern")
     assert plain.prompt_version("news") == backend.prompt_version("news")
 

@@ -45,13 +45,13 @@ def tiny_model_dir(tmp_path_factory):
 
 
 def test_transformers_backend_generates_on_cpu(tiny_model_dir, easy_inputs, monkeypatch):
+    from stocker_core.config import Settings
     from stocker_core.council.backends import get_backend
-    from stocker_core.council.config import CouncilSettings
 
     monkeypatch.setenv("STOCKER_COUNCIL_BACKEND", "transformers")
     monkeypatch.setenv("STOCKER_HF_MODEL", str(tiny_model_dir))
     monkeypatch.setenv("STOCKER_LLM_MAX_TOKENS", "12")
-    backend = get_backend(CouncilSettings())
+    backend = get_backend(Settings())
     assert backend.name == "transformers" and backend.client.device == "cpu"
     assert not backend.client.supports_images
     started = time.perf_counter()
