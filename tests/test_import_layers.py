@@ -3,8 +3,8 @@ on a planted upward import (top-level or inside a function, direct or through an
 
 from __future__ import annotations
 
-import ast
 import graphlib
+import importlib.util
 import shutil
 import subprocess
 import sys
@@ -14,6 +14,21 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("stocker_core", "stocker_assets")
+
+
+def _load_drawing_tool():
+    """``docs/tools/architecture_drawing.py``: the one reader of the project's imports (the
+    architecture page's drawing is made with it; tests/test_architecture_drawing.py)."""
+    spec = importlib.util.spec_from_file_location(
+        "architecture_drawing", ROOT / "docs" / "tools" / "architecture_drawing.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+drawing_tool = _load_drawing_tool()
+_module_names, _imported_modules = drawing_tool.module_names, drawing_tool.imported_modules
 LINT = (
     "import sys\n"
     "from importlinter.cli import lint_imports\n"
@@ -127,44 +142,6 @@ def test_the_definitions_importing_the_engine_breaks_the_dagster_layer(project_c
     assert result.returncode == 1, result.stdout + result.stderr
     assert "1 kept, 1 broken" in result.stdout
     assert "stocker_assets.definitions.market.assets -> stocker_assets.engine.runner" in result.stdout
-
-
-def _module_names(root: Path) -> dict[str, Path]:
-    """Every module of the packages under ``root``: dotted name -> file (a package is its
-    ``__init__.py``)."""
-    found = {}
-    for package in PACKAGES:
-        for path in (root / package).rglob("*.py"):
-            parts = list(path.relative_to(root).with_suffix("").parts)
-            if parts[-1] == "__init__":
-                parts.pop()
-            found[".".join(parts)] = path
-    return found
-
-
-def _imported_modules(module: str, path: Path, known: dict[str, Path]) -> set[str]:
-    """The project modules ``module`` imports anywhere in its file (module level, inside
-    functions, under ``TYPE_CHECKING``): each import's longest known dotted prefix."""
-    package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
-    targets: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                base = ".".join(package[: len(package) - node.level + 1] + ([base] if base else []))
-            names = [
-                f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base for alias in node.names
-            ]
-        else:
-            continue
-        for name in names:
-            while name and name not in known:
-                name = name.rpartition(".")[0]
-            if name and name != module:
-                targets.add(name)
-    return targets
 
 
 def package_circles(root: Path) -> list[str]:
