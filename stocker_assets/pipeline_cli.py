@@ -314,15 +314,17 @@ def materialize(
             return on_step
 
         def on_done(unit: RunUnit, run) -> None:
-            if run.skipped:
+            if unit.members or unit.up_to_date:  # a batch of tickers: some may be up to date
+                skipped_units.extend(unit.up_to_date)
+            elif run.skipped:
                 skipped_units.append(unit)
-            results.append(replace(run, ticker=", ".join(unit.assets)) if unit.ticker is None else run)
+            results.append(run if unit.partitioned else replace(run, ticker=", ".join(unit.assets)))
             progress.finish(tasks[unit.name], unit.label, run.success, run.seconds)
 
         for unit in run_units(instance, defs, units, options, on_start, on_done, console.print):
             console.print(f"[yellow]{unit.label} not run: an earlier run failed[/yellow]")
         _mark_empty_months(instance, source, plan, partitioned, progress)
-    _report_skipped(instance, skipped_units, len(results))
+    _report_skipped(instance, skipped_units, len(units))
     table = Table(title="Materialized")
     for col in ("run of", "months", "runs (job: id)", "seconds", "status"):
         table.add_column(col)
@@ -358,7 +360,7 @@ def _report_skipped(instance, skipped: list, total: int) -> None:
             by_asset.setdefault(asset, []).extend(f"{unit.ticker}|{m}" for m in unit.months)
     observe_skipped(instance, by_asset)
     console.print(
-        f"{len(skipped)} of {total} run(s) up to date, skipped (code, settings and inputs "
+        f"{len(skipped)} of {total} part(s) of the job up to date, skipped (code, settings and inputs "
         "unchanged since their last build; `--force` rebuilds; decisions in meta.builds)",
         soft_wrap=True,
     )
@@ -389,25 +391,24 @@ def _without(skip: str, partitioned: list, unpartitioned: list, checks: list) ->
 
 def _mark_empty_months(instance, source, plan: dict[str, list], partitioned: list, progress) -> None:
     """Months outside each ticker's data get a "no data" materialization (once), so the
-    UI shows them as such instead of missing; one asset at a time, with progress."""
+    UI shows them as such instead of missing; one asset at a time for every ticker, with progress."""
     from stocker_assets.definitions.progress import Progress
     from stocker_assets.engine.runner import StepEvent, mark_months_without_data
 
-    if not partitioned:
+    if not partitioned or not plan:
         return
-    for name in plan:
-        label = f"{name}: marking months outside its data as 'no data'"
-        task, on_event = progress.track(label, 1)
-        on_event(StepEvent("no_data", "no_data", "started"))
-        count, began = 0, time.perf_counter()
-        for index, asset in enumerate(partitioned):
-            count += mark_months_without_data(instance, source, name, [asset])
-            step = Progress(index + 1, len(partitioned), "assets")
-            on_event(StepEvent("no_data", "no_data", "progress", progress=step))
-        on_event(StepEvent("no_data", "no_data", "done"))
-        progress.finish(task, label, True, time.perf_counter() - began)
-        if count:
-            console.print(f"{name}: {count} partition(s) outside its data marked 'no data' in Dagster")
+    label = f"{len(plan)} ticker(s): marking months outside their data as 'no data'"
+    task, on_event = progress.track(label, 1)
+    on_event(StepEvent("no_data", "no_data", "started"))
+    count, began = 0, time.perf_counter()
+    for index, asset in enumerate(partitioned):
+        count += mark_months_without_data(instance, source, list(plan), [asset])
+        step = Progress(index + 1, len(partitioned), "assets")
+        on_event(StepEvent("no_data", "no_data", "progress", progress=step))
+    on_event(StepEvent("no_data", "no_data", "done"))
+    progress.finish(task, label, True, time.perf_counter() - began)
+    if count:
+        console.print(f"{count} partition(s) outside the tickers' data marked 'no data' in Dagster")
 
 
 def whole_history_held_back(unpartitioned: list) -> tuple[list, list]:

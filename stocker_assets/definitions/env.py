@@ -13,6 +13,7 @@ from stocker_assets.definitions.lineage import (
     combined_version,
     png_markdown,
     record_build,
+    recorded_versions,
 )
 from stocker_assets.definitions.market.assets import prices
 from stocker_assets.definitions.partitions import month_window_mapping, months_by_ticker
@@ -40,6 +41,9 @@ def _solve_partitions(context: dg.AssetExecutionContext, settings: Settings, war
     for ticker, months in months_by_ticker(context.partition_keys).items():
         last_end = window_bounds(months[-1], settings.episode_months)[1]
         bars, origin = load_bars(settings, ticker, None, last_end, warehouse)
+        windows = {m: _window_months(m, settings.episode_months) for m in months}
+        read = sorted({partition_key(ticker, m) for w in windows.values() for m in w})
+        recorded = recorded_versions(warehouse, ["prices"], read) if origin == "warehouse" else {}
         for month in months:
             key = partition_key(ticker, month)
             try:
@@ -47,10 +51,14 @@ def _solve_partitions(context: dg.AssetExecutionContext, settings: Settings, war
             except EmptyDataError:
                 yield key, None, {}
                 continue
-            start, end = window_bounds(month, settings.episode_months)
-            window_months = [m.date() for m in pd.date_range(start, end, freq="MS", inclusive="left")]
-            upstream = bar_versions(warehouse, ticker, window_months, episode.bars, origin)
+            upstream = bar_versions(warehouse, ticker, windows[month], episode.bars, origin, recorded)
             yield key, solve_episode(episode, settings.transaction_cost), upstream
+
+
+def _window_months(month, episode_months: int) -> list:
+    """The calendar months of the episode that starts in ``month``."""
+    start, end = window_bounds(month, episode_months)
+    return [m.date() for m in pd.date_range(start, end, freq="MS", inclusive="left")]
 
 
 def episode_version(row: dict[str, object]) -> str:

@@ -42,11 +42,12 @@ from stocker_assets.engine.runner import (
     LAUNCH_TAG,
     StepCallback,
     TickerRun,
-    run_ticker_months,
+    merge_runs,
+    run_box,
     run_unpartitioned,
     watch_tagged_runs,
 )
-from stocker_assets.engine.stages import RunUnit, Stage
+from stocker_assets.engine.stages import RunUnit, Stage, partition_boxes
 from stocker_core.config import Settings
 
 if TYPE_CHECKING:
@@ -193,21 +194,117 @@ def run_units(
 
 def _run_here(instance, defs, units, options, on_start, on_done) -> list[RunUnit]:
     pending, finished = list(units), set()
+    order = _ticker_order(instance)
     while pending:
-        unit = next((u for u in pending if u.deps <= finished), None)
-        if unit is None:
+        group = take_ready(pending, finished, 1)
+        if not group:
             break  # what is left waits on units that are not in the plan
-        pending.remove(unit)
-        decision, unit = _decide(options, unit)
-        if _skipped(options, unit, decision, on_start, on_done, finished):
+        unit, decisions = _prepare(options, group, order, on_start, on_done, finished)
+        if unit is None:
             continue
         run = execute_unit(instance, defs, unit, options, on_step=on_start(unit))
-        _record(options, unit, decision, run)
+        _record(options, decisions, run)
         on_done(unit, run)
         if not run.success:
             break
-        finished.add(unit.name)
+        finished.update(_names_run(unit))
     return pending
+
+
+MAX_BATCH_TICKERS = 100
+"""The most tickers one unit runs together (a lane's share of a stage's ready tickers)."""
+
+
+def _stage(unit: RunUnit) -> str:
+    return unit.name.rsplit("@", 1)[-1]
+
+
+def take_ready(pending: list[RunUnit], finished: set[str], free_lanes: int) -> list[RunUnit]:
+    """The next work for a free lane, taken out of ``pending``: the first unit whose
+    dependencies are ``finished`` and, when it is a ticker's, the other ready tickers of
+    its stage — a ``free_lanes``-th of them, at most ``MAX_BATCH_TICKERS`` — to run as one
+    batch (a run's fixed cost is paid once per batch, not once per ticker)."""
+    unit = next((u for u in pending if u.deps <= finished), None)
+    if unit is None:
+        return []
+    group = [unit]
+    if unit.ticker is not None:
+        stage = _stage(unit)
+        ready = [u for u in pending if u.ticker is not None and _stage(u) == stage and u.deps <= finished]
+        group = ready[: max(1, min(MAX_BATCH_TICKERS, -(-len(ready) // max(1, free_lanes))))]
+    for taken in group:
+        pending.remove(taken)
+    return group
+
+
+def _ticker_order(instance: dg.DagsterInstance | None) -> list[str]:
+    """The ticker dimension's order in Dagster (what a partition key range spans)."""
+    from stocker_assets.definitions.partitions import ticker_partitions
+
+    return [] if instance is None else list(instance.get_dynamic_partitions(ticker_partitions.name))
+
+
+def batch_unit(to_run: Sequence[RunUnit], fresh: Sequence[RunUnit], order: Sequence[str]) -> RunUnit:
+    """One unit for a stage's tickers ``to_run`` (their stale months) and ``fresh`` (up to date):
+    its runs are the fewest rectangles of tickers × months (``partition_boxes``)."""
+    position = {t: i for i, t in enumerate(order)}
+    every = sorted([*to_run, *fresh], key=lambda u: position.get(u.ticker or "", len(position)))
+    first = every[0]
+    boxes = partition_boxes([(u.ticker or "", u.months) for u in to_run], order)
+    months = sorted({m for u in to_run for m in u.months})
+    tickers = [u.ticker for u in every]
+    span = f" {months[0]:%Y-%m}…{months[-1]:%Y-%m}" if months else ""
+    label = f"{first.label.split(':')[0]}: {len(every)} tickers {tickers[0]}…{tickers[-1]}{span}"
+    label += f" ({sum(len(u.months) for u in to_run)} ticker-months, {len(boxes)} run(s))"
+    if fresh:
+        label += f"; {len(fresh)} up to date"
+    return RunUnit(
+        f"{tickers[0]}…{tickers[-1]}@{_stage(first)}",
+        label,
+        first.assets,
+        first.steps * max(1, len(boxes)),
+        None,
+        tuple(months),
+        frozenset(d for u in every for d in u.deps),
+        members=tuple(to_run),
+        boxes=boxes,
+        up_to_date=tuple(fresh),
+    )
+
+
+def _prepare(
+    options: LaneOptions,
+    group: Sequence[RunUnit],
+    order: Sequence[str],
+    on_start: UnitStarted,
+    on_done: UnitDone,
+    finished: set[str],
+) -> tuple[RunUnit | None, list[tuple]]:
+    """Decide ``group`` (one unit, or a stage's tickers), record and report what is up to date;
+    returns (the unit to run — ``group``'s one unit, or their batch — or None, the decisions)."""
+    from stocker_assets.engine.up_to_date import skipped_run
+
+    decided = [_decide(options, u) for u in group]
+    fresh = [(d, u) for d, u in decided if d is not None and not d.run]
+    to_run = [(d, u) for d, u in decided if d is None or d.run]
+    for decision, unit in fresh:
+        options.up_to_date.record(unit, decision, None)
+    if len(group) == 1:
+        unit = decided[0][1]
+    else:
+        order = order or [u.ticker for u in group]  # no instance (tests): the plan's order
+        unit = batch_unit([u for _, u in to_run], [u for _, u in fresh], order)
+    if not to_run:
+        on_start(unit)
+        on_done(unit, skipped_run(unit, fresh[0][0]))
+        finished.update({unit.name, *(u.name for _, u in fresh)})
+        return None, []
+    return unit, to_run
+
+
+def _names_run(unit: RunUnit) -> set[str]:
+    """The unit names ``unit`` completes (a batch: each of its tickers' units)."""
+    return {unit.name, *(u.name for u in unit.members), *(u.name for u in unit.up_to_date)}
 
 
 def _decide(options: LaneOptions, unit: RunUnit):
@@ -226,30 +323,11 @@ def _decide(options: LaneOptions, unit: RunUnit):
     return decision, unit
 
 
-def _skipped(
-    options: LaneOptions,
-    unit: RunUnit,
-    decision,
-    on_start: UnitStarted,
-    on_done: UnitDone,
-    finished: set[str],
-) -> bool:
-    """Whether ``decision`` skips ``unit`` (up to date): then it is recorded, shown and finished here."""
-    from stocker_assets.engine.up_to_date import skipped_run
-
-    if decision is None or decision.run:
-        return False
-    assert options.up_to_date is not None
-    options.up_to_date.record(unit, decision, None)
-    on_start(unit)
-    on_done(unit, skipped_run(unit, decision))
-    finished.add(unit.name)
-    return True
-
-
-def _record(options: LaneOptions, unit: RunUnit, decision, run: TickerRun) -> None:
-    if options.up_to_date is not None and decision is not None:
-        options.up_to_date.record(unit, decision, run)
+def _record(options: LaneOptions, decisions: Sequence[tuple], run: TickerRun) -> None:
+    if options.up_to_date is not None:
+        for decision, unit in decisions:
+            if decision is not None:
+                options.up_to_date.record(unit, decision, run)
 
 
 def execute_unit(
@@ -260,22 +338,35 @@ def execute_unit(
     on_step: StepCallback | None = None,
     tags: dict[str, str] | None = None,
 ) -> TickerRun:
-    """The Dagster runs of one unit, in this process."""
+    """The Dagster runs of one unit, in this process: a batch's boxes one after another
+    (a failed one stops the rest)."""
     wanted = set(unit.assets)
     assets = [a for a in defs.assets if isinstance(a, dg.AssetsDefinition) and set(_names([a])) & wanted]
-    if unit.ticker is None:
+    boxes = unit.boxes
+    if unit.ticker is not None and not boxes:
+        boxes = (((unit.ticker,), unit.months),)
+    if not boxes:
         return run_unpartitioned(instance, defs, assets, on_step, options.log_level, tags=tags)
-    return run_ticker_months(
-        instance,
-        defs,
-        unit.ticker,
-        unit.months,
-        assets,
-        on_step,
-        options.log_level,
-        allow_failed_checks=options.allow_failed_checks,
-        tags=tags,
-    )
+    outcome: TickerRun | None = None
+    for tickers, months in boxes:
+        run = run_box(
+            instance,
+            defs,
+            tickers,
+            months,
+            assets,
+            on_step,
+            options.log_level,
+            allow_failed_checks=options.allow_failed_checks,
+            tags=tags,
+        )
+        outcome = run if outcome is None else merge_runs(outcome, run)
+        if not run.success:
+            break
+    assert outcome is not None
+    if unit.members:
+        outcome.ticker = unit.name.rsplit("@", 1)[0] + f" ({len(unit.members)} tickers)"
+    return outcome
 
 
 @functools.cache
@@ -318,7 +409,8 @@ def _run_on_lanes(instance, units, options, on_start, on_done) -> list[RunUnit]:
     finished: set[str] = set()
     failed = False
     running: dict[Future, _Launched] = {}
-    decisions: dict[str, tuple] = {}
+    decisions: dict[str, list[tuple]] = {}
+    order = _ticker_order(instance)
     lane_options = replace(options, up_to_date=None)  # decided here; the lanes only run
     context = multiprocessing.get_context("spawn")
     from stocker_core.config import get_settings
@@ -338,14 +430,13 @@ def _run_on_lanes(instance, units, options, on_start, on_done) -> list[RunUnit]:
             while pending or running:
                 # fill every free lane: a unit found up to date takes no lane (and may free others)
                 while not failed and len(running) < options.workers:
-                    unit = next((u for u in pending if u.deps <= finished), None)
-                    if unit is None:
+                    group = take_ready(pending, finished, options.workers - len(running))
+                    if not group:
                         break
-                    pending.remove(unit)
-                    decision, unit = _decide(options, unit)
-                    if _skipped(options, unit, decision, on_start, on_done, finished):
+                    unit, decided = _prepare(options, group, order, on_start, on_done, finished)
+                    if unit is None:
                         continue
-                    decisions[unit.name] = (decision, unit)
+                    decisions[unit.name] = decided
                     token = str(uuid.uuid4())
                     stop = threading.Event()
                     watch = threading.Thread(
@@ -362,11 +453,10 @@ def _run_on_lanes(instance, units, options, on_start, on_done) -> list[RunUnit]:
                     launched.stop.set()
                     launched.watcher.join()
                     run = _outcome(future, launched)
-                    decision, _ = decisions.pop(launched.unit.name, (None, launched.unit))
-                    _record(options, launched.unit, decision, run)
+                    _record(options, decisions.pop(launched.unit.name, []), run)
                     on_done(launched.unit, run)
                     if run.success:
-                        finished.add(launched.unit.name)
+                        finished.update(_names_run(launched.unit))
                     else:
                         failed = True
         except BaseException:  # Ctrl-C, SIGTERM, an error: no lane outlives the CLI

@@ -77,3 +77,60 @@ class RunUnit:
     months: tuple[date, ...] = ()
     deps: frozenset[str] = frozenset()
     """Names of the units it waits for."""
+    members: tuple[RunUnit, ...] = ()
+    """A batch (``ticker`` None): the ticker units of one stage it runs together."""
+    boxes: tuple[Box, ...] = ()
+    """A batch's Dagster runs: each a rectangle of consecutive tickers × contiguous months."""
+    up_to_date: tuple[RunUnit, ...] = ()
+    """A batch's ticker units found up to date (recorded as skipped, not run)."""
+
+    @property
+    def partitioned(self) -> bool:
+        """Whether it runs ticker × month partitions (one ticker's, or a batch's)."""
+        return self.ticker is not None or bool(self.members or self.up_to_date)
+
+
+Box = tuple[tuple[str, ...], tuple[date, ...]]
+"""(tickers, months): one run over every ticker × month of the rectangle."""
+
+
+def partition_boxes(parts: Sequence[tuple[str, Sequence[date]]], order: Sequence[str]) -> tuple[Box, ...]:
+    """Group ``(ticker, months)`` into as few rectangles as one Dagster run each can cover.
+
+    A multi-partition key range ``A|m0`` … ``B|m1`` selects every ticker from A to B in the
+    ticker dimension's order (``order``: Dagster's, the order tickers were registered) times
+    every month from m0 to m1. So a box holds tickers consecutive in ``order``, with the same
+    months, and contiguous months (a ticker whose months have a gap gets one box per run of
+    them). Tickers missing from ``order`` each get their own box.
+    """
+    position = {t: i for i, t in enumerate(order)}
+    spans: list[tuple[str, tuple[date, ...]]] = []
+    for ticker, months in parts:
+        spans += [(ticker, run) for run in _contiguous(sorted(months))]
+    spans.sort(key=lambda s: (position.get(s[0], len(position)), s[0], s[1]))
+    boxes: list[tuple[list[str], tuple[date, ...]]] = []
+    for ticker, months in spans:
+        last = boxes[-1] if boxes else None
+        follows = (
+            last is not None
+            and last[1] == months
+            and ticker in position
+            and last[0][-1] in position
+            and position[ticker] == position[last[0][-1]] + 1
+        )
+        if follows:
+            last[0].append(ticker)
+        else:
+            boxes.append(([ticker], months))
+    return tuple((tuple(tickers), months) for tickers, months in boxes)
+
+
+def _contiguous(months: Sequence[date]) -> list[tuple[date, ...]]:
+    """``months`` (sorted) split where a calendar month is missing."""
+    runs: list[list[date]] = []
+    for month in months:
+        if runs and (month.year * 12 + month.month) - (runs[-1][-1].year * 12 + runs[-1][-1].month) == 1:
+            runs[-1].append(month)
+        else:
+            runs.append([month])
+    return [tuple(r) for r in runs]

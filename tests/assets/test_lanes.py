@@ -177,5 +177,6 @@ def test_a_unit_found_up_to_date_leaves_no_lane_idle(monkeypatch, tmp_path):
         lambda u: None,
         lambda u, r: done.append((u.name, r.success)),
     )
-    assert left == [] and started == ["B@1", "C@1"]
-    assert sorted(done) == [("A@1", True), ("B@1", True), ("C@1", True)]
+    # A and B are one batch (A up to date, B runs), C the other lane's: both lanes start at once
+    assert left == [] and started == ["A…B@1", "C@1"]
+    assert sorted(done) == [("A…B@1", True), ("C@1", True)]

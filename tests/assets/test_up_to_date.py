@@ -89,7 +89,7 @@ def test_reruns_skip_what_is_up_to_date_and_a_new_session_rebuilds_its_months(tm
     assert len(built) > 12
 
     again = run()  # nothing changed: nothing runs, nothing is rewritten
-    assert "4 of 4 run(s) up to date, skipped" in again
+    assert "4 of 4 part(s) of the job up to date, skipped" in again
     assert _checksums(home) == built
     warehouse = Warehouse(home / "stocker.duckdb")
     decisions = warehouse.query("SELECT decision, count(*) n FROM meta.builds GROUP BY decision")

@@ -86,7 +86,7 @@ def _rerun_repairs(home: Path, damage, said: str) -> str:
     assert builds["partition"].tolist() == ["SYN1|2015-11-01"]
     assert "damaged on disk" in builds["reason"].iloc[0] and said in builds["reason"].iloc[0]
     again = _materialize()  # repaired: the next rerun skips everything
-    assert again.exit_code == 0 and "1 of 1 run(s) up to date" in again.output, again.output
+    assert again.exit_code == 0 and "1 of 1 part(s) of the job up to date" in again.output, again.output
     return result.output
 
 

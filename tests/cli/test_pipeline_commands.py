@@ -157,7 +157,7 @@ def test_materialize_runs_named_jobs_with_step_lines_and_marks_empty_months(samp
         assert {r.job_name for r in runs} == {"market_job"}
         # GOOGL's sample bars end on 2018-08-29: every month from 2018-09 to this month is empty
         empty = _months_after(date(2018, 9, 1), date.today())
-        assert f"{3 * empty} partition(s) outside its data marked 'no data'" in out
+        assert f"{3 * empty} partition(s) outside the tickers' data marked 'no data'" in out
         records = instance.fetch_materializations(
             dg.AssetRecordsFilter(asset_key=dg.AssetKey("charts"), asset_partitions=["GOOGL|2019-01-01"]),
             limit=1,
