@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 
 import dagster as dg
+import numpy as np
 import pandas as pd
 
 from stocker_assets.definitions.automation import AGENT_WEEKLY_RETRAIN, WEEKLY_RETRAIN
@@ -55,7 +56,7 @@ from stocker_core.warehouse.builds import (
     all_fingerprints,
     record_decisions,
 )
-from stocker_core.warehouse.db import Warehouse, frame_version
+from stocker_core.warehouse.db import Warehouse, frame_version, row_hashes, rows_version
 from stocker_core.warehouse.outputs import OutputProblem
 from stocker_core.warehouse.schema import PARTITIONED
 
@@ -154,6 +155,66 @@ class _TickerData:
     """A hash of the bars and text up to the weekly cut."""
 
 
+def _month_slices(dates: np.ndarray) -> dict[date, np.ndarray]:
+    """{first day of a month: the positions of ``dates`` (day precision) in it, in order}."""
+    months = dates.astype("datetime64[M]")
+    found: dict[date, np.ndarray] = {}
+    for month in np.unique(months):
+        found[month.astype("datetime64[D]").astype(date)] = np.flatnonzero(months == month)
+    return found
+
+
+class _TextRows:
+    """One kind of text events (news, forum posts, macro), each row hashed once: what a
+    ticker reads of it, versioned per month and up to a cut, without hashing again."""
+
+    def __init__(self, kind: str, frame: pd.DataFrame, shared: bool) -> None:
+        self.kind, self.shared, self.columns = kind, shared, list(frame.columns)
+        self.hashes = row_hashes(frame.reset_index(drop=True))
+        self.dates = pd.to_datetime(frame["date"]).to_numpy(dtype="datetime64[D]")
+        self._by_ticker = {} if shared else frame.reset_index(drop=True).groupby("ticker", sort=False).indices
+        self._months: dict[date, str] | None = None
+        self._before: dict[date, str] = {}
+
+    def of(self, ticker: str) -> np.ndarray:
+        """The positions of the rows ``ticker`` reads (every row of a shared kind), in order."""
+        if self.shared:
+            return np.arange(len(self.hashes))
+        return np.sort(self._by_ticker.get(ticker, np.empty(0, dtype="int64")))
+
+    def month_versions(self, rows: np.ndarray) -> dict[date, str]:
+        """{month: version of the ``rows`` dated in it} (a shared kind's, worked out once)."""
+        if self.shared and self._months is not None:
+            return self._months
+        found = {
+            month: rows_version(self.hashes[rows[inside]], self.columns)
+            for month, inside in _month_slices(self.dates[rows]).items()
+        }
+        if self.shared:
+            self._months = found
+        return found
+
+    def version_before(self, rows: np.ndarray, cut: date) -> str:
+        """The version of the ``rows`` dated on or before ``cut``."""
+        if self.shared and cut in self._before:
+            return self._before[cut]
+        kept = rows[self.dates[rows] <= np.datetime64(cut)]
+        version = rows_version(self.hashes[kept], self.columns)
+        if self.shared:
+            self._before[cut] = version
+        return version
+
+
+def _text_by_month(text: Sequence[tuple[_TextRows, np.ndarray]]) -> dict[date, str]:
+    """{month: one hash of every kind's version of that month} for a ticker's ``text``."""
+    parts: dict[date, list[str]] = {}
+    for rows, at in text:
+        if len(at):
+            for month, version in sorted(rows.month_versions(at).items()):
+                parts.setdefault(month, []).append(version)
+    return {m: _hash(v) for m, v in parts.items()}
+
+
 class UpToDate:
     """Decides, unit by unit in plan order, what the main job must run (``--force``: all)."""
 
@@ -183,6 +244,7 @@ class UpToDate:
         self._now: dict[str, dict[str, str]] = {}  # asset -> partition -> fingerprint, this run
         self._tickers: dict[str, _TickerData] = {}
         self._events: dict[str, pd.DataFrame] | None = None
+        self._text: list[_TextRows] | None = None
         self._settings = {t: settings_fingerprint(settings, t) for t in (False, True)}
 
     # -- inputs ------------------------------------------------------------------------------
@@ -229,54 +291,36 @@ class UpToDate:
         return self._events
 
     def _ticker(self, ticker: str) -> _TickerData:
-        """The source's bars and text of ``ticker``, hashed per month (read once per run)."""
+        """The source's bars and text of ``ticker``, hashed per month (read once per run).
+        Rows are hashed once (``row_hashes``) and each month versioned from its slice."""
         if ticker not in self._tickers:
             info = self.source.symbol_info(ticker)
             bars = self.source.fetch(ticker, info.first_date, info.last_date + timedelta(days=1))
-            months = pd.to_datetime(bars["date"]).dt.to_period("M") if len(bars) else pd.Series(dtype=object)
-            grouped = list(bars.groupby(months, sort=True))
-            by_month = {
-                p.to_timestamp().date(): frame_version(part.reset_index(drop=True)) for p, part in grouped
-            }
-            counts = {p.to_timestamp().date(): len(part) for p, part in grouped}
-            last = pd.Timestamp(bars["date"].max()).date() if len(bars) else None
-            text = self._ticker_text(ticker)
+            dates = pd.to_datetime(bars["date"]).to_numpy(dtype="datetime64[D]")
+            hashes = row_hashes(bars) if len(bars) else np.empty(0, dtype="uint64")
+            by_month, counts = {}, {}
+            for month, rows in _month_slices(dates).items():
+                by_month[month] = rows_version(hashes[rows], bars.columns)
+                counts[month] = len(rows)
+            last = dates.max().astype(date) if len(bars) else None
+            text = [(rows, rows.of(ticker)) for rows in self._text_rows()]
             cut = weekly_cut(last) if last is not None else None
             history = "none"
             if cut is not None:
-                before = bars[pd.to_datetime(bars["date"]).dt.date <= cut].reset_index(drop=True)
-                text_before = [
-                    frame_version(
-                        f[pd.to_datetime(f["date"]).dt.date <= cut].astype(str).reset_index(drop=True)
-                    )
-                    for f in text
-                    if len(f)
-                ]
-                history = _hash(frame_version(before), text_before)
-            self._tickers[ticker] = _TickerData(by_month, counts, self._text_by_month(text), last, history)
+                before = rows_version(hashes[dates <= np.datetime64(cut)], bars.columns)
+                history = _hash(before, [rows.version_before(at, cut) for rows, at in text if len(at)])
+            self._tickers[ticker] = _TickerData(by_month, counts, _text_by_month(text), last, history)
         return self._tickers[ticker]
 
-    def _ticker_text(self, ticker: str) -> list[pd.DataFrame]:
-        """The news and forum posts of ``ticker`` and every macro event."""
-        found = []
-        for kind, frame in sorted(self._text_events().items()):
-            if len(frame) and "ticker" in frame.columns and kind != "macro":
-                frame = frame[frame["ticker"] == ticker]
-            found.append(frame)
-        return found
-
-    @staticmethod
-    def _text_by_month(frames: list[pd.DataFrame]) -> dict[date, str]:
-        parts: dict[date, list[str]] = {}
-        for frame in frames:
-            if not len(frame):
-                continue
-            months = pd.to_datetime(frame["date"]).dt.to_period("M")
-            for period, part in frame.groupby(months, sort=True):
-                parts.setdefault(period.to_timestamp().date(), []).append(
-                    frame_version(part.astype(str).reset_index(drop=True))
-                )
-        return {m: _hash(v) for m, v in parts.items()}
+    def _text_rows(self) -> list[_TextRows]:
+        """Each kind's text events hashed row by row once, by kind name."""
+        if self._text is None:
+            self._text = [
+                _TextRows(kind, frame, shared=kind == "macro" or "ticker" not in frame.columns)
+                for kind, frame in sorted(self._text_events().items())
+                if len(frame)
+            ]
+        return self._text
 
     # -- fingerprints -------------------------------------------------------------------------
 

@@ -148,18 +148,19 @@ def missing_sessions(
     return f"{len(missing)} session(s) missing: {shown}"
 
 
-def price_problems(
-    frame: pd.DataFrame,
-    month: date,
-    first_date: date | None,
-    last_date: date | None,
-    previous_close: float | None = None,
-) -> list[str]:
-    """Blocking problems of one month of stored bars (empty list = healthy)."""
-    problems = [p for _, _, p in row_problems(_in_month(frame, month).reset_index(drop=True), previous_close)]
-    if frame["date"].duplicated().any():
-        problems.insert(0, "duplicate dates")
-    return problems
+def stored_problems_by_month(frame: pd.DataFrame) -> dict[date, list[str]]:
+    """The blocking problems of every month of ``frame`` (normalized bars, sorted by date) in one
+    pass: {month start: problems}, healthy months absent. Each row is judged against the row
+    before it, so a month's first day has the previous month's close (and adjusted close)."""
+    found: dict[date, list[str]] = {}
+    if frame.empty:
+        return found
+    for day, _column, problem in row_problems(frame.reset_index(drop=True)):
+        found.setdefault(day.date().replace(day=1), []).append(problem)
+    duplicated = frame.loc[frame["date"].duplicated(keep=False), "date"]
+    for month in sorted({d.date().replace(day=1) for d in duplicated}):
+        found[month] = ["duplicate dates", *found.get(month, [])]
+    return found
 
 
 def indicator_problems(frame: pd.DataFrame, sessions_before: pd.Series) -> list[str]:

@@ -12,6 +12,7 @@ from datetime import date, datetime
 from pathlib import Path
 
 import duckdb
+import numpy as np
 import pandas as pd
 from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_random_exponential
 
@@ -44,9 +45,20 @@ def _is_lock_error(exc: BaseException) -> bool:
 
 def frame_version(frame: pd.DataFrame) -> str:
     """A content hash of a frame (order-insensitive in rows is not needed: frames are sorted)."""
-    hashed = pd.util.hash_pandas_object(frame, index=False).to_numpy()
-    digest = hashlib.sha256(hashed.tobytes())
-    digest.update(",".join(map(str, frame.columns)).encode())
+    return rows_version(row_hashes(frame), frame.columns)
+
+
+def row_hashes(frame: pd.DataFrame) -> np.ndarray:
+    """One 64-bit hash per row of ``frame`` (each from that row's values alone), so the
+    version of any run of rows is ``rows_version`` of a slice: hash a table once, version
+    each of its months without hashing again."""
+    return pd.util.hash_pandas_object(frame, index=False).to_numpy()
+
+
+def rows_version(hashes: np.ndarray, columns: Sequence[object]) -> str:
+    """``frame_version`` of the rows whose ``row_hashes`` are ``hashes`` (in order)."""
+    digest = hashlib.sha256(np.ascontiguousarray(hashes).tobytes())
+    digest.update(",".join(map(str, columns)).encode())
     return digest.hexdigest()[:16]
 
 

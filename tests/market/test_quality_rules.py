@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from stocker_core.market.frames import normalize_bars, normalize_bars_checked
-from stocker_core.market.quality import JUMP_RATIO, month_verdicts, price_problems
+from stocker_core.market.quality import JUMP_RATIO, month_verdicts, stored_problems_by_month
 
 AUG = date(2023, 8, 1)
 
@@ -106,11 +106,29 @@ def test_partial_nan_in_ohlc_row_is_named():
     assert _verdict(_bars({("low", 2): np.nan})) == ["NaN low on 2023-08-03"]
 
 
-def test_previous_close_catches_a_jump_on_the_first_day():
+def _with_july_31(close: float, adj_close: float) -> pd.DataFrame:
+    """``_bars()`` normalized, after a 2023-07-31 bar closing at ``close`` (``adj_close``)."""
+    august = normalize_bars(_bars())
+    july = august.iloc[:1].copy()
+    july[["open", "high", "low", "close"]] = [close, close + 1, close - 1, close]
+    july[["date", "adj_close"]] = [pd.Timestamp("2023-07-31"), adj_close]
+    return pd.concat([july, august], ignore_index=True)
+
+
+def test_the_previous_month_s_close_catches_a_jump_on_the_first_day():
+    jump = "split-like jump x10.00 in close on 2023-08-01 (no split in adj_close)"
+    assert stored_problems_by_month(_with_july_31(10.0, 10.0)) == {AUG: [jump]}
+    # a split the adjusted close shares across the month's edge is no problem
+    assert stored_problems_by_month(_with_july_31(10.0, 100.0)) == {}
+
+
+def test_stored_duplicate_dates_are_named_first_in_their_month():
     frame = normalize_bars(_bars())
-    assert price_problems(frame, AUG, None, None, previous_close=10.0) == [
-        "split-like jump x10.00 in close on 2023-08-01 (no split in adj_close)"
-    ]
+    doubled = pd.concat([frame, frame.iloc[[2]]]).sort_values("date", ignore_index=True)
+    doubled.loc[3, "high"] = 90.0  # the second 2023-08-03 row also has high below low
+    found = stored_problems_by_month(doubled)
+    assert list(found) == [AUG] and found[AUG][0] == "duplicate dates"
+    assert "high below low on 2023-08-03" in found[AUG]
 
 
 @pytest.mark.parametrize("ratio,flagged", [(1.79, False), (1.81, True), (1 / 1.79, False), (1 / 1.81, True)])

@@ -21,7 +21,7 @@ from stocker_core.market.calendar import month_end, sessions_since
 from stocker_core.market.charts import verify_chart
 from stocker_core.market.freshness import judged_as_of, ticker_freshness
 from stocker_core.market.gate import quality_rows
-from stocker_core.market.quality import indicator_problems, missing_sessions, price_problems
+from stocker_core.market.quality import indicator_problems, missing_sessions, stored_problems_by_month
 from stocker_core.market.validation import partition_key
 
 ALLOW_FAILED_CHECKS_TAG = "stocker/allow_failed_checks"
@@ -59,22 +59,23 @@ def _stored_verdicts(stocker: StockerResource, ticker: str, months: list) -> tup
     }
     lookback_start = (pd.Timestamp(months[0]) - pd.DateOffset(months=1)).date()
     bars = warehouse.read_prices(ticker, lookback_start, month_end(months[-1]))
+    # stored rows are judged again (rows written outside the gate cannot pass unseen), all
+    # months in one pass: a month's first day is judged against the previous month's close
+    judged = stored_problems_by_month(bars)
+    by_month = dict(list(bars.groupby(bars["date"].dt.to_period("M")))) if len(bars) else {}
     failed, accepted, missing = {}, {}, {}
     for month in months:
         key = partition_key(ticker, month)
         status, problems, fine = recorded.get(month, ("unchecked", [], []))
         if first is not None and pd.Timestamp(month_end(month)) <= pd.Timestamp(first):
             continue  # before listing: nothing is expected
-        part = _month_rows(bars, month)
-        earlier = bars[bars["date"] < pd.Timestamp(month)]
-        previous = float(earlier["close"].iloc[-1]) if len(earlier) else None
-        # stored rows are judged again: rows written outside the gate cannot pass unseen
-        stored = [p for p in price_problems(part, month, first, last, previous) if p not in fine]
+        stored = [p for p in judged.get(month, []) if p not in fine]
         found = list(dict.fromkeys([*(problems if status == "failed" else []), *stored]))
         if found:
             failed[key] = found
         if fine:
             accepted[key] = fine
+        part = by_month.get(pd.Period(month, "M"), bars.iloc[:0])
         note = missing_sessions(part, month, first, last) if status != "failed" else None
         if note:
             missing[key] = [note]
