@@ -19,7 +19,7 @@ How the planted signal travels (see ``stocker_core.market.synthetic``):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import numpy as np
 import pandas as pd
@@ -184,8 +184,15 @@ def _instants(days: np.ndarray, minutes: np.ndarray) -> pd.Series:
 
 def _cutoff_minutes(days: pd.DatetimeIndex) -> np.ndarray:
     """Minutes after New York midnight of each session's close (960, or 780 on early closes)."""
-    closes = pd.DatetimeIndex([session_close(d) for d in days]).tz_convert(NEW_YORK).tz_localize(None)
-    return np.asarray((closes - days).total_seconds() / 60.0)
+    return np.array([_close_minutes(d) for d in days], dtype=float)
+
+
+@cache
+def _close_minutes(day: pd.Timestamp) -> float:
+    """One session's close in minutes after New York midnight (every ticker shares the
+    sessions: worked out once a day, not once a ticker and day)."""
+    close = pd.Timestamp(session_close(day)).tz_convert(NEW_YORK).tz_localize(None)
+    return (close - day).total_seconds() / 60.0
 
 
 def _news_rows(ticker: str, truth: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
