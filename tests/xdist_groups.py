@@ -109,6 +109,9 @@ SHARED_FIXTURE_MODULES: dict[str, str] = {
     "tests/evaluation/test_drl.py": "trained agents, ~5 s",
     "tests/evaluation/test_report.py": "a rolling evaluation, ~4 s",
     "tests/web/test_web_clones.py": "a home with clone policies, ~2.6 s",
+    "tests/web/test_web_council_on_demand.py": "`cli_runs`: the council on the three reference tasks, ~5 s",
+    "tests/web/test_training_view.py": "a home with an agent run and its client, ~1 s",
+    "tests/web/test_play_owner.py": "`app`: the web app on the tiny home, ~0.7 s",
     "tests/web/test_server_episode_cache.py": "the tiny home, ~2 s",
     "tests/web/test_bad_input_is_4xx.py": "the tiny home, ~1 s",
     "tests/web/test_web_serve.py": "the tiny home, ~1 s",
@@ -121,6 +124,7 @@ SHARED_FIXTURE_MODULES: dict[str, str] = {
     "tests/web/test_web_errors.py": "the tiny home, ~0.7 s",
     "tests/web/test_session_quotas.py": "the tiny home, ~0.7 s",
     "tests/council/test_council_choices.py": "a scored model, ~0.6 s",
+    "tests/cli/test_cli_startup.py": "`probed`: a fresh `stocker` process per command line, 1-3 s each",
     "tests/assets/test_up_to_date_disk.py": "`built`: a synthetic home by `stocker materialize`, ~25 s",
 }
 

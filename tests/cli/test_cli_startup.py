@@ -8,6 +8,7 @@ import os
 import pickle
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -47,21 +48,35 @@ def _run_in_fresh_process(tmp_path: Path, *args: str) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+@pytest.fixture(scope="module")
+def probed(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., dict]:
+    """``_run_in_fresh_process`` once per command line for the module, each in a home of its
+    own: the tests that read the same command read the same run (a process start each saved)."""
+    runs: dict[tuple[str, ...], dict] = {}
+
+    def run(*args: str) -> dict:
+        if args not in runs:
+            runs[args] = _run_in_fresh_process(tmp_path_factory.mktemp("probe"), *args)
+        return runs[args]
+
+    return run
+
+
 @pytest.mark.parametrize(
     "args",
     [["--help"], ["tickers", "list"], ["episode", "info", "--episode", "GOOGL|2012-03-01", "--json"]],
 )
-def test_fast_commands_import_nothing_heavy(tmp_path, args):
-    probe = _run_in_fresh_process(tmp_path, *args)
+def test_fast_commands_import_nothing_heavy(probed, args):
+    probe = probed(*args)
     assert probe["code"] == 0, probe["output"]
     assert probe["heavy"] == []
 
 
 @pytest.mark.parametrize("args", [["--help"], ["tickers", "list"]])
-def test_commands_that_run_no_dagster_load_none_of_it(tmp_path, args):
+def test_commands_that_run_no_dagster_load_none_of_it(probed, args):
     """Not dagster, dagster_shared or any other dagster package, not the definitions or the
     engine; and neither pandas nor numpy, nor (for ``tickers list``) the composition root."""
-    probe = _run_in_fresh_process(tmp_path, *args)
+    probe = probed(*args)
     assert probe["code"] == 0, probe["output"]
     assert probe["dagster"] == []
     assert not {"pandas", "numpy", "stocker_core.composition"} & set(probe["loaded"])
@@ -74,8 +89,8 @@ def test_tickers_add_registers_the_sources_itself(tmp_path):
     assert "GOOGL" in probe["output"]
 
 
-def test_episode_info_on_the_sample_gives_the_episode(tmp_path):
-    probe = _run_in_fresh_process(tmp_path, "episode", "info", "--episode", "GOOGL|2012-03-01", "--json")
+def test_episode_info_on_the_sample_gives_the_episode(probed):
+    probe = probed("episode", "info", "--episode", "GOOGL|2012-03-01", "--json")
     info = json.loads(probe["output"])
     # March and April 2012: 22 + 20 NYSE sessions (Good Friday 2012-04-06 closed)
     assert (info["ticker"], info["trading_days"], info["source"]) == ("GOOGL", 42, "sample")

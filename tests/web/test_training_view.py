@@ -11,7 +11,7 @@ import re
 
 import pytest
 from fastapi.testclient import TestClient
-from web_testing import AGENT_RUN, KEY, add_agent_run, build_tiny_home
+from web_testing import AGENT_RUN, KEY, add_agent_run, copy_tiny_home
 
 from stocker_core.web.app import create_web_app
 from stocker_core.web.training_curves import is_constant, learning_curve, split_constant
@@ -20,8 +20,8 @@ STAMP = re.compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$")
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory) -> dict[str, dict]:
-    tiny = build_tiny_home(tmp_path_factory.mktemp("training") / "home")
+def runs(tmp_path_factory, tiny_template) -> dict[str, dict]:
+    tiny = copy_tiny_home(tiny_template, tmp_path_factory.mktemp("training") / "home")
     add_agent_run(tiny)
     training = tiny.settings.home / "models" / "moderator_sft" / "training.json"
     report = json.loads(training.read_text())

@@ -13,7 +13,7 @@ import httpx
 import pytest
 from browser_testing import PageWatch, chromium_path, live_server
 from stocker_testing import SEED_DIR
-from web_testing import add_agent_run, build_tiny_home
+from web_testing import add_agent_run, copy_tiny_home
 
 playwright = pytest.importorskip("playwright.sync_api", reason="pip install playwright (no browser download)")
 CHROMIUM = chromium_path()
@@ -26,8 +26,8 @@ VIEWS = ["", "episode", "council", "compare", "training", "corpus"]
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    tiny = build_tiny_home(tmp_path_factory.mktemp("browser") / "home")
+def site(tmp_path_factory, tiny_template):
+    tiny = copy_tiny_home(tiny_template, tmp_path_factory.mktemp("browser") / "home")
     add_agent_run(tiny)
     settings = tiny.settings.model_copy(update={"source": "files", "files_dir": SEED_DIR})
     folder = Path(os.environ.get("STOCKER_WEB_SCREENSHOTS") or tmp_path_factory.mktemp("screenshots"))

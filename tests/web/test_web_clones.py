@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from fastapi.testclient import TestClient
-from web_testing import KEY, build_tiny_home
+from web_testing import KEY, copy_tiny_home
 
 from stocker_core.evaluation.rolling import RollingConfig
 from stocker_core.evaluation.steps import compute_and_store_splits, rolling_evaluation
@@ -13,9 +13,9 @@ from stocker_core.web.app import create_web_app
 
 
 @pytest.fixture(scope="module")
-def cloned(tmp_path_factory) -> TestClient:
+def cloned(tmp_path_factory, tiny_template) -> TestClient:
     """The tiny home with a rolling evaluation, and ``ppo`` stored as a copy of ``hold``."""
-    tiny = build_tiny_home(tmp_path_factory.mktemp("clones") / "home")
+    tiny = copy_tiny_home(tiny_template, tmp_path_factory.mktemp("clones") / "home")
     compute_and_store_splits(tiny.warehouse)
     config = RollingConfig(window_days=20, step_days=5, resamples=50)
     rolling_evaluation(tiny.settings, tiny.warehouse, ["buy_and_hold", "hold", "random"], config)
@@ -47,10 +47,10 @@ def test_episode_metrics_name_the_clone(cloned):
 
 
 @pytest.fixture(scope="module")
-def two_scopes(tmp_path_factory) -> TestClient:
+def two_scopes(tmp_path_factory, tiny_template) -> TestClient:
     """Issue 41: ``ppo`` equals ``a2c`` on every rolling window, where ``a2c`` differs from
     ``buy_and_hold``; on the one stored episode all three have the same curve."""
-    tiny = build_tiny_home(tmp_path_factory.mktemp("scopes") / "home")
+    tiny = copy_tiny_home(tiny_template, tmp_path_factory.mktemp("scopes") / "home")
     compute_and_store_splits(tiny.warehouse)
     config = RollingConfig(window_days=20, step_days=5, resamples=50)
     rolling_evaluation(tiny.settings, tiny.warehouse, ["buy_and_hold", "hold", "random"], config)

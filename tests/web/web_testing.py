@@ -4,11 +4,13 @@ cached votes per day, a chart, backtests, rolling rows, training runs, lineage a
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+import duckdb
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "evaluation"))
@@ -211,6 +213,25 @@ def build_tiny_home(home: Path) -> TinyHome:
     report.parent.mkdir(parents=True)
     report.write_text("<!doctype html><title>report</title><p>evaluation report</p>")
     return TinyHome(settings, warehouse, days, [float(c) for c in episode.closes])
+
+
+def copy_tiny_home(template: TinyHome, home: Path) -> TinyHome:
+    """What ``build_tiny_home(home)`` gives, as a copy of ``template`` (a home it built): ~0.02 s
+    instead of ~1 s. The home is relocatable (tests/web/test_home_relocation.py); the two
+    ``models.runs`` paths that ``_training`` stores absolute are pointed into the copy, as a
+    build there writes them."""
+    shutil.copytree(template.settings.home, home, symlinks=True)
+    settings = Settings(home=home)
+    # a bare connection: the warehouse's own would rewrite the paths relative on this write
+    con = duckdb.connect(str(settings.warehouse_path))
+    try:
+        con.execute(
+            "UPDATE models.runs SET path = ? || substr(path, ?) WHERE starts_with(path, ?)",
+            [f"{home}/", len(f"{template.settings.home}/") + 1, f"{template.settings.home}/"],
+        )
+    finally:
+        con.close()
+    return TinyHome(settings, Warehouse(settings.warehouse_path), list(template.days), list(template.closes))
 
 
 def _point(step: int, result: float) -> dict[str, float]:
