@@ -72,6 +72,7 @@ SETTINGS_IGNORED = frozenset(
         "main_from",  # which months run, not what a month holds
         "main_to",
         "default_tickers",
+        "synth_tickers",  # which synthetic tickers exist; each one's bars and text are data
         "ledger_policies",
         "openai_api_key",
         "llm_timeout_s",

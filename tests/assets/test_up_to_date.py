@@ -42,6 +42,25 @@ def test_the_settings_fingerprint_ignores_where_and_how_fast_not_what(tmp_path: 
     assert settings_fingerprint(base, True) != same  # the training settings count for training
 
 
+def test_more_synthetic_tickers_change_no_ticker_s_fingerprint(tmp_path: Path) -> None:
+    """Growing the synthetic universe adds tickers; it changes neither the settings a partition
+    is built with nor an existing ticker's bars and text (so only the new tickers build)."""
+    from stocker_core.market.synthetic import SyntheticSpec, synthetic_market
+    from stocker_core.text.synthetic import synthetic_text
+    from stocker_core.warehouse.db import frame_version
+
+    found = []
+    for count in ("12", "15"):
+        settings = Settings(home=tmp_path, source="synthetic", synth_tickers=count, synth_years=1)
+        spec = SyntheticSpec.from_settings(settings)
+        market, text = synthetic_market(spec), synthetic_text(spec)
+        news = text.news[text.news["ticker"].isin(["SYN1", "SYN12"])].reset_index(drop=True)
+        bars = [frame_version(market.bars[t].reset_index(drop=True)) for t in ("SYN1", "SYN12")]
+        texts = [frame_version(news), frame_version(text.macro)]
+        found.append((settings_fingerprint(settings, True), bars, texts))
+    assert found[0] == found[1]
+
+
 def test_the_weekly_cut_is_the_last_friday_on_or_before_the_last_bar() -> None:
     assert weekly_cut(date(2015, 12, 11)) == date(2015, 12, 11)  # a Friday
     assert weekly_cut(date(2015, 12, 10)) == date(2015, 12, 4)  # Thursday → the Friday before
