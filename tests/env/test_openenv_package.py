@@ -25,15 +25,16 @@ UNVERIFIED = "package source could not be verified"
 
 
 def _non_regular_files(root: Path) -> list[str]:
-    """What makes the validator's source digest fail: links, FIFOs, sockets, devices."""
+    """What makes the validator's source digest fail: links, FIFOs, sockets, devices. The
+    excluded folders are skipped, not walked (.venv alone holds most of the tree's entries)."""
     found = []
-    for path in root.rglob("*"):
-        relative = path.relative_to(root)
-        if any(part in _DIGEST_EXCLUDED_DIRS for part in relative.parts):
-            continue
-        mode = path.lstat().st_mode
-        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-            found.append(relative.as_posix())
+    for folder, folders, files in os.walk(root):  # links to folders are listed, never followed
+        folders[:] = [name for name in folders if name not in _DIGEST_EXCLUDED_DIRS]
+        for name in folders + [name for name in files if name not in _DIGEST_EXCLUDED_DIRS]:
+            path = Path(folder, name)
+            mode = path.lstat().st_mode
+            if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                found.append(path.relative_to(root).as_posix())
     return found
 
 
