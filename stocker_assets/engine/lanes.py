@@ -219,11 +219,12 @@ def _stage(unit: RunUnit) -> str:
     return unit.name.rsplit("@", 1)[-1]
 
 
-def take_ready(pending: list[RunUnit], finished: set[str], free_lanes: int) -> list[RunUnit]:
+def take_ready(pending: list[RunUnit], finished: set[str], lanes: int) -> list[RunUnit]:
     """The next work for a free lane, taken out of ``pending``: the first unit whose
     dependencies are ``finished`` and, when it is a ticker's, the other ready tickers of
-    its stage — a ``free_lanes``-th of them, at most ``MAX_BATCH_TICKERS`` — to run as one
-    batch (a run's fixed cost is paid once per batch, not once per ticker)."""
+    its stage — a ``lanes``-th of them, at most ``MAX_BATCH_TICKERS`` — to run as one batch
+    (a run's fixed cost is paid once per batch, not once per ticker). A share per lane, not
+    all of them: a lane busy with something else takes the rest when it frees up."""
     unit = next((u for u in pending if u.deps <= finished), None)
     if unit is None:
         return []
@@ -231,7 +232,7 @@ def take_ready(pending: list[RunUnit], finished: set[str], free_lanes: int) -> l
     if unit.ticker is not None:
         stage = _stage(unit)
         ready = [u for u in pending if u.ticker is not None and _stage(u) == stage and u.deps <= finished]
-        group = ready[: max(1, min(MAX_BATCH_TICKERS, -(-len(ready) // max(1, free_lanes))))]
+        group = ready[: max(1, min(MAX_BATCH_TICKERS, -(-len(ready) // max(1, lanes))))]
     for taken in group:
         pending.remove(taken)
     return group
@@ -430,7 +431,7 @@ def _run_on_lanes(instance, units, options, on_start, on_done) -> list[RunUnit]:
             while pending or running:
                 # fill every free lane: a unit found up to date takes no lane (and may free others)
                 while not failed and len(running) < options.workers:
-                    group = take_ready(pending, finished, options.workers - len(running))
+                    group = take_ready(pending, finished, options.workers)
                     if not group:
                         break
                     unit, decided = _prepare(options, group, order, on_start, on_done, finished)

@@ -64,11 +64,12 @@ def _ticker_units(tickers: str, stage: int = 1, months=(JAN, FEB)) -> list[RunUn
 def test_a_free_lane_takes_its_share_of_a_stage_s_ready_tickers():
     pending = [*_ticker_units("ABCDE"), RunUnit("splits", "stage 1: splits", ("splits",), 1)]
     pending += _ticker_units("AB", stage=2)
-    # two free lanes: the first takes half of stage 1's five ready tickers (rounded up)
-    first = take_ready(pending, set(), free_lanes=2)
+    # two lanes: a lane takes half of stage 1's ready tickers (rounded up), leaving the rest
+    # to the other lane, whenever it frees up
+    first = take_ready(pending, set(), lanes=2)
     assert [u.name for u in first] == ["A@1", "B@1", "C@1"]
-    second = take_ready(pending, set(), free_lanes=1)
-    assert [u.name for u in second] == ["D@1", "E@1"]
+    assert [u.name for u in take_ready(pending, set(), lanes=2)] == ["D@1"]
+    assert [u.name for u in take_ready(pending, set(), lanes=1)] == ["E@1"]
     assert [u.name for u in take_ready(pending, set(), 1)] == ["splits"]  # an unpartitioned one alone
     assert [u.name for u in take_ready(pending, set(), 1)] == ["A@2", "B@2"]
     many = _ticker_units([f"T{i}" for i in range(MAX_BATCH_TICKERS + 5)])
