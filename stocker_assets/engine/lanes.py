@@ -219,12 +219,15 @@ def _stage(unit: RunUnit) -> str:
     return unit.name.rsplit("@", 1)[-1]
 
 
-def take_ready(pending: list[RunUnit], finished: set[str], lanes: int) -> list[RunUnit]:
+def take_ready(
+    pending: list[RunUnit], finished: set[str], lanes: int, stage_sizes: Mapping[str, int] | None = None
+) -> list[RunUnit]:
     """The next work for a free lane, taken out of ``pending``: the first unit whose
-    dependencies are ``finished`` and, when it is a ticker's, the other ready tickers of
-    its stage — a ``lanes``-th of them, at most ``MAX_BATCH_TICKERS`` — to run as one batch
-    (a run's fixed cost is paid once per batch, not once per ticker). A share per lane, not
-    all of them: a lane busy with something else takes the rest when it frees up."""
+    dependencies are ``finished`` and, when it is a ticker's, other ready tickers of its
+    stage — a ``lanes``-th of the stage's tickers (``stage_sizes``, else of those ready), at
+    most ``MAX_BATCH_TICKERS`` — to run as one batch (a run's fixed cost is paid once per
+    batch, not once per ticker). A share per lane, not all of them: a lane busy with
+    something else takes the rest when it frees up."""
     unit = next((u for u in pending if u.deps <= finished), None)
     if unit is None:
         return []
@@ -232,10 +235,20 @@ def take_ready(pending: list[RunUnit], finished: set[str], lanes: int) -> list[R
     if unit.ticker is not None:
         stage = _stage(unit)
         ready = [u for u in pending if u.ticker is not None and _stage(u) == stage and u.deps <= finished]
-        group = ready[: max(1, min(MAX_BATCH_TICKERS, -(-len(ready) // max(1, lanes))))]
+        size = (stage_sizes or {}).get(stage, len(ready))
+        group = ready[: max(1, min(MAX_BATCH_TICKERS, -(-size // max(1, lanes))))]
     for taken in group:
         pending.remove(taken)
     return group
+
+
+def stage_sizes(units: Sequence[RunUnit]) -> dict[str, int]:
+    """{stage: how many ticker units it has} (what a lane's share of a stage is cut from)."""
+    sizes: dict[str, int] = {}
+    for unit in units:
+        if unit.ticker is not None:
+            sizes[_stage(unit)] = sizes.get(_stage(unit), 0) + 1
+    return sizes
 
 
 def _ticker_order(instance: dg.DagsterInstance | None) -> list[str]:
@@ -411,7 +424,7 @@ def _run_on_lanes(instance, units, options, on_start, on_done) -> list[RunUnit]:
     failed = False
     running: dict[Future, _Launched] = {}
     decisions: dict[str, list[tuple]] = {}
-    order = _ticker_order(instance)
+    order, sizes = _ticker_order(instance), stage_sizes(units)
     lane_options = replace(options, up_to_date=None)  # decided here; the lanes only run
     context = multiprocessing.get_context("spawn")
     from stocker_core.config import get_settings
@@ -431,7 +444,7 @@ def _run_on_lanes(instance, units, options, on_start, on_done) -> list[RunUnit]:
             while pending or running:
                 # fill every free lane: a unit found up to date takes no lane (and may free others)
                 while not failed and len(running) < options.workers:
-                    group = take_ready(pending, finished, options.workers)
+                    group = take_ready(pending, finished, options.workers, sizes)
                     if not group:
                         break
                     unit, decided = _prepare(options, group, order, on_start, on_done, finished)

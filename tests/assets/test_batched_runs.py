@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from stocker_assets.definitions.lineage import add_partitions_metadata
 from stocker_assets.definitions.partitions import ticker_month_partitions, ticker_partitions
-from stocker_assets.engine.lanes import MAX_BATCH_TICKERS, batch_unit, take_ready
+from stocker_assets.engine.lanes import MAX_BATCH_TICKERS, batch_unit, stage_sizes, take_ready
 from stocker_assets.engine.runner import RANGE_END, RANGE_START
 from stocker_assets.engine.stages import RunUnit, partition_boxes
 from stocker_core.config import Settings
@@ -74,6 +74,18 @@ def test_a_free_lane_takes_its_share_of_a_stage_s_ready_tickers():
     assert [u.name for u in take_ready(pending, set(), 1)] == ["A@2", "B@2"]
     many = _ticker_units([f"T{i}" for i in range(MAX_BATCH_TICKERS + 5)])
     assert len(take_ready(many, set(), 1)) == MAX_BATCH_TICKERS and len(many) == 5
+
+
+def test_a_lane_s_share_is_cut_from_the_whole_stage():
+    """Eleven tickers on two lanes are two batches of 6 and 5 whenever they become ready, not
+    6, 3, 1, 1 (halving what is left)."""
+    units = _ticker_units("ABCDEFGHIJK")
+    sizes = stage_sizes(units)
+    assert sizes == {"1": 11}
+    shares = []
+    while units:
+        shares.append(len(take_ready(units, set(), 2, sizes)))
+    assert shares == [6, 5]
 
 
 def test_a_batch_runs_its_stale_tickers_and_names_the_fresh():
