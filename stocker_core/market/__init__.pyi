@@ -29,7 +29,10 @@ from .builds import (
     build_charts as build_charts,
     MonthBuild as MonthBuild,
 )
-from .quality import price_problems as price_problems, indicator_problems as indicator_problems
+from .quality import (
+    indicator_problems as indicator_problems,
+    stored_problems_by_month as stored_problems_by_month,
+)
 from .sources import MarketDataSource as MarketDataSource, SymbolInfo as SymbolInfo
 from .source_builder import get_source as get_source
 from .validation import (
