@@ -73,14 +73,14 @@ def _run_one(ticker: str, months: list[date], instance=None) -> None:
     from stocker_assets.definitions.build import build_definitions
     from stocker_assets.definitions.resources import StockerResource
     from stocker_assets.engine.instance import dagster_instance
-    from stocker_assets.engine.runner import run_ticker_months, select_assets
+    from stocker_assets.engine.runner import run_box, select_assets
     from stocker_core.config import get_settings
 
     own = instance is None
     instance = instance or dagster_instance(get_settings(fresh=True))
     defs = build_definitions({"stocker": StockerResource()})
     assets, _, _ = select_assets(defs, ["market"])
-    outcome = run_ticker_months(instance, defs, ticker, months, assets)
+    outcome = run_box(instance, defs, (ticker,), months, assets)
     if own:
         instance.dispose()
     assert outcome.success, (ticker, outcome.errors)

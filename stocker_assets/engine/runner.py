@@ -379,26 +379,6 @@ def run_unpartitioned(
     return _run_jobs(instance, defs, "unpartitioned", 0, assets, dict(tags or {}), on_step, log_level)
 
 
-def run_ticker_months(
-    instance: dg.DagsterInstance,
-    defs: dg.Definitions,
-    ticker: str,
-    months: Sequence[date],
-    assets: Sequence[dg.AssetsDefinition],
-    on_step: StepCallback | None = None,
-    log_level: str = "WARNING",
-    allow_failed_checks: bool = False,
-    tags: dict[str, str] | None = None,
-) -> TickerRun:
-    """In-process runs over ``ticker``'s contiguous ``months``, one per named job the
-    assets belong to (their checks run with them), in dependency order.
-
-    ``allow_failed_checks`` tags the runs so a failing blocking check only warns: downstream
-    assets then run and skip the failed partitions themselves.
-    """
-    return run_box(instance, defs, (ticker,), months, assets, on_step, log_level, allow_failed_checks, tags)
-
-
 def run_box(
     instance: dg.DagsterInstance,
     defs: dg.Definitions,
@@ -410,10 +390,15 @@ def run_box(
     allow_failed_checks: bool = False,
     tags: dict[str, str] | None = None,
 ) -> TickerRun:
-    """``run_ticker_months`` over a rectangle: every ticker of ``tickers`` (consecutive in
-    the ticker dimension's order: ``stages.partition_boxes``) × the contiguous ``months``,
-    in one run per named job. The assets and checks already work ticker by ticker inside a
-    run, so a run's fixed cost (start-up, plan, run records) is paid once for all of them."""
+    """In-process runs over a rectangle: every ticker of ``tickers`` (consecutive in the
+    ticker dimension's order: ``stages.partition_boxes``) × the contiguous ``months``, one
+    run per named job the assets belong to (their checks run with them), in dependency order.
+    The assets and checks work ticker by ticker inside a run, so a run's fixed cost (start-up,
+    plan, run records) is paid once for all of them.
+
+    ``allow_failed_checks`` tags the runs so a failing blocking check only warns: downstream
+    assets then run and skip the failed partitions themselves.
+    """
     from stocker_assets.definitions.market.checks import ALLOW_FAILED_CHECKS_TAG
 
     months = sorted(months)
