@@ -169,8 +169,8 @@ class _TextRows:
     """One kind of text events (news, forum posts, macro), each row hashed once: what a
     ticker reads of it, versioned per month and up to a cut, without hashing again."""
 
-    def __init__(self, kind: str, frame: pd.DataFrame, shared: bool) -> None:
-        self.kind, self.shared, self.columns = kind, shared, list(frame.columns)
+    def __init__(self, frame: pd.DataFrame, shared: bool) -> None:
+        self.shared, self.columns = shared, list(frame.columns)
         self.hashes = row_hashes(frame.reset_index(drop=True))
         self.dates = pd.to_datetime(frame["date"]).to_numpy(dtype="datetime64[D]")
         self._by_ticker = {} if shared else frame.reset_index(drop=True).groupby("ticker", sort=False).indices
@@ -314,10 +314,10 @@ class UpToDate:
         return self._tickers[ticker]
 
     def _text_rows(self) -> list[_TextRows]:
-        """Each kind's text events hashed row by row once, by kind name."""
+        """Each kind's text events hashed row by row once, in the order of the kinds' names."""
         if self._text is None:
             self._text = [
-                _TextRows(kind, frame, shared=kind == "macro" or "ticker" not in frame.columns)
+                _TextRows(frame, shared=kind == "macro" or "ticker" not in frame.columns)
                 for kind, frame in sorted(self._text_events().items())
                 if len(frame)
             ]
