@@ -15,6 +15,10 @@ deploy_app = typer.Typer(
     help="Scale out: a Dagster home on Postgres with Celery workers.", no_args_is_help=True
 )
 
+commands = typer.Typer()
+"""What this area adds to ``stocker``: the ``deploy`` group."""
+commands.add_typer(deploy_app, name="deploy")
+
 
 @deploy_app.command("init")
 def deploy_init(
@@ -68,8 +72,3 @@ def deploy_init(
     )
     for where, command in start_commands(written[0].parent, config):
         console.print(f"[dim]{where}:[/dim]\n  {command}", soft_wrap=True)
-
-
-def register(app: typer.Typer) -> None:
-    """Add ``deploy`` to the ``stocker`` command."""
-    app.add_typer(deploy_app, name="deploy")

@@ -33,12 +33,17 @@ from stocker_core.errors import StockerError
 if TYPE_CHECKING:  # the check's library loads pandas: imported where used, so `stocker --help` stays fast
     from stocker_core.moderator.learning_check import LearningCheckConfig
 
+
 DATA_GROUPS = "market,env,text,council"
 SKIPPED = "charts,ideal_trajectories"
 """Assets nothing in the check reads: chart PNGs (the rule council reads bars) and the stored
 ideal paths (the environment solves its own; the SFT teacher uses that)."""
 
 Say = Callable[[str], None]
+
+
+commands = typer.Typer()
+"""What this area adds to ``stocker``: ``check-learning``."""
 
 
 def _materialize(config: LearningCheckConfig, home: Path, say: Say) -> None:
@@ -256,67 +261,60 @@ def _test_keys(warehouse: Any, splits: Any) -> list[str]:
     return non_overlapping(episodes[episodes["episode_key"].isin(inside)])
 
 
-def register(app: typer.Typer) -> None:
-    """Add the ``check-learning`` command to ``app``."""
+@commands.command("check-learning")
+def check_learning_command(
+    ic: float = typer.Option(
+        0.3,
+        "--ic",
+        min=-1.0,
+        max=1.0,
+        help="information coefficient of the planted signal (0: none; at the default 0.3 the "
+        "oracle's edge is visible on the test windows, t ~ 4)",
+    ),
+    seed: int = typer.Option(7, "--seed", min=0, max=MAX_SEED, help="seed of the synthetic market"),
+    tickers: int = typer.Option(8, "--tickers", min=2, max=200, help="synthetic tickers"),
+    years: float = typer.Option(3.0, "--years", min=1.0, max=40.0, help="years of sessions"),
+    home: Path | None = typer.Option(None, "--home", help="keep the warehouse here (default: a temp dir)"),
+    as_json: bool = typer.Option(False, "--json", help="print the result as JSON"),
+    quick: bool = typer.Option(False, "--quick", help="token training budgets (checks the plumbing only)"),
+    model: str = typer.Option(
+        "tiny",
+        "--model",
+        help="the moderator's base model: tiny, smollm2, a Hugging Face id or a model folder "
+        "(pretrained models get LoRA on their top blocks and the compact prompt; the agent "
+        "trains in the tiny model's check only)",
+    ),
+    budget: str = typer.Option(
+        "full",
+        "--budget",
+        help="full, or smoke: a few states and steps per stage (checks that a model runs through "
+        "every stage in minutes; its verdict means nothing)",
+    ),
+) -> None:
+    """Does the training loop learn? Train on a synthetic market with a planted signal of
+    strength --ic and judge every policy against buy-and-hold on its held-out windows.
 
-    @app.command("check-learning")
-    def check_learning_command(
-        ic: float = typer.Option(
-            0.3,
-            "--ic",
-            min=-1.0,
-            max=1.0,
-            help="information coefficient of the planted signal (0: none; at the default 0.3 the "
-            "oracle's edge is visible on the test windows, t ~ 4)",
-        ),
-        seed: int = typer.Option(7, "--seed", min=0, max=MAX_SEED, help="seed of the synthetic market"),
-        tickers: int = typer.Option(8, "--tickers", min=2, max=200, help="synthetic tickers"),
-        years: float = typer.Option(3.0, "--years", min=1.0, max=40.0, help="years of sessions"),
-        home: Path | None = typer.Option(
-            None, "--home", help="keep the warehouse here (default: a temp dir)"
-        ),
-        as_json: bool = typer.Option(False, "--json", help="print the result as JSON"),
-        quick: bool = typer.Option(
-            False, "--quick", help="token training budgets (checks the plumbing only)"
-        ),
-        model: str = typer.Option(
-            "tiny",
-            "--model",
-            help="the moderator's base model: tiny, smollm2, a Hugging Face id or a model folder "
-            "(pretrained models get LoRA on their top blocks and the compact prompt; the agent "
-            "trains in the tiny model's check only)",
-        ),
-        budget: str = typer.Option(
-            "full",
-            "--budget",
-            help="full, or smoke: a few states and steps per stage (checks that a model runs through "
-            "every stage in minutes; its verdict means nothing)",
-        ),
-    ) -> None:
-        """Does the training loop learn? Train on a synthetic market with a planted signal of
-        strength --ic and judge every policy against buy-and-hold on its held-out windows.
+    Prints, per policy, the mean excess return over buy-and-hold per window, its 95% CI,
+    the p-value on non-overlapping windows and the share of the oracle's excess captured.
+    """
+    from stocker_core.moderator.learning_check import LearningCheckConfig, format_table
 
-        Prints, per policy, the mean excess return over buy-and-hold per window, its 95% CI,
-        the p-value on non-overlapping windows and the share of the oracle's excess captured.
-        """
-        from stocker_core.moderator.learning_check import LearningCheckConfig, format_table
-
-        if not -1.0 <= ic <= 1.0:
-            fail(f"--ic {ic} is outside [-1, 1]")
-        if home is not None and home.exists() and not home.is_dir():
-            fail(f"--home {home} is a file, not a folder: give a new folder (the check builds its warehouse)")
-        if home is not None and home.exists() and any(home.iterdir()):
-            fail(f"--home {home} is not empty: give a new folder (the check builds its own warehouse)")
-        if budget not in ("full", "smoke"):
-            fail(f"--budget {budget!r}: use full or smoke")
-        if not model.strip():
-            fail("--model is empty: give tiny, smollm2, a Hugging Face id or a model folder")
-        config = LearningCheckConfig(ic=ic, seed=seed, tickers=tickers, years=years, model=model.strip())
-        config = config.quick() if quick else config
-        config = config.smoke() if budget == "smoke" else config
-        say = (lambda m: typer.echo(m, err=True)) if as_json else typer.echo
-        try:
-            result = run_learning_check(config, home, say)
-        except StockerError as exc:
-            fail(exc, EXIT_FAILED)
-        typer.echo(json.dumps(result, indent=2, default=str) if as_json else format_table(result))
+    if not -1.0 <= ic <= 1.0:
+        fail(f"--ic {ic} is outside [-1, 1]")
+    if home is not None and home.exists() and not home.is_dir():
+        fail(f"--home {home} is a file, not a folder: give a new folder (the check builds its warehouse)")
+    if home is not None and home.exists() and any(home.iterdir()):
+        fail(f"--home {home} is not empty: give a new folder (the check builds its own warehouse)")
+    if budget not in ("full", "smoke"):
+        fail(f"--budget {budget!r}: use full or smoke")
+    if not model.strip():
+        fail("--model is empty: give tiny, smollm2, a Hugging Face id or a model folder")
+    config = LearningCheckConfig(ic=ic, seed=seed, tickers=tickers, years=years, model=model.strip())
+    config = config.quick() if quick else config
+    config = config.smoke() if budget == "smoke" else config
+    say = (lambda m: typer.echo(m, err=True)) if as_json else typer.echo
+    try:
+        result = run_learning_check(config, home, say)
+    except StockerError as exc:
+        fail(exc, EXIT_FAILED)
+    typer.echo(json.dumps(result, indent=2, default=str) if as_json else format_table(result))

@@ -1,5 +1,5 @@
-"""The pipeline's commands (``tickers``, ``materialize``, ``ui``; ``sql`` to read what they
-built): the Dagster-driven area."""
+"""The pipeline's commands (``tickers``, ``materialize``, ``ui``): the Dagster-driven area
+(``sql``, which reads what they built, needs no Dagster: ``stocker_core.warehouse.sql_cli``)."""
 
 from __future__ import annotations
 
@@ -19,10 +19,14 @@ from stocker_core.cli_support import EXIT_FAILED, fail
 from stocker_core.config import get_settings
 from stocker_core.errors import StockerError, UnknownTickerError
 from stocker_core.universe import add_tickers, read_universe, remove_tickers
-from stocker_core.warehouse import sql_cli
 
 console = Console()
 tickers_app = typer.Typer(help="The ticker universe (also registered as Dagster partitions).")
+
+commands = typer.Typer()
+"""What this area adds to ``stocker``: ``materialize``, ``ui`` and the ``tickers`` group."""
+commands.add_typer(tickers_app, name="tickers")
+
 REGISTERING_THEMSELVES = ("tickers",)
 """Command groups here that call the composition root themselves where they read a registry
 (``tickers add`` reads the sources): ``tickers list`` and ``remove`` start without it."""
@@ -193,6 +197,7 @@ MATERIALIZE_HELP = _paragraphs(
 )
 
 
+@commands.command(help=MATERIALIZE_HELP)
 def materialize(
     ticker: list[str] = typer.Option(None, "--ticker", "-t", help="Tickers (default: the universe)."),
     start: str = typer.Option(
@@ -526,6 +531,7 @@ UI_HELP = _paragraphs(
 )
 
 
+@commands.command(help=UI_HELP)
 def ui(
     port: int = typer.Option(3000, "--port", "-p", min=1, max=65_535, help="Port for the web UI."),
     host: str = typer.Option(
@@ -549,12 +555,3 @@ def ui(
     # run from DAGSTER_HOME: its dagster.yaml is the one in use, so dagster dev does not warn
     # about the repository's own dagster.yaml (the template for `dagster dev` at the root)
     raise typer.Exit(run_in_own_group(command, env, cwd=home))
-
-
-def register(app: typer.Typer) -> None:
-    """Add ``tickers``, ``materialize``, ``ui`` and ``sql`` to the ``stocker`` command."""
-    app.add_typer(tickers_app, name="tickers")
-    app.command(help=MATERIALIZE_HELP)(materialize)
-    app.command(help=UI_HELP)(ui)
-    # `sql` reads what the pipeline builds; it needs no Dagster (its home is stocker_core)
-    sql_cli.register(app)

@@ -1,13 +1,15 @@
 """The ``stocker`` command tree, built by one function from an explicit list of areas.
 
-Each area module offers ``register(app)``; ``build_app`` calls them in order. The
-areas here need no Dagster; ``stocker_assets.cli`` adds the pipeline's own area.
+Each area's command module defines its commands at module level and collects them in
+``commands``, a ``typer.Typer`` holding its plain commands (``stocker backtest``) and its groups
+(``stocker ledger …``); ``build_app`` attaches every area's ``commands`` in order. The areas here
+need no Dagster; ``stocker_assets.cli`` adds the pipeline's own areas.
 Exit codes (``stocker_core.cli_support``): 0 ok, 1 a check or run failed, 2 bad usage or input.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Collection, Sequence
 
 import typer
 
@@ -22,27 +24,25 @@ from stocker_core.moderator import cli as moderator_cli
 from stocker_core.warehouse import cli as warehouse_cli
 from stocker_core.web import cli as web_cli
 
-Registrar = Callable[[typer.Typer], None]
-
-CORE_AREAS: tuple[Registrar, ...] = (
-    env_cli.register,
-    chart_cli.register,
-    council_cli.register,
-    evaluation_cli.register,
-    drl_cli.register,
-    moderator_cli.register,
-    agent_cli.register,
-    ledger_cli.register,
-    web_cli.register,
-    warehouse_cli.register,
+CORE_AREAS: tuple[typer.Typer, ...] = (
+    env_cli.commands,
+    chart_cli.commands,
+    council_cli.commands,
+    evaluation_cli.commands,
+    drl_cli.commands,
+    moderator_cli.commands,
+    agent_cli.commands,
+    ledger_cli.commands,
+    web_cli.commands,
+    warehouse_cli.commands,
 )
-"""Core command areas, in the order their commands are listed."""
+"""Each core area's ``commands``, in the order they are listed."""
 
 
 def build_app(
-    areas: Sequence[Registrar] = CORE_AREAS, registering_themselves: Collection[str] = ()
+    areas: Sequence[typer.Typer] = CORE_AREAS, registering_themselves: Collection[str] = ()
 ) -> typer.Typer:
-    """A fresh ``stocker`` Typer app with every area in ``areas`` registered.
+    """A fresh ``stocker`` Typer app with the commands and groups of every area in ``areas``.
 
     ``registering_themselves``: command groups whose commands call the composition root
     themselves when they read a registry (``tickers``: only ``add`` does), so the others start
@@ -62,8 +62,12 @@ def build_app(
         _settings_first(register=ctx.invoked_subcommand not in registering_themselves)
 
     app.callback()(settings_first)
-    for register in areas:
-        register(app)
+    for area in areas:
+        # the area's commands and groups become the app's own (``add_typer(area)`` would nest
+        # each area as a nameless group): Typer lists an app's plain commands before its groups,
+        # so `stocker --help` lists every area's plain commands, then every group
+        app.registered_commands.extend(area.registered_commands)
+        app.registered_groups.extend(area.registered_groups)
     return app
 
 

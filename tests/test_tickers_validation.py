@@ -18,7 +18,7 @@ runner = CliRunner()
 
 @pytest.fixture
 def app():
-    return build_app([pipeline_cli.register])
+    return build_app([pipeline_cli.commands])
 
 
 @pytest.fixture

@@ -14,6 +14,10 @@ from stocker_core.errors import StockerError
 
 agent_app = typer.Typer(help="The tool-using single agent (SPEC §2).", no_args_is_help=True)
 
+commands = typer.Typer()
+"""What this area adds to ``stocker``: the ``agent`` group."""
+commands.add_typer(agent_app, name="agent")
+
 
 def run_one(episode: str, day: str | None, policy: str, overrides: dict) -> object:
     """The scored trace of ``policy`` deciding on ``day`` (default: the episode's first day)."""
@@ -45,6 +49,7 @@ def run_one(episode: str, day: str | None, policy: str, overrides: dict) -> obje
     return trace
 
 
+@agent_app.command("run")
 def run_command(
     episode: str = typer.Option("GOOGL|2016-03-01", "--episode", help="task alias or TICKER|YYYY-MM-01"),
     day: str | None = typer.Option(None, "--date", help="decision day inside the episode (YYYY-MM-DD)"),
@@ -70,6 +75,7 @@ def run_command(
     typer.echo(trace.to_json() if as_json else trace.to_text())  # type: ignore[attr-defined]
 
 
+@agent_app.command("tools")
 def tools_command(
     as_json: bool = typer.Option(False, "--json", help="print the schemas as one JSON list"),
 ) -> None:
@@ -86,6 +92,7 @@ def tools_command(
         typer.echo(f"    {json.dumps(function['parameters'])}")
 
 
+@agent_app.command("train")
 def train_command(
     rl_steps: int | None = typer.Option(
         None, "--rl-steps", min=0, max=1_000_000, help="RL updates (default 60)"
@@ -112,6 +119,7 @@ def train_command(
     typer.echo(f"trained in {result.wall_seconds:.1f}s -> {result.run_dir}")
 
 
+@agent_app.command("eval")
 def eval_command(
     policies: str = typer.Option("agent_scripted,agent_base,agent_rl", "--policies", help="comma-separated"),
     thetas: str = typer.Option("0.01,0.015,0.02", "--thetas", help="θ values of the sensitivity table"),
@@ -137,12 +145,6 @@ def eval_command(
     if split == "test":
         _record_test_look(names, grid, table)
     typer.echo(table.to_json(orient="records", indent=2) if as_json else table.to_string(index=False))
-
-
-agent_app.command("run")(run_command)
-agent_app.command("tools")(tools_command)
-agent_app.command("train")(train_command)
-agent_app.command("eval")(eval_command)
 
 
 def _record_test_look(names: list[str], grid: tuple[float, ...], table) -> None:
@@ -173,8 +175,3 @@ def _record_test_look(names: list[str], grid: tuple[float, ...], table) -> None:
         err=True,
         fg=typer.colors.YELLOW,
     )
-
-
-def register(app: typer.Typer) -> None:
-    """Add ``stocker agent …`` to ``app``."""
-    app.add_typer(agent_app, name="agent")

@@ -15,6 +15,10 @@ from stocker_core.errors import StockerError
 
 episode_app = typer.Typer(help="Inspect and play episodes.", no_args_is_help=True)
 
+commands = typer.Typer()
+"""What this area adds to ``stocker``: the ``episode`` group and ``grade``."""
+commands.add_typer(episode_app, name="episode")
+
 
 def _episode_name(task: str | None, episode: str | None) -> str:
     if task is not None and episode is not None:
@@ -139,6 +143,7 @@ def run_command(
         )
 
 
+@commands.command("grade")
 def grade_command(
     trajectory: Path = typer.Argument(..., help="trajectory JSON from `episode run --out`"),
     sweep: Path | None = typer.Option(None, "--sweep", help="YAML grid: setting -> list of values"),
@@ -191,9 +196,3 @@ def grade_command(
         typer.echo(f"(best 50 of {len(rows)} shown; --json prints all)")
     if "max_abs_diff_vs_recorded" in report:
         typer.echo(f"max |regraded - recorded| = {report['max_abs_diff_vs_recorded']:.3g}")
-
-
-def register(app: typer.Typer) -> None:
-    """Add ``episode`` and ``grade`` to the ``stocker`` command."""
-    app.add_typer(episode_app, name="episode")
-    app.command("grade")(grade_command)

@@ -11,6 +11,9 @@ from stocker_core.cli_support import EXIT_FAILED, fail
 from stocker_core.config import MAX_SEED
 from stocker_core.errors import StockerError
 
+commands = typer.Typer()
+"""What this area adds to ``stocker``: ``backtest``, ``splits`` and ``report``."""
+
 
 def _episode_name(task: str | None, episode: str | None) -> str:
     if task and episode:
@@ -34,6 +37,7 @@ def _print_table(title: str, rows: list[dict[str, Any]], columns: list[str]) -> 
     Console(width=220).print(table)
 
 
+@commands.command("backtest")
 def backtest_command(
     task: str | None = typer.Option(None, "--task", help="task_easy | task_medium | task_hard"),
     episode: str | None = typer.Option(None, "--episode", help="partition key, e.g. GOOGL|2012-03-01"),
@@ -121,6 +125,7 @@ def _test_look(settings, ep, result, seed: int, vote_version: str | None) -> int
     return count
 
 
+@commands.command("splits")
 def splits_command(as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
     """Train / valid / test date ranges per ticker.
 
@@ -159,6 +164,7 @@ def splits_command(as_json: bool = typer.Option(False, "--json", help="print JSO
     )
 
 
+@commands.command("report")
 def report_command(
     name: str = typer.Option("evaluation", "--name", help="folder under $STOCKER_HOME/reports/"),
     open_it: bool = typer.Option(False, "--open", help="open the HTML report in a browser"),
@@ -180,10 +186,3 @@ def report_command(
         import webbrowser
 
         webbrowser.open(files.html.as_uri())
-
-
-def register(app: typer.Typer) -> None:
-    """Add ``backtest``, ``splits`` and ``report`` to the ``stocker`` command."""
-    app.command("backtest")(backtest_command)
-    app.command("splits")(splits_command)
-    app.command("report")(report_command)

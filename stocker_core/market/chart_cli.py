@@ -18,6 +18,10 @@ if TYPE_CHECKING:
 HISTORY_DAYS = 200  # calendar days before DATE to read: 60 sessions + SMA50 lookback
 
 
+commands = typer.Typer()
+"""What this area adds to ``stocker``: ``chart``."""
+
+
 def bars_for_chart(settings: Settings, ticker: str, day: date) -> pd.DataFrame:
     """Bars of ``ticker`` around ``day`` with history for the SMAs."""
     # a few days past DATE so a non-session DATE is told apart from one after the data
@@ -51,6 +55,7 @@ def output_file(output: Path, ticker: str, day: date) -> Path:
     return output
 
 
+@commands.command("chart")
 def chart(
     ticker: str = typer.Argument(..., metavar="TICKER", help="Symbol, e.g. GOOGL, AAPL or GC=F"),
     day: str = typer.Argument(..., metavar="DATE", help="Trading day, YYYY-MM-DD"),
@@ -82,8 +87,3 @@ def chart(
     except OSError as exc:
         fail(f"cannot write {target}: {exc.strerror or exc}")
     typer.echo(f"wrote {target} (768x768) for {ticker} {when.isoformat()}")
-
-
-def register(app: typer.Typer) -> None:
-    """Add the ``chart`` command to the ``stocker`` app."""
-    app.command("chart")(chart)

@@ -16,52 +16,53 @@ if TYPE_CHECKING:
     from stocker_core.moderator.training import StageReport
 
 
-def register(app: typer.Typer) -> None:
-    """Add the ``train`` command to ``app`` (``check-learning`` drives the pipeline: it is
-    registered by the Dagster layer's CLI)."""
+commands = typer.Typer()
+"""What this area adds to ``stocker``: ``train`` (``check-learning`` drives the pipeline: it is
+the Dagster layer's, ``stocker_assets.learning_check``)."""
 
-    @app.command("train")
-    def train_command(
-        config_path: Path | None = typer.Option(None, "--config", "-c", help="YAML file of TrainingConfig"),
-        print_config: bool = typer.Option(False, "--print-config", help="Print the config (YAML) and exit"),
-        stages: str = typer.Option("base,sft,grpo", "--stages", help="Comma-separated: base, sft, grpo"),
-        model: str | None = typer.Option(None, "--model", help="tiny | smollm2 | HF id or path"),
-        as_json: bool = typer.Option(
-            False, "--json", help="Print the stage reports as JSON (progress lines go to stderr)"
-        ),
-        budget: str = typer.Option(
-            "full",
-            "--budget",
-            help="full (the config's budgets) or smoke (a few states and steps, one held-out episode: "
-            "checks that every stage runs on a model, minutes for SmolLM2 on a CPU; learns nothing)",
-        ),
-    ) -> None:
-        """Train the moderator: base model, SFT warm start, GRPO.
 
-        Adapters go under $STOCKER_HOME/models/moderator_{base,sft,grpo}/, with a models.runs
-        row per stage.
-        """
-        from stocker_core.moderator.config import load_config, smoke
+@commands.command("train")
+def train_command(
+    config_path: Path | None = typer.Option(None, "--config", "-c", help="YAML file of TrainingConfig"),
+    print_config: bool = typer.Option(False, "--print-config", help="Print the config (YAML) and exit"),
+    stages: str = typer.Option("base,sft,grpo", "--stages", help="Comma-separated: base, sft, grpo"),
+    model: str | None = typer.Option(None, "--model", help="tiny | smollm2 | HF id or path"),
+    as_json: bool = typer.Option(
+        False, "--json", help="Print the stage reports as JSON (progress lines go to stderr)"
+    ),
+    budget: str = typer.Option(
+        "full",
+        "--budget",
+        help="full (the config's budgets) or smoke (a few states and steps, one held-out episode: "
+        "checks that every stage runs on a model, minutes for SmolLM2 on a CPU; learns nothing)",
+    ),
+) -> None:
+    """Train the moderator: base model, SFT warm start, GRPO.
 
-        if budget not in ("full", "smoke"):
-            fail(f"--budget {budget!r}: use full or smoke")
-        try:
-            config = load_config(config_path, model=model)
-        except StockerError as exc:
-            fail(exc)
-        config = smoke(config) if budget == "smoke" else config
-        if print_config:
-            typer.echo(config.to_yaml().rstrip())
-            return
-        chosen = [s.strip() for s in stages.split(",") if s.strip()]
-        try:
-            reports = _run(config, chosen, quiet=as_json)
-        except StockerError as exc:
-            fail(exc, EXIT_USAGE if isinstance(exc, ValueError) else EXIT_FAILED)
-        if as_json:
-            typer.echo(json.dumps([r.to_json() for r in reports], indent=2, default=str))
-            return
-        _print_reports(reports)
+    Adapters go under $STOCKER_HOME/models/moderator_{base,sft,grpo}/, with a models.runs
+    row per stage.
+    """
+    from stocker_core.moderator.config import load_config, smoke
+
+    if budget not in ("full", "smoke"):
+        fail(f"--budget {budget!r}: use full or smoke")
+    try:
+        config = load_config(config_path, model=model)
+    except StockerError as exc:
+        fail(exc)
+    config = smoke(config) if budget == "smoke" else config
+    if print_config:
+        typer.echo(config.to_yaml().rstrip())
+        return
+    chosen = [s.strip() for s in stages.split(",") if s.strip()]
+    try:
+        reports = _run(config, chosen, quiet=as_json)
+    except StockerError as exc:
+        fail(exc, EXIT_USAGE if isinstance(exc, ValueError) else EXIT_FAILED)
+    if as_json:
+        typer.echo(json.dumps([r.to_json() for r in reports], indent=2, default=str))
+        return
+    _print_reports(reports)
 
 
 def _run(config: TrainingConfig, stages: list[str], quiet: bool) -> list[StageReport]:

@@ -11,6 +11,10 @@ from stocker_core.errors import StockerError
 
 warehouse_app = typer.Typer(help="The warehouse: DuckDB catalog + Parquet partitions.", no_args_is_help=True)
 
+commands = typer.Typer()
+"""What this area adds to ``stocker``: the ``warehouse`` group."""
+commands.add_typer(warehouse_app, name="warehouse")
+
 
 def _warehouse():
     from stocker_core.config import get_settings
@@ -75,8 +79,3 @@ def migrate_command(as_json: bool = typer.Option(False, "--json", help="Print JS
             f"{m['table']:<24} {m['rows_before']:>9} rows -> {m['rows_after']:>9} rows in "
             f"{m['partitions']} partitions; hash {m['hash_before']} == {m['hash_after']}"
         )
-
-
-def register(app: typer.Typer) -> None:
-    """Add the ``warehouse`` command group to the ``stocker`` app."""
-    app.add_typer(warehouse_app, name="warehouse")

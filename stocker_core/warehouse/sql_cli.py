@@ -14,6 +14,9 @@ import typer
 from stocker_core.cli_support import fail
 from stocker_core.errors import StockerError
 
+commands = typer.Typer()
+"""What this area adds to ``stocker``: ``sql``."""
+
 
 def run_query(path, sql: str):
     """The result of ``sql`` on the warehouse at ``path`` as a DataFrame, read-only
@@ -24,6 +27,7 @@ def run_query(path, sql: str):
     return read_only_query(Warehouse(path), sql)
 
 
+@commands.command("sql")
 def sql_command(
     query: str = typer.Argument(..., metavar="QUERY", help='SQL, e.g. "SELECT * FROM market.prices LIMIT 5"'),
     limit: int = typer.Option(
@@ -59,8 +63,3 @@ def sql_command(
     typer.echo(frame.head(limit).to_string(index=False))
     if len(frame) > limit:
         typer.echo(f"… {len(frame) - limit} more row(s) of {len(frame)} (--limit N or --json for all)")
-
-
-def register(app: typer.Typer) -> None:
-    """Add the ``sql`` command to the ``stocker`` app."""
-    app.command("sql")(sql_command)

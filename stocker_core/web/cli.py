@@ -12,6 +12,10 @@ from stocker_core.cli_support import EXIT_USAGE, fail
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
 
+commands = typer.Typer()
+"""What this area adds to ``stocker``: ``serve`` and ``web``."""
+
+
 def check_exposure(host: str, api_key: str | None, allow_no_key: bool) -> None:
     """Refuse to listen beyond loopback without an API key unless explicitly allowed."""
     if host not in LOOPBACK and not api_key and not allow_no_key:
@@ -53,6 +57,7 @@ def _forwarded_option() -> Any:
     )
 
 
+@commands.command("serve")
 def serve_command(
     host: str = typer.Option(
         "127.0.0.1", "--host", help="address to bind; any non-loopback address needs an API key"
@@ -131,6 +136,7 @@ def serve_command(
     uvicorn_run(app, host, port, forwarded_allow_ips, log_level="info", access_log=access_log)
 
 
+@commands.command("web")
 def web_command(
     host: str = typer.Option("127.0.0.1", "--host", help="address to listen on (loopback by default)"),
     port: int = typer.Option(8000, "--port", min=1, max=65535, help="port to listen on"),
@@ -167,9 +173,3 @@ def web_command(
 
         threading.Timer(1.0, webbrowser.open, [url]).start()
     uvicorn_run(app, host, port, forwarded_allow_ips, log_level="warning")
-
-
-def register(app: typer.Typer) -> None:
-    """Add ``serve`` and ``web`` to the ``stocker`` command."""
-    app.command("serve")(serve_command)
-    app.command("web")(web_command)

@@ -1,4 +1,4 @@
-"""Agent policies in the registry and the ``stocker agent`` commands (a throwaway Typer app)."""
+"""Agent policies in the registry and the ``stocker agent`` commands (an app of the agent area alone)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from stocker_core.agent.cli import register
+from stocker_core.agent import cli as agent_cli
 from stocker_core.agent.policy import decision_action
 from stocker_core.agent.rewards import held_position
+from stocker_core.cli import build_app
 from stocker_core.config import get_settings
 from stocker_core.env.environment import Observation
 from stocker_core.env.policies import make_policy, policy_names
@@ -44,14 +45,7 @@ def sample_home(tmp_path, monkeypatch):
 
 
 def app() -> typer.Typer:
-    root = typer.Typer()
-    register(root)
-
-    @root.callback()
-    def main() -> None:  # a group, so that `agent` is a sub-command
-        pass
-
-    return root
+    return build_app([agent_cli.commands])
 
 
 def test_agent_policies_are_registered_and_untrained_ones_say_what_to_do(sample_home):

@@ -165,7 +165,7 @@ def test_one_batch_builds_what_runs_per_ticker_built(tmp_path, monkeypatch):
     from stocker_assets.engine import lanes
     from stocker_core.cli import build_app
 
-    app = build_app([pipeline_cli.register])
+    app = build_app([pipeline_cli.commands])
     args = ["materialize", "-t", "GOOGL", "-t", "JPM", "-t", "KO", "--from", "2018-06", "--to", "2018-07"]
     args += ["--groups", "market,env", "--skip", "charts"]
     monkeypatch.setenv("STOCKER_SOURCE", "sample")

@@ -113,7 +113,7 @@ def test_two_lanes_build_what_one_builds_and_report_a_failure(tmp_path, seed_dir
     bars = pd.read_csv(bad / "prices.csv")
     bars.loc[(bars["ticker"] == "AAPL") & (bars["date"] == "2023-08-10"), "high"] = 1.0
     bars.to_csv(bad / "prices.csv", index=False)
-    app = build_app([pipeline_cli.register])
+    app = build_app([pipeline_cli.commands])
     months = ["--from", "2023-07", "--to", "2023-09", "--skip", "charts"]
     months += ["--groups", "market,env,text,council"]
     monkeypatch.setenv("STOCKER_SOURCE", "files")

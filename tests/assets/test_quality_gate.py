@@ -117,7 +117,7 @@ def test_cli_materialize_exits_1_and_names_the_partition(tmp_path, bad_dir, monk
     monkeypatch.setenv("STOCKER_SOURCE", "files")
     monkeypatch.setenv("STOCKER_FILES_DIR", str(bad_dir))
     monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "dagster_home"))
-    app = build_app([pipeline_cli.register])
+    app = build_app([pipeline_cli.commands])
     args = ["materialize", "-t", "AAPL", "--from", "2023-07", "--to", "2023-08", "--groups", "market"]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 1, result.output

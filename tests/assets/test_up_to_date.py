@@ -82,7 +82,7 @@ def test_reruns_skip_what_is_up_to_date_and_a_new_session_rebuilds_its_months(tm
     from stocker_assets import pipeline_cli
     from stocker_core.cli import build_app
 
-    app = build_app([pipeline_cli.register])
+    app = build_app([pipeline_cli.commands])
     home = tmp_path / "home"
     for name, value in {
         "STOCKER_HOME": str(home),

@@ -42,7 +42,7 @@ def _materialize(args: list[str] = ARGS):
     from stocker_assets import pipeline_cli
     from stocker_core.cli import build_app
 
-    return CliRunner().invoke(build_app([pipeline_cli.register]), args)
+    return CliRunner().invoke(build_app([pipeline_cli.commands]), args)
 
 
 @pytest.fixture(scope="module")

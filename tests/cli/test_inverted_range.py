@@ -10,6 +10,7 @@ import typer
 from typer.testing import CliRunner
 
 from stocker_assets import pipeline_cli
+from stocker_core.cli import build_app
 from stocker_core.config import get_settings
 
 
@@ -23,9 +24,7 @@ def home(tmp_path, monkeypatch):
 
 
 def _app() -> typer.Typer:
-    app = typer.Typer()
-    pipeline_cli.register(app)
-    return app
+    return build_app([pipeline_cli.commands])
 
 
 @pytest.mark.parametrize(

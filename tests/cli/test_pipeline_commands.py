@@ -18,18 +18,17 @@ from stocker_assets.definitions.location import defs
 from stocker_assets.definitions.progress import Progress, parse_progress, progress_message
 from stocker_assets.engine.materialize_progress import MaterializeProgress
 from stocker_assets.engine.runner import NO_DATA_TAG, StepEvent
+from stocker_core.cli import build_app
 from stocker_core.config import get_settings
 from stocker_core.env import cli as env_cli
 from stocker_core.market import chart_cli
+from stocker_core.warehouse import sql_cli
 
 runner = CliRunner()
 
 
 def _app() -> typer.Typer:
-    app = typer.Typer()
-    for register in (pipeline_cli.register, chart_cli.register, env_cli.register):
-        register(app)
-    return app
+    return build_app([pipeline_cli.commands, sql_cli.commands, chart_cli.commands, env_cli.commands])
 
 
 @pytest.fixture

@@ -130,13 +130,12 @@ def test_lock_held_too_long_is_a_clear_error_not_a_traceback(stored_days, monkey
             Warehouse(stored_days.path, lock_wait=1.0).query("SELECT count(*) FROM meta.lineage")
         assert time.monotonic() - started < 5
         # the CLI prints the message and exits non-zero, no traceback
-        import typer
 
-        from stocker_core.env.cli import register
+        from stocker_core.cli import build_app
+        from stocker_core.env import cli as env_cli
 
         monkeypatch.setattr("stocker_core.warehouse.db.LOCK_WAIT_SECONDS", 1.0)
-        app = typer.Typer()
-        register(app)
+        app = build_app([env_cli.commands])
         result = CliRunner().invoke(app, ["episode", "info", "--episode", "AAPL|2023-08-01"])
         assert result.exit_code == 2, result.output
         assert "error: the warehouse" in result.output and "locked by another process" in result.output

@@ -10,19 +10,17 @@ import typer
 from server_testing import free_port
 from typer.testing import CliRunner
 
+from stocker_core.cli import build_app
 from stocker_core.council.models import CouncilDecision, SpecialistVote
 from stocker_core.council.run_stats import CouncilTally
+from stocker_core.env import cli as env_cli
 from stocker_core.env.actions import Action
-from stocker_core.env.cli import register
-from stocker_core.web.cli import register as register_serve
+from stocker_core.web import cli as web_cli
 
 
 @pytest.fixture
 def app() -> typer.Typer:
-    app = typer.Typer()
-    register(app)
-    register_serve(app)
-    return app
+    return build_app([env_cli.commands, web_cli.commands])
 
 
 def test_serve_refuses_a_public_bind_without_a_key(app, monkeypatch):

@@ -176,13 +176,12 @@ def test_a_model_of_another_shape_is_refused(episodes):
 
 
 def _cli(home: Path, monkeypatch, *args: str):
-    import typer
     from typer.testing import CliRunner
 
-    from stocker_core.baselines.drl.cli import register
+    from stocker_core.baselines.drl import cli as drl_cli
+    from stocker_core.cli import build_app
 
-    app = typer.Typer()
-    register(app)
+    app = build_app([drl_cli.commands])
     monkeypatch.setenv("STOCKER_HOME", str(home))
     get_settings(fresh=True)
     try:

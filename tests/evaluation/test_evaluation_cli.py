@@ -1,4 +1,4 @@
-"""``stocker backtest | splits | report`` through a throwaway Typer app."""
+"""``stocker backtest | splits | report`` through an app of the evaluation area alone."""
 
 import json
 from datetime import timedelta
@@ -8,8 +8,9 @@ import typer
 from evaluation_testing import RULE_POLICIES, store_prices, synthetic_prices
 from typer.testing import CliRunner
 
+from stocker_core.cli import build_app
 from stocker_core.config import get_settings
-from stocker_core.evaluation.cli import register
+from stocker_core.evaluation import cli as evaluation_cli
 from stocker_core.evaluation.rolling import RollingConfig
 from stocker_core.evaluation.steps import backtest_partitions, compute_and_store_splits, rolling_evaluation
 from stocker_core.warehouse.db import Warehouse
@@ -19,9 +20,7 @@ runner = CliRunner()
 
 @pytest.fixture
 def app() -> typer.Typer:
-    app = typer.Typer()
-    register(app)
-    return app
+    return build_app([evaluation_cli.commands])
 
 
 def test_backtest_json_has_one_row_per_policy_with_every_metric(app, files_env):

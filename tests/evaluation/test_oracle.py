@@ -134,13 +134,12 @@ def test_stored_headlines_win_over_the_configured_ones_and_a_new_write_is_seen(s
 def test_stocker_backtest_plays_the_oracle_and_a_bad_span_is_a_clear_error(synthetic_env, monkeypatch):
     import json
 
-    import typer
     from typer.testing import CliRunner
 
+    from stocker_core.cli import build_app
     from stocker_core.evaluation import cli as evaluation_cli
 
-    app = typer.Typer()
-    evaluation_cli.register(app)
+    app = build_app([evaluation_cli.commands])
     args = ["backtest", "--episode", "SYN1|2015-03-01", "--policies", "oracle,buy_and_hold", "--json"]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output

@@ -12,8 +12,9 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from stocker_core.cli import build_app
 from stocker_core.config import Settings, get_settings
-from stocker_core.ledger.cli import register
+from stocker_core.ledger import cli as ledger_cli
 from stocker_core.market.calendar import NEW_YORK, session_close
 from stocker_core.market.clock import next_session
 
@@ -25,9 +26,7 @@ DAYS = [FIRST_DECISION, next_session(FIRST_DECISION), next_session(next_session(
 
 
 def ledger_app() -> typer.Typer:
-    app = typer.Typer()
-    register(app)
-    return app
+    return build_app([ledger_cli.commands])
 
 
 def invoke(*args: str):

@@ -31,7 +31,7 @@ def _materialize(*args: str):
     from stocker_assets import pipeline_cli
     from stocker_core.cli import build_app
 
-    return CliRunner().invoke(build_app([pipeline_cli.register]), ["materialize", "-t", "AAPL", *args])
+    return CliRunner().invoke(build_app([pipeline_cli.commands]), ["materialize", "-t", "AAPL", *args])
 
 
 def _snapshot(settings: Settings) -> dict[str, object]:

@@ -1,20 +1,14 @@
-"""``stocker train`` through a throwaway Typer app (the lead wires ``register`` into stocker)."""
+"""``stocker train`` through an app of the moderator's area alone."""
 
 import typer
 from typer.testing import CliRunner
 
-from stocker_core.moderator.cli import register
+from stocker_core.cli import build_app
+from stocker_core.moderator import cli as moderator_cli
 
 
 def _app() -> typer.Typer:
-    app = typer.Typer()
-    register(app)
-
-    @app.command("noop")
-    def noop() -> None:  # a second command keeps Typer in multi-command mode
-        pass
-
-    return app
+    return build_app([moderator_cli.commands])
 
 
 def test_print_config_shows_the_defaults():

@@ -4,13 +4,13 @@ the page never writes to the warehouse; the API key guards the API, not the page
 import hashlib
 
 import pytest
-import typer
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
+from stocker_core.cli import build_app
 from stocker_core.config import Settings
+from stocker_core.web import cli as web_cli
 from stocker_core.web.app import create_web_app
-from stocker_core.web.cli import register
 
 KEY = "SYN|2015-03-01"
 
@@ -123,8 +123,7 @@ def test_the_api_key_guards_the_api_but_not_the_pages(tiny):
 
 def test_cli_refuses_a_public_address_without_a_key(monkeypatch):
     monkeypatch.delenv("STOCKER_API_KEY", raising=False)
-    app = typer.Typer()
-    register(app)
+    app = build_app([web_cli.commands])
     app.command("noop")(lambda: None)  # a second command keeps `web` a subcommand
     runner = CliRunner()
     result = runner.invoke(app, ["web", "--host", "0.0.0.0", "--no-open"])
