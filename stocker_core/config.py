@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import date, datetime
 from functools import cache, lru_cache
 from pathlib import Path
@@ -15,10 +14,11 @@ from typing import Any, Literal
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from stocker_core.errors import InvalidNameError, StockerError
+from stocker_core.data_sources import DataSource, data_source, source_names, source_setting_defaults
+from stocker_core.errors import StockerError
 
 SourceName = str
-"""A registered data source's name (``source_names()``)."""
+"""A registered data source's name (``data_sources.source_names()``)."""
 BackendName = Literal["rule", "openai", "transformers"]
 ModeratorName = Literal["rule", "llm"]
 LLMMode = Literal["scored", "free"]
@@ -26,17 +26,7 @@ StructuredOutput = Literal["auto", "json_schema", "logprobs", "off"]
 ExecutorName = Literal["in_process", "celery"]
 ChartsMode = Literal["auto", "eager", "on_demand"]
 
-
-SAMPLE_UNIVERSE = ("GOOGL", "JPM", "JNJ", "XOM", "PG", "KO", "WMT", "HD", "PFE", "CVX", "UNH")
-"""The sample source's default universe: GOOGL (OHLCV) and 10 S&P 500 close-only series of
-different sectors (AAPL and MSFT are left for the README's ``stocker tickers add`` example)."""
-SAMPLE_SPAN = ("2014-06", "2018-08")
-"""The sample's main-job months: ~1,070 trading days a ticker, so each test split (20 % after
-the 30-day gaps, ~200 days) holds 3 non-overlapping 63-day windows: 33 over the 11 tickers."""
-
 SYNTHETIC_PREFIX = "SYN"
-SYNTHETIC_INDEX = "^SYN"
-"""The synthetic market's equal-weight index: the council's benchmark peer on that source."""
 SYNTH_MAX_TICKERS = 5000
 """The most tickers a synthetic count may name: SYN1 … SYN5000 (names and bars stay the
 same as the count grows: ticker k draws from its own generator, seeded by (seed, k))."""
@@ -460,34 +450,22 @@ class Settings(BaseSettings):
         return value
 
     @model_validator(mode="after")
-    def _synthetic_defaults(self) -> Settings:
-        """On the synthetic source the default universe is its tickers, the council's
-        benchmark its index and the first month partition its first month, unless set. A
-        market longer than 3 years without STOCKER_SYNTH_START ends on 2024-01-01
-        (``default_synth_start``) rather than years past today."""
+    def _synthetic_start(self) -> Settings:
+        """A synthetic market longer than 3 years without STOCKER_SYNTH_START ends on
+        2024-01-01 (``default_synth_start``) rather than years past today."""
         if "synth_start" not in self.model_fields_set:
             self.synth_start = default_synth_start(float(self.synth_years))
-        if self.source == "synthetic":
-            if "default_tickers" not in self.model_fields_set:
-                self.default_tickers = synthetic_ticker_names(self.synth_tickers)
-            if "benchmark" not in self.model_fields_set:
-                self.benchmark = SYNTHETIC_INDEX
-            if "start_month" not in self.model_fields_set:
-                self.start_month = self.synth_start.replace(day=1).isoformat()
         return self
 
     @model_validator(mode="after")
-    def _sample_defaults(self) -> Settings:
-        """The sample source's main job: GOOGL and 10 S&P 500 close series over 2014-06 … 2018-08
-        (GOOGL's last sample month), unless set explicitly."""
-        if self.source != "sample":
-            return self
-        if "default_tickers" not in self.model_fields_set:
-            self.default_tickers = list(SAMPLE_UNIVERSE)
-        if "main_from" not in self.model_fields_set:
-            self.main_from = SAMPLE_SPAN[0]
-        if "main_to" not in self.model_fields_set:
-            self.main_to = SAMPLE_SPAN[1]
+    def _source_defaults(self) -> Settings:
+        """The settings the source sets the default of (``DataSource.setting_defaults``: the
+        sample's universe and main span, the synthetic market's tickers, index and first
+        month), unless set explicitly."""
+        defaults = source_setting_defaults(self.source)
+        for field, value in (defaults(self) if defaults is not None else {}).items():
+            if field not in self.model_fields_set:
+                setattr(self, field, value)
         return self
 
     @model_validator(mode="after")
@@ -507,12 +485,23 @@ class Settings(BaseSettings):
         )
 
     @property
+    def data_source(self) -> DataSource:
+        """The registered source ``source`` names, as it describes itself (``DataSource``)."""
+        return data_source(self.source)
+
+    @property
+    def synthetic_tickers(self) -> list[str]:
+        """The synthetic market's tickers: ``synth_tickers`` as names (``synthetic_ticker_names``)."""
+        return synthetic_ticker_names(self.synth_tickers)
+
+    @property
     def text_folder(self) -> Path | None:
-        """Where text events are read from: ``text_dir``, else ``files_dir``, else (on the
-        ``sample`` source) the reference tasks' headlines shipped in the package."""
+        """Where text events are read from: ``text_dir``, else ``files_dir``, else the text the
+        source ships (``DataSource.text_folder``: on the ``sample`` source the reference tasks'
+        headlines shipped in the package)."""
         if self.text_dir or self.files_dir:
             return self.text_dir or self.files_dir
-        return REFERENCE_TASKS_DIR if self.source == "sample" else None
+        return self.data_source.text_folder
 
     @property
     def warehouse_path(self) -> Path:
@@ -532,94 +521,6 @@ class Settings(BaseSettings):
     def dagster_home(self) -> Path:
         """DAGSTER_HOME used by the ``stocker`` CLI when none is set."""
         return self.home / "dagster"
-
-
-@dataclass(frozen=True)
-class DataSource:
-    """A market data source ``STOCKER_SOURCE`` can name: its name and how to build it.
-
-    Register one with ``register_source(DataSource(name, factory))``; ``market.source_builder.
-    get_source`` builds the configured one and puts it behind the quality gate (and the
-    clock). The built-in sources' names are reserved here (``BUILTIN_SOURCES``, so settings
-    accept them before any market code is imported); the composition root
-    (``stocker_core.composition.register_all``) registers their factories
-    (``market.source_builder.register_sources``). Nothing registers at import.
-    """
-
-    name: str
-    factory: Callable[[Settings], Any]
-    """Builds the source (a ``market.sources.MarketDataSource``) from the settings."""
-    corrections: Callable[[], list] | None = None
-    """Vetted corrections (``market.corrections.Correction``) the quality gate applies on
-    top of ``$STOCKER_HOME/corrections.csv``."""
-
-
-BUILTIN_SOURCES = ("sample", "files", "yfinance", "synthetic")
-"""Names reserved for the built-in sources, in this order (``Settings`` accepts them before
-their factories are registered; ``register_source`` gives each its factory once)."""
-
-_SOURCES: dict[str, DataSource] = {}
-
-
-def register_source(source: DataSource) -> DataSource:
-    """Make ``source`` selectable by ``STOCKER_SOURCE``; InvalidNameError when its name is
-    taken (unregister the old one first to replace it). A built-in name
-    (``BUILTIN_SOURCES``) is registered again as a no-op when it is the same source, so the
-    composition root may run twice."""
-    known = _SOURCES.get(source.name)
-    if known is not None:
-        if source.name in BUILTIN_SOURCES and known == source:
-            return known
-        raise InvalidNameError(f"source {source.name!r} is already registered")
-    if not re.fullmatch(r"[a-z][a-z0-9_]*", source.name):
-        raise InvalidNameError(f"source name {source.name!r}: use lower-case letters, digits and _")
-    _SOURCES[source.name] = source
-    return source
-
-
-def unregister_source(name: str) -> DataSource:
-    """Remove the source ``name`` (InvalidNameError when it is not registered)."""
-    data_source(name)
-    return _SOURCES.pop(name)
-
-
-@contextmanager
-def registered_source(source: DataSource) -> Iterator[DataSource]:
-    """``source`` registered for the block only (tests, experiments)."""
-    register_source(source)
-    try:
-        yield source
-    finally:
-        unregister_source(source.name)
-
-
-def source_names() -> tuple[str, ...]:
-    """The names ``STOCKER_SOURCE`` accepts: the built-in ones first, then the others
-    registered."""
-    return tuple(dict.fromkeys((*BUILTIN_SOURCES, *_SOURCES)))
-
-
-def registered_sources() -> tuple[DataSource, ...]:
-    """The registered sources (with their factories), built-in ones first."""
-    return tuple(_SOURCES[name] for name in source_names() if name in _SOURCES)
-
-
-def _names_in_words(names: tuple[str, ...]) -> str:
-    return " or ".join(filter(None, [", ".join(names[:-1]), names[-1]])) if names else "none"
-
-
-def data_source(name: str) -> DataSource:
-    """The registered source ``name``; InvalidNameError naming the known ones otherwise (or
-    saying the composition root has not run, for a built-in name)."""
-    try:
-        return _SOURCES[name]
-    except KeyError:
-        if name in BUILTIN_SOURCES:
-            raise InvalidNameError(
-                f"source {name!r} is not registered yet: call stocker_core.composition.register_all() "
-                "first (the stocker command, the Dagster definitions and the servers do)"
-            ) from None
-        raise InvalidNameError(f"unknown source {name!r}: use {_names_in_words(source_names())}") from None
 
 
 class SettingsError(StockerError, ValueError):

@@ -15,7 +15,7 @@ from stocker_core.evaluation.report_statistics import BUILTIN as BUILTIN_STATIST
 
 ROOT = Path(__file__).resolve().parents[1]
 REGISTRIES = (
-    "stocker_core.config",
+    "stocker_core.data_sources",
     "stocker_core.env.policies",
     "stocker_core.council.registry",
     "stocker_core.evaluation.report_statistics",
@@ -32,7 +32,7 @@ BUILTIN_SPECIALISTS = [
 ]
 COUNT = """
 import json
-from stocker_core import config
+from stocker_core import data_sources
 from stocker_core.council import registry
 from stocker_core.env import policies
 from stocker_core.evaluation import report_statistics
@@ -42,7 +42,7 @@ def counts():
     return {
         "policies": sorted(policies.POLICIES),
         "specialists": list(registry.SPECIALIST_NAMES),
-        "sources": [s.name for s in config.registered_sources()],
+        "sources": [s.name for s in data_sources.registered_sources()],
         "statistics": [s.name for s in report_statistics.report_statistics()],
     }
 """

@@ -8,7 +8,8 @@ from typer.testing import CliRunner
 
 from stocker_assets import pipeline_cli
 from stocker_core.cli import build_app
-from stocker_core.config import SAMPLE_UNIVERSE, Settings
+from stocker_core.config import Settings
+from stocker_core.data_sources import SAMPLE_UNIVERSE
 from stocker_core.errors import UnknownTickerError
 from stocker_core.market.sample_source import SampleSource
 from stocker_core.market.sources import check_symbols

@@ -15,8 +15,8 @@ import dagster as dg
 from pydantic import Field
 
 from stocker_core.config import Settings, activate_settings, deactivate_settings
+from stocker_core.data_sources import MarketDataSource
 from stocker_core.market.source_builder import get_source
-from stocker_core.market.sources import MarketDataSource
 from stocker_core.warehouse import Warehouse
 
 RUN_FIELDS = (
@@ -53,7 +53,7 @@ class StockerResource(dg.ConfigurableResource):
     source: str | None = Field(
         default=None,
         description="Market data source: a registered one (sample, files, yfinance, synthetic or "
-        "one added with stocker_core.config.register_source)",
+        "one added with stocker_core.data_sources.register_source)",
     )
     files_dir: str | None = Field(default=None, description="Folder of CSV/Parquet bars (files source)")
     text_dir: str | None = Field(default=None, description="news/forums/macro .jsonl folder")

@@ -27,7 +27,7 @@ from stocker_assets.definitions.progress import Progress, parse_progress
 from stocker_assets.engine.event_batch import report_materializations
 from stocker_assets.engine.run_liveness import process_tags
 from stocker_core.config import Settings, get_settings
-from stocker_core.market.sources import MarketDataSource
+from stocker_core.data_sources import MarketDataSource
 
 RANGE_START = "dagster/asset_partition_range_start"
 RANGE_END = "dagster/asset_partition_range_end"

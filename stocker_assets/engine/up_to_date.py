@@ -49,8 +49,8 @@ from stocker_assets.engine.build_outputs import BuildOutputs
 from stocker_assets.engine.runner import TickerRun
 from stocker_assets.engine.stages import RunUnit
 from stocker_core.config import Settings
+from stocker_core.data_sources import MarketDataSource
 from stocker_core.errors import StockerError
-from stocker_core.market.sources import MarketDataSource
 from stocker_core.warehouse.builds import (
     BuildDecision,
     all_fingerprints,

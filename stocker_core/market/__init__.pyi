@@ -33,7 +33,6 @@ from .quality import (
     indicator_problems as indicator_problems,
     stored_problems_by_month as stored_problems_by_month,
 )
-from .sources import MarketDataSource as MarketDataSource, SymbolInfo as SymbolInfo
 from .source_builder import get_source as get_source
 from .validation import (
     validate_ticker as validate_ticker,

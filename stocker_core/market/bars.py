@@ -3,61 +3,47 @@ bars from the configured source, else that source — one place for the whole ra
 
 from __future__ import annotations
 
+from collections.abc import Hashable
+from dataclasses import dataclass, field
 from datetime import date
 from functools import lru_cache
-from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from stocker_core.config import Settings
+from stocker_core.data_sources import MarketDataSource
 from stocker_core.errors import UnknownTickerError
 from stocker_core.market.source_builder import get_source
-from stocker_core.market.sources import MarketDataSource
 from stocker_core.warehouse.db import Warehouse
 
-if TYPE_CHECKING:
-    from stocker_core.market.synthetic import SyntheticSpec
 
+@dataclass(frozen=True)
+class _Kept:
+    """What a kept source is kept under: its name and its description's ``reuse_key``. The
+    settings that build it ride along outside the key (settings of one key build one source)."""
 
-def _folder_signature(folder: Path | None) -> tuple[tuple[str, int, int], ...]:
-    if folder is None or not folder.is_dir():
-        return ()
-    return tuple(
-        (p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in sorted(folder.iterdir()) if p.is_file()
-    )
-
-
-@lru_cache(maxsize=8)
-def _cached_source(name: str, folder: Path | None, signature: tuple) -> MarketDataSource:
-    return get_source(Settings(source=name, files_dir=folder, clock=None))
+    name: str
+    key: Hashable
+    settings: Settings = field(compare=False)
 
 
 @lru_cache(maxsize=8)
-def _cached_synthetic(spec: SyntheticSpec) -> MarketDataSource:
-    from stocker_core.market.gate import QualityGatedSource
-    from stocker_core.market.synthetic import SyntheticSource
-
-    return QualityGatedSource(SyntheticSource(spec))
+def _kept_source(kept: _Kept) -> MarketDataSource:
+    return get_source(kept.settings.model_copy(update={"clock": None}))
 
 
 def configured_source(settings: Settings) -> MarketDataSource:
-    """The configured source; file-backed ones are reused until their folder changes. Under
-    ``STOCKER_CLOCK`` the reused source is put behind the clock (``clock.ClockedSource``), so
-    moving the clock does not re-read the folder."""
+    """The configured source, built once per key of its description's ``reuse_key`` (the
+    sample once, a files folder until a file changes, the synthetic market per spec; a source
+    without one is built on each call). Under ``STOCKER_CLOCK`` the kept source is put behind
+    the clock (``clock.ClockedSource``), so moving the clock does not build it again."""
     from stocker_core.market.clock import clocked
 
-    if settings.source == "files":
-        source = _cached_source("files", settings.files_dir, _folder_signature(settings.files_dir))
-    elif settings.source == "sample":
-        source = _cached_source("sample", None, ())
-    elif settings.source == "synthetic":
-        from stocker_core.market.synthetic import SyntheticSpec
-
-        source = _cached_synthetic(SyntheticSpec.from_settings(settings))
-    else:
+    described = settings.data_source
+    if described.reuse_key is None:
         return get_source(settings)  # already behind the clock
-    return clocked(source, settings.clock)
+    kept = _kept_source(_Kept(described.name, described.reuse_key(settings), settings))
+    return clocked(kept, settings.clock)
 
 
 def warehouse_covers(

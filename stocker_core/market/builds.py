@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from stocker_core.data_sources import MarketDataSource
 from stocker_core.market.calendar import month_end
 from stocker_core.market.indicators import LOOKBACK_MONTHS, indicators_by_month
-from stocker_core.market.sources import MarketDataSource, slice_dates
+from stocker_core.market.sources import slice_dates
 from stocker_core.market.validation import partition_key
 from stocker_core.warehouse.db import Warehouse, frame_version
 

@@ -13,9 +13,9 @@ from datetime import UTC, date, datetime
 
 import pandas as pd
 
+from stocker_core.data_sources import MarketDataSource, SymbolInfo
 from stocker_core.errors import StockerError, UnknownTickerError
 from stocker_core.market.calendar import NEW_YORK, nyse, session_close
-from stocker_core.market.sources import MarketDataSource, SymbolInfo
 
 
 class ClockError(StockerError, ValueError):

@@ -5,10 +5,10 @@ window is the month being refreshed up to ``as_of`` (never past the month's end)
 back to the day after the last stored bar when the data stopped before the month began,
 and never before the ticker's first listed day.
 
-*Now* depends on the source: a live source (``yfinance``, a ``files`` folder that is kept up
-to date) is judged against the calendar up to the present; a fixed data set (the offline
-``sample``, the seeded ``synthetic`` market) can have no bar after its last day, so it is
-judged as of that day's close (``judged_as_of``).
+*Now* depends on the source, as it describes itself (``DataSource.live``): a live source
+(``yfinance``, a ``files`` folder that is kept up to date) is judged against the calendar up to
+the present; a fixed data set (the offline ``sample``, the seeded ``synthetic`` market) can
+have no bar after its last day, so it is judged as of that day's close (``judged_as_of``).
 """
 
 from __future__ import annotations
@@ -19,10 +19,8 @@ from datetime import date
 
 import pandas as pd
 
+from stocker_core.data_sources import known_source
 from stocker_core.market.calendar import month_end, nyse, session_close
-
-FIXED_SOURCES = frozenset({"sample", "synthetic"})
-"""Sources whose data is a fixed set: the offline sample and the seeded synthetic market."""
 
 MAX_MISSING_FOR_WARN = 3
 """Up to this many missing completed sessions is a warning; more is an error."""
@@ -63,11 +61,12 @@ def freshness_severity(missing: int) -> str:
 
 
 def judged_as_of(source: str | None, last_date: date | None, now: pd.Timestamp) -> pd.Timestamp:
-    """The moment a ticker's freshness is judged at (UTC): ``now`` for a live source; for a
-    fixed one (``FIXED_SOURCES``), the close of the symbol's last available day, when that
-    is earlier than ``now``."""
+    """The moment a ticker's freshness is judged at (UTC): ``now`` for a live source (or one
+    no longer registered); for a fixed one (a registered source that is not ``live``), the close
+    of the symbol's last available day, when that is earlier than ``now``."""
     now = _utc(now)
-    if source not in FIXED_SOURCES or last_date is None:
+    described = known_source(source)
+    if described is None or described.live or last_date is None:
         return now
     return min(now, session_close(pd.Timestamp(last_date).normalize()))
 

@@ -23,11 +23,12 @@ from datetime import date, datetime, timedelta
 
 import pandas as pd
 
+from stocker_core.data_sources import MarketDataSource, SymbolInfo
 from stocker_core.market.calendar import month_end
 from stocker_core.market.corrections import Correction, apply_corrections
 from stocker_core.market.frames import BarIssue
 from stocker_core.market.quality import DataQualityError, month_verdicts
-from stocker_core.market.sources import MarketDataSource, SymbolInfo, slice_dates
+from stocker_core.market.sources import slice_dates
 from stocker_core.market.validation import partition_key
 from stocker_core.warehouse.db import Warehouse, frame_version
 

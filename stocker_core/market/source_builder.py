@@ -1,18 +1,30 @@
 """Builds the market data source the settings name (``get_source``: behind the quality gate
-and the clock), and the built-in sources' factories, registered by ``register_sources`` (which
-the composition root, ``stocker_core.composition.register_all``, calls; nothing registers at
-import)."""
+and the clock), and the built-in sources: their factories and how each describes itself
+(``BUILTIN``), registered by ``register_sources`` (which the composition root,
+``stocker_core.composition.register_all``, calls; nothing registers at import)."""
 
 from __future__ import annotations
 
-from stocker_core.config import DataSource, Settings, data_source, register_source
+from collections.abc import Hashable
+from typing import TYPE_CHECKING
+
+from stocker_core.config import REFERENCE_TASKS_DIR, Settings
+from stocker_core.data_sources import (
+    DataSource,
+    MarketDataSource,
+    register_source,
+    sample_setting_defaults,
+    synthetic_setting_defaults,
+)
 from stocker_core.errors import InvalidNameError
-from stocker_core.market.sources import MarketDataSource
+
+if TYPE_CHECKING:
+    from stocker_core.market.synthetic import SyntheticSpec
 
 
 def get_source(settings: Settings) -> MarketDataSource:
-    """The registered source named by ``settings.source`` (``config.source_names()``: sample,
-    files, yfinance, synthetic and any added with ``config.register_source``), behind
+    """The registered source named by ``settings.source`` (``data_sources.source_names()``:
+    sample, files, yfinance, synthetic and any added with ``data_sources.register_source``), behind
     the quality gate (``gate.QualityGatedSource``) with ``$STOCKER_HOME/corrections.csv`` and
     the source's own vetted corrections; under ``STOCKER_CLOCK`` it reveals only bars whose
     session closed by the clock (``clock.ClockedSource``)."""
@@ -20,15 +32,15 @@ def get_source(settings: Settings) -> MarketDataSource:
     from stocker_core.market.corrections import load_corrections
     from stocker_core.market.gate import QualityGatedSource
 
-    spec = data_source(settings.source)
+    described = settings.data_source
     corrections = load_corrections(settings.home / "corrections.csv")
-    if spec.corrections is not None:
-        corrections += list(spec.corrections())
-    return QualityGatedSource(clocked(spec.factory(settings), settings.clock), corrections)
+    if described.corrections is not None:
+        corrections += list(described.corrections())
+    return QualityGatedSource(clocked(described.factory(settings), settings.clock), corrections)
 
 
-# The built-in sources' factories (their names are reserved in ``config.py``): each imports its
-# module inside the function, so an unused source costs nothing.
+# The built-in sources' factories (their names are reserved in ``data_sources.py``): each imports
+# its module inside the function, so an unused source costs nothing.
 
 
 def sample_source(settings: Settings) -> MarketDataSource:
@@ -64,9 +76,9 @@ def yfinance_source(settings: Settings) -> MarketDataSource:
 
 def synthetic_source(settings: Settings) -> MarketDataSource:
     """The seeded synthetic market of the ``STOCKER_SYNTH_*`` settings (``synthetic.SyntheticSource``)."""
-    from stocker_core.market.synthetic import SyntheticSource, SyntheticSpec
+    from stocker_core.market.synthetic import SyntheticSource
 
-    return SyntheticSource(SyntheticSpec.from_settings(settings))
+    return SyntheticSource(synthetic_spec(settings))
 
 
 def _sample_corrections() -> list:
@@ -75,13 +87,54 @@ def _sample_corrections() -> list:
     return sample_source_corrections()
 
 
+def _one_build(settings: Settings) -> Hashable:
+    """The sample is the same data whatever the settings: built once."""
+    return ()
+
+
+def files_folder_key(settings: Settings) -> Hashable:
+    """The files folder and what it holds (name, modification time, size of each file): the
+    source is built again when a file changes."""
+    folder = settings.files_dir
+    if folder is None or not folder.is_dir():
+        return (folder, ())
+    files = [p for p in sorted(folder.iterdir()) if p.is_file()]
+    return (folder, tuple((p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in files))
+
+
+def synthetic_spec(settings: Settings) -> SyntheticSpec:
+    """The seeded market of the ``STOCKER_SYNTH_*`` settings (``synthetic.SyntheticSpec``)."""
+    from stocker_core.market.synthetic import SyntheticSpec
+
+    return SyntheticSpec.from_settings(settings)
+
+
 BUILTIN: tuple[DataSource, ...] = (
-    DataSource("sample", sample_source, corrections=_sample_corrections),
-    DataSource("files", files_source),
-    DataSource("yfinance", yfinance_source),
-    DataSource("synthetic", synthetic_source),
+    DataSource(
+        "sample",
+        sample_source,
+        live=False,
+        text_folder=REFERENCE_TASKS_DIR,
+        reuse_key=_one_build,
+        corrections=_sample_corrections,
+        setting_defaults=sample_setting_defaults,
+    ),
+    DataSource("files", files_source, reuse_key=files_folder_key),
+    DataSource("yfinance", yfinance_source, online=True, fundamentals=True),
+    DataSource(
+        "synthetic",
+        synthetic_source,
+        live=False,
+        synthetic_spec=synthetic_spec,
+        reuse_key=synthetic_spec,
+        setting_defaults=synthetic_setting_defaults,
+    ),
 )
-"""The built-in sources, in the order of ``config.BUILTIN_SOURCES``."""
+"""The built-in sources, in the order of ``data_sources.BUILTIN_SOURCES``, as each describes
+itself: the offline sample (a fixed data set that ships the reference tasks' text, built once),
+a folder of files (live: kept up to date by whoever fills it; built again when a file changes),
+Yahoo Finance (online, with fundamentals; its download store keeps what it fetched) and the
+seeded synthetic market (fixed, its text generated with its bars; one build per spec)."""
 
 
 def register_sources() -> None:

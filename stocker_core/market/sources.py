@@ -1,48 +1,18 @@
-"""The market data source interface: ``MarketDataSource``, ``SymbolInfo`` and the helpers
-every source shares. ``STOCKER_SOURCE`` names a source registered in ``config.py``
-(``register_source``); ``source_builder.get_source`` builds it, and
-``source_builder.register_sources`` registers the built-in ones (from the composition root)."""
+"""The helpers every market data source shares: cutting a date range, a symbol's history
+from its frame, checking symbols against a source. The interface itself (``MarketDataSource``,
+``SymbolInfo``), the description each source gives of itself and the registry are in
+``stocker_core/data_sources.py``; ``source_builder.get_source`` builds the configured source,
+and ``source_builder.register_sources`` registers the built-in ones (from the composition
+root)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import date
-from typing import Protocol
 
 import pandas as pd
 
+from stocker_core.data_sources import MarketDataSource, SymbolInfo
 from stocker_core.errors import UnknownTickerError
-
-
-@dataclass(frozen=True)
-class SymbolInfo:
-    """What a source knows about a symbol's history."""
-
-    ticker: str
-    first_date: date
-    last_date: date
-    close_only: bool
-
-
-class MarketDataSource(Protocol):
-    """Returns normalized daily bars (see ``frames.normalize_bars``)."""
-
-    name: str
-
-    def fetch(self, ticker: str, start: date, end: date) -> pd.DataFrame:
-        """Bars with ``start <= date < end``; zero rows when the symbol has none there.
-
-        Raises UnknownTickerError for a symbol the source does not know.
-        """
-        ...
-
-    def symbol_info(self, ticker: str) -> SymbolInfo:
-        """First/last available date of a known symbol; UnknownTickerError otherwise."""
-        ...
-
-    def symbols(self) -> list[str]:
-        """Symbols the source can list (empty when it cannot enumerate, e.g. yfinance)."""
-        ...
 
 
 def slice_dates(frame: pd.DataFrame, start: date, end: date) -> pd.DataFrame:

@@ -32,7 +32,8 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from stocker_core.config import SYNTHETIC_INDEX, Settings, synthetic_ticker_names
+from stocker_core.config import Settings
+from stocker_core.data_sources import SYNTHETIC_INDEX
 from stocker_core.errors import StockerError
 from stocker_core.market.calendar import nyse, sessions
 from stocker_core.market.frames import PRICE_COLUMNS
@@ -92,7 +93,7 @@ class SyntheticSpec:
     @classmethod
     def from_settings(cls, settings: Settings) -> SyntheticSpec:
         return cls(
-            tickers=tuple(synthetic_ticker_names(settings.synth_tickers)),
+            tickers=tuple(settings.synthetic_tickers),
             ic=float(settings.synth_ic),
             seed=int(settings.synth_seed),
             start=settings.synth_start,

@@ -6,9 +6,10 @@ from datetime import date
 
 import pandas as pd
 
+from stocker_core.data_sources import SymbolInfo
 from stocker_core.errors import UnknownTickerError
 from stocker_core.market.frames import BarIssue
-from stocker_core.market.sources import SymbolInfo, info_from_frame, slice_dates
+from stocker_core.market.sources import info_from_frame, slice_dates
 from stocker_core.market.validation import validate_ticker
 
 

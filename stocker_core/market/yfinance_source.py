@@ -16,12 +16,13 @@ from functools import lru_cache
 import pandas as pd
 from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_random_exponential
 
+from stocker_core.data_sources import SymbolInfo
 from stocker_core.errors import DataSourceError, UnknownTickerError
 from stocker_core.market.download_store import DownloadStore, months_in
 from stocker_core.market.fetch_plan import contiguous_runs, is_closed, missing_months
 from stocker_core.market.frames import normalize_bars
 from stocker_core.market.rate_limit import RateLimiter
-from stocker_core.market.sources import SymbolInfo, info_from_frame, slice_dates
+from stocker_core.market.sources import info_from_frame, slice_dates
 from stocker_core.market.universe_fetch import BatchPolicy, FetchReport, Held, UniverseFetcher
 from stocker_core.market.validation import validate_ticker
 from stocker_core.market.yf_transport import (

@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from stocker_core.config import DataSource, Settings, registered_source, settings_error_line, source_names
+from stocker_core.config import Settings, settings_error_line
+from stocker_core.data_sources import DataSource, registered_source, source_names
 from stocker_core.env.episode import load_episode
 from stocker_core.evaluation.backtests import backtest
 from stocker_core.market.bars import load_bars

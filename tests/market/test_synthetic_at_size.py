@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from stocker_core.config import SYNTH_MAX_TICKERS, SYNTHETIC_INDEX, Settings, synthetic_ticker_names
+from stocker_core.config import SYNTH_MAX_TICKERS, Settings, synthetic_ticker_names
+from stocker_core.data_sources import SYNTHETIC_INDEX
 from stocker_core.market.bars import configured_source
 from stocker_core.market.frames import normalize_bars
 from stocker_core.market.sources import check_symbols

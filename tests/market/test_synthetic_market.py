@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 from pydantic import ValidationError
 
-from stocker_core.config import SYNTHETIC_INDEX, Settings, synthetic_ticker_names
+from stocker_core.config import Settings, synthetic_ticker_names
+from stocker_core.data_sources import SYNTHETIC_INDEX
 from stocker_core.errors import UnknownTickerError
 from stocker_core.market.bars import configured_source
 from stocker_core.market.calendar import sessions

@@ -73,7 +73,7 @@ def test_writes_and_hardened_reads_in_one_process_take_turns(tmp_path) -> None:
     others read through the locked read configuration all succeed (each waits its turn)."""
     from datetime import date
 
-    from stocker_core.market.sources import SymbolInfo
+    from stocker_core.data_sources import SymbolInfo
     from stocker_core.warehouse import Warehouse
     from stocker_core.web.reader import WarehouseReader
 
