@@ -186,5 +186,5 @@ def load_agent_data(
         text=_text_events(settings, warehouse),
         macro_closes=macro,
         source=origin,
-        online_fundamentals=settings.source == "yfinance",
+        online_fundamentals=settings.data_source.online and "fundamentals" in settings.data_source.serves,
     )
