@@ -31,37 +31,34 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
-from fastapi import FastAPI, Request, Response
+from fastapi import APIRouter, FastAPI, Request, Response
 from fastapi.concurrency import run_in_threadpool
 
 from stocker_core.config import Settings, get_settings
-from stocker_core.env.actions import Action
-from stocker_core.env.api_models import (
-    ErrorAnswer,
-    ResetRequest,
-    StateModel,
-    StepResponse,
-    schema_document,
-    step_request_schema,
-)
-from stocker_core.env.rewards import RewardParams, reward_terms
+from stocker_core.env import server_about, server_mcp, server_play, server_tasks, server_ws
+from stocker_core.env.api_models import ErrorAnswer
+from stocker_core.env.server_about import VERSION
 from stocker_core.env.server_guards import MAX_BODY_BYTES, BearerAuth, BodyLimit, ServerConfigError
-from stocker_core.env.server_http import client_of, json_body, json_response
-from stocker_core.env.server_mcp import RPC_REQUEST_SCHEMA, handle_mcp
-from stocker_core.env.server_service import ApiError, EnvService, check_session_id
+from stocker_core.env.server_http import json_response
+from stocker_core.env.server_service import ApiError, EnvService
 from stocker_core.env.server_sessions import (
     DEFAULT_IDLE_S,
     DEFAULT_MAX_EPISODES,
     DEFAULT_MAX_SESSIONS,
     SESSION_HEADER,
 )
-from stocker_core.env.server_tasks import mount_task_api
-from stocker_core.env.server_ws import mount_ws
+from stocker_core.env.server_ws import WsConnections
 from stocker_core.env.task_api import TaskCatalog
-from stocker_core.env.tasks import TASKS
 
 API_KEY_ENV = "STOCKER_API_KEY"
-VERSION = "1.0.0"
+ROUTERS: tuple[APIRouter, ...] = (
+    server_about.router,  # /health /metadata /schema
+    server_play.router,  # /reset /step /state /snapshot /session /restore
+    server_mcp.router,  # /mcp
+    server_ws.router,  # /ws
+    server_tasks.router,  # the task API
+)
+"""The server's routes by resource, in the order they are matched and documented."""
 
 __all__ = [
     "API_KEY_ENV",
@@ -117,13 +114,6 @@ def check_bind(host: str, api_key: str | None, insecure_no_auth: bool = False) -
     )
 
 
-def _session_id(request: Request, body: Any = None) -> str | None:
-    sid = request.headers.get(SESSION_HEADER) or request.query_params.get("session_id")
-    if sid is None and isinstance(body, dict) and isinstance(body.get("session_id"), str):
-        sid = body["session_id"]
-    return check_session_id(sid)
-
-
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     status: {"model": ErrorAnswer, "description": text}
     for status, text in {
@@ -138,28 +128,6 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     }.items()
 }
 """Documented on every route (the OpenAPI document; the schemathesis test holds the server to it)."""
-
-
-def _body_openapi(
-    schema: dict[str, Any], required: bool = True, session_header: bool = False
-) -> dict[str, Any]:
-    extra: dict[str, Any] = {
-        "requestBody": {"required": required, "content": {"application/json": {"schema": schema}}}
-    }
-    return {**extra, **_SESSION_OPENAPI} if session_header else extra
-
-
-_SESSION_OPENAPI: dict[str, Any] = {
-    "parameters": [
-        {
-            "name": SESSION_HEADER,
-            "in": "header",
-            "required": False,
-            "description": "the session_id that POST /reset returned",
-            "schema": {"type": "string"},
-        }
-    ]
-}
 
 
 def create_app(
@@ -203,123 +171,26 @@ def create_app(
         version=VERSION,
         responses=ERROR_RESPONSES,
     )
+    # what the routes read (each router's module says which)
     app.state.service = service
+    app.state.api_key = api_key
+    app.state.max_body_bytes = max_body_bytes
+    app.state.tasks = TaskCatalog(settings)
+    app.state.ws = WsConnections()
     app.state.body_stats = body_stats = {"refused": 0, "refused_bytes_read": 0}
-
-    @app.exception_handler(ApiError)
-    async def _api_error(request: Request, exc: ApiError) -> Response:
-        return json_response({"error": exc.message}, exc.status)
-
-    @app.get("/health")
-    def health() -> dict[str, Any]:
-        return {"status": "healthy", "sessions": len(service.sessions)}
-
-    @app.get("/metadata")
-    def metadata() -> dict[str, Any]:
-        return {
-            "name": "stocker",
-            "description": "Trade one ticker over an episode of trading days; reward per SPEC §1.",
-            "version": VERSION,
-            "tasks": {t.task_id: {"episode": t.key, "regime": t.regime} for t in TASKS.values()},
-            "episode_months": settings.episode_months,
-            "reward_params": RewardParams.from_settings(settings).__dict__,
-            "reward_rubric": {
-                "reward": "clip(sum of weight x metadata.breakdown[term], -1, 1)",
-                "terms": reward_terms(RewardParams.from_settings(settings)),
-            },
-            "session_header": SESSION_HEADER,
-            "max_sessions": service.sessions.max_sessions,
-            "max_sessions_per_client": service.sessions.max_per_client,
-            "session_idle_s": service.sessions.idle_s,
-            "max_body_bytes": max_body_bytes,
-            "max_cached_episodes": service.episodes.max_episodes,
-            "auth": "bearer" if api_key else "none",
-        }
-
-    @app.get("/schema")
-    def schema() -> dict[str, Any]:
-        return schema_document(Action.model_json_schema())
-
-    @app.post(
-        "/reset",
-        openapi_extra=_body_openapi(ResetRequest.model_json_schema(), required=False, session_header=True),
-        responses={200: {"model": StepResponse}},
-    )
-    async def reset(request: Request) -> Response:
-        body = await json_body(request, required=False)
-        reset_request = service.parse_reset(body)
-        sid = check_session_id(request.headers.get(SESSION_HEADER)) or reset_request.session_id
-        name = service.episode_name(reset_request)
-        loaded = service.episodes.cached(name) or await run_in_threadpool(service.load, name)
-        client = client_of(request)
-        if reset_request.include_chart:
-            return json_response(await run_in_threadpool(service.start, loaded, reset_request, sid, client))
-        return json_response(service.start(loaded, reset_request, sid, client))
-
-    @app.post(
-        "/step",
-        openapi_extra=_body_openapi(step_request_schema(Action.model_json_schema()), session_header=True),
-        responses={200: {"model": StepResponse}},
-    )
-    async def step(request: Request) -> Response:
-        body = await json_body(request)
-        sid = _session_id(request, body)
-        if isinstance(body, dict):
-            body.pop("session_id", None)
-        session = service.owned_session(sid, client_of(request))
-        wants_chart = session.include_chart or (isinstance(body, dict) and body.get("include_chart") is True)
-        if wants_chart:  # a chart may need rendering: off the event loop
-            return json_response(await run_in_threadpool(service.step, sid, body, client_of(request)))
-        return json_response(service.step(sid, body, client_of(request)))
-
-    @app.get("/state", openapi_extra=_SESSION_OPENAPI, responses={200: {"model": StateModel}})
-    async def state(request: Request) -> Response:
-        sid = _session_id(request)
-        if service.owned_session(sid, client_of(request)).include_chart:
-            return json_response(await run_in_threadpool(service.state, sid, client_of(request)))
-        return json_response(service.state(sid, client_of(request)))
-
-    @app.get("/snapshot", openapi_extra=_SESSION_OPENAPI)
-    def snapshot(request: Request) -> Response:
-        return json_response(service.snapshot(_session_id(request), client_of(request)))
-
-    @app.delete("/session", openapi_extra=_SESSION_OPENAPI)
-    def close(request: Request) -> Response:
-        return json_response(service.close(_session_id(request), client_of(request)))
-
-    @app.post(
-        "/restore",
-        openapi_extra=_body_openapi({"type": "object", "description": "GET /snapshot"}, session_header=True),
-    )
-    async def restore(request: Request) -> Response:
-        body = await json_body(request)
-        if not isinstance(body, dict) or not isinstance(body.get("episode_key"), str):
-            raise ApiError(422, "send the JSON object GET /snapshot returned")
-        sid = _session_id(request)
-        loaded = service.episodes.cached(body["episode_key"]) or await run_in_threadpool(
-            service.load, body["episode_key"]
-        )
-        return json_response(await run_in_threadpool(service.restore, loaded, body, sid, client_of(request)))
-
-    @app.post(
-        "/mcp",
-        openapi_extra=_body_openapi(RPC_REQUEST_SCHEMA, session_header=True),
-        responses={202: {"description": "only notifications were sent: no answer"}},
-    )
-    async def mcp(request: Request) -> Response:
-        """MCP over JSON-RPC 2.0 (OpenEnv 0.10's MCPToolClient): tools/list, tools/call (start_episode,
-        place_order, get_quote and the research tools), openenv/session/create and close."""
-        header = request.headers.get(SESSION_HEADER)
-        reply = await handle_mcp(service, await request.body(), header, client_of(request))
-        return Response(status_code=202) if reply is None else json_response(reply)
-
-    mount_ws(app, service, api_key, max_body_bytes)
-    mount_task_api(app, TaskCatalog(settings))
+    app.add_exception_handler(ApiError, _api_error)
+    for router in ROUTERS:
+        app.include_router(router)
     # guards (the last added runs first): the API key, then the body limit
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes, stats=body_stats)
     if api_key:
         app.add_middleware(BearerAuth, api_key=api_key)
     return app
+
+
+async def _api_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, ApiError)
+    return json_response({"error": exc.message}, exc.status)
 
 
 def serve(

@@ -9,9 +9,48 @@ from typing import Any
 from fastapi import Request, Response
 from starlette.requests import HTTPConnection
 
-from stocker_core.env.server_service import ApiError, json_bytes
+from stocker_core.env.server_service import ApiError, EnvService, json_bytes
+from stocker_core.env.server_sessions import SESSION_HEADER
 
-__all__ = ["canonical", "client_of", "json_body", "json_response"]
+__all__ = [
+    "SESSION_OPENAPI",
+    "body_openapi",
+    "canonical",
+    "client_of",
+    "env_service",
+    "json_body",
+    "json_response",
+]
+
+SESSION_OPENAPI: dict[str, Any] = {
+    "parameters": [
+        {
+            "name": SESSION_HEADER,
+            "in": "header",
+            "required": False,
+            "description": "the session_id that POST /reset returned",
+            "schema": {"type": "string"},
+        }
+    ]
+}
+"""The ``X-Session-Id`` header in a route's OpenAPI entry (routes read it themselves)."""
+
+
+def body_openapi(
+    schema: dict[str, Any], required: bool = True, session_header: bool = False
+) -> dict[str, Any]:
+    """A route's OpenAPI extra for a JSON body of ``schema`` (routes parse their bodies
+    themselves, ``json_body``), with the session header when ``session_header``."""
+    extra: dict[str, Any] = {
+        "requestBody": {"required": required, "content": {"application/json": {"schema": schema}}}
+    }
+    return {**extra, **SESSION_OPENAPI} if session_header else extra
+
+
+async def env_service(request: Request) -> EnvService:
+    """The server's ``EnvService`` (``app.state.service``, set by ``create_app``): a route's
+    dependency."""
+    return request.app.state.service
 
 
 def json_response(data: Any, status: int = 200) -> Response:

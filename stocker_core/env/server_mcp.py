@@ -28,12 +28,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from fastapi import APIRouter, Depends, Request, Response
 from fastapi.concurrency import run_in_threadpool
 
 from stocker_core.env.actions import Action
 from stocker_core.env.api_models import ResetRequest
 from stocker_core.env.research_tools import registered_research_tools
+from stocker_core.env.server_http import body_openapi, client_of, env_service, json_response
 from stocker_core.env.server_service import ApiError, EnvService
+from stocker_core.env.server_sessions import SESSION_HEADER
 
 PROTOCOL_VERSION = "2025-06-18"
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
@@ -244,3 +247,19 @@ async def handle_mcp(
         replies = [r for r in replies if r is not None]
         return replies or None
     return await call.answer(message)
+
+
+router = APIRouter()
+
+
+@router.post(
+    "/mcp",
+    openapi_extra=body_openapi(RPC_REQUEST_SCHEMA, session_header=True),
+    responses={202: {"description": "only notifications were sent: no answer"}},
+)
+async def mcp(request: Request, service: EnvService = Depends(env_service)) -> Response:
+    """MCP over JSON-RPC 2.0 (OpenEnv 0.10's MCPToolClient): tools/list, tools/call (start_episode,
+    place_order, get_quote and the research tools), openenv/session/create and close."""
+    header = request.headers.get(SESSION_HEADER)
+    reply = await handle_mcp(service, await request.body(), header, client_of(request))
+    return Response(status_code=202) if reply is None else json_response(reply)

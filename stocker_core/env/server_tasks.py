@@ -7,14 +7,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import FastAPI, Request, Response
+from fastapi import APIRouter, Depends, Request, Response
 from fastapi.concurrency import run_in_threadpool
 
 from stocker_core.env.server_http import json_body, json_response
 from stocker_core.env.server_service import ApiError
 from stocker_core.env.task_api import ENV_NAME, TaskCatalog, UnknownSplitError
 
-__all__ = ["mount_task_api"]
+__all__ = ["router"]
+
+router = APIRouter(tags=["Task API"])
 
 
 def _body_schema(*fields: str, required: tuple[str, ...] = ("split",)) -> dict[str, Any]:
@@ -49,47 +51,54 @@ async def _run(method: Any, *args: Any) -> Any:
         raise ApiError(400, str(exc)) from None
 
 
-def mount_task_api(app: FastAPI, catalog: TaskCatalog) -> None:
-    """Add the task API's routes to ``app``."""
+async def task_catalog(request: Request) -> TaskCatalog:
+    """The server's ``TaskCatalog`` (``app.state.tasks``, set by ``create_app``): a route's dependency."""
+    return request.app.state.tasks
 
-    @app.get("/list_environments", tags=["Task API"])
-    def list_environments() -> list[str]:
-        return [ENV_NAME]
 
-    @app.get("/{env_name}/splits", tags=["Task API"])
-    async def list_splits(env_name: str) -> Response:
-        _check_env(env_name)
-        return json_response(await _run(catalog.list_splits))
+@router.get("/list_environments")
+def list_environments() -> list[str]:
+    return [ENV_NAME]
 
-    @app.post("/{env_name}/tasks", tags=["Task API"], openapi_extra=_body_schema("split"))
-    async def list_tasks(env_name: str, request: Request) -> Response:
-        _check_env(env_name)
-        split = _field(await json_body(request), "split", str)
-        return json_response({"tasks": await _run(catalog.list_tasks, split), "env_name": ENV_NAME})
 
-    @app.post("/{env_name}/num_tasks", tags=["Task API"], openapi_extra=_body_schema("split"))
-    async def num_tasks(env_name: str, request: Request) -> Response:
-        _check_env(env_name)
-        split = _field(await json_body(request), "split", str)
-        return json_response({"num_tasks": await _run(catalog.num_tasks, split)})
+@router.get("/{env_name}/splits")
+async def list_splits(env_name: str, catalog: TaskCatalog = Depends(task_catalog)) -> Response:
+    _check_env(env_name)
+    return json_response(await _run(catalog.list_splits))
 
-    @app.post(
-        "/{env_name}/task",
-        tags=["Task API"],
-        openapi_extra=_body_schema("split", "index", required=("split", "index")),
-    )
-    async def get_task(env_name: str, request: Request) -> Response:
-        _check_env(env_name)
-        body = await json_body(request)
-        split, index = _field(body, "split", str), _field(body, "index", int)
-        return json_response({"task": await _run(catalog.get_task, split, index)})
 
-    range_body = _body_schema("split", "start", "stop")
+@router.post("/{env_name}/tasks", openapi_extra=_body_schema("split"))
+async def list_tasks(
+    env_name: str, request: Request, catalog: TaskCatalog = Depends(task_catalog)
+) -> Response:
+    _check_env(env_name)
+    split = _field(await json_body(request), "split", str)
+    return json_response({"tasks": await _run(catalog.list_tasks, split), "env_name": ENV_NAME})
 
-    @app.post("/{env_name}/task_range", tags=["Task API"], openapi_extra=range_body)
-    async def get_task_range(env_name: str, request: Request) -> Response:
-        _check_env(env_name)
-        body = await json_body(request)
-        split = _field(body, "split", str)
-        start, stop = _field(body, "start", int, optional=True), _field(body, "stop", int, optional=True)
-        return json_response({"tasks": await _run(catalog.get_task_range, split, start, stop)})
+
+@router.post("/{env_name}/num_tasks", openapi_extra=_body_schema("split"))
+async def num_tasks(
+    env_name: str, request: Request, catalog: TaskCatalog = Depends(task_catalog)
+) -> Response:
+    _check_env(env_name)
+    split = _field(await json_body(request), "split", str)
+    return json_response({"num_tasks": await _run(catalog.num_tasks, split)})
+
+
+@router.post("/{env_name}/task", openapi_extra=_body_schema("split", "index", required=("split", "index")))
+async def get_task(env_name: str, request: Request, catalog: TaskCatalog = Depends(task_catalog)) -> Response:
+    _check_env(env_name)
+    body = await json_body(request)
+    split, index = _field(body, "split", str), _field(body, "index", int)
+    return json_response({"task": await _run(catalog.get_task, split, index)})
+
+
+@router.post("/{env_name}/task_range", openapi_extra=_body_schema("split", "start", "stop"))
+async def get_task_range(
+    env_name: str, request: Request, catalog: TaskCatalog = Depends(task_catalog)
+) -> Response:
+    _check_env(env_name)
+    body = await json_body(request)
+    split = _field(body, "split", str)
+    start, stop = _field(body, "start", int, optional=True), _field(body, "stop", int, optional=True)
+    return json_response({"tasks": await _run(catalog.get_task_range, split, start, stop)})

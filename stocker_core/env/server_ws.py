@@ -41,7 +41,7 @@ import json
 import uuid
 from typing import Any
 
-from fastapi import FastAPI, WebSocket, WebSocketDisconnect
+from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 from fastapi.concurrency import run_in_threadpool
 from starlette.responses import JSONResponse
 
@@ -67,7 +67,7 @@ CODES = {
     429: "CAPACITY_REACHED",
 }
 
-__all__ = ["WS_PATH", "WsConnections", "error_message", "mount_ws"]
+__all__ = ["WS_PATH", "WsConnections", "error_message", "router"]
 
 
 def error_message(status: int, message: str, code: str | None = None) -> str:
@@ -221,67 +221,68 @@ def _over_cap(connections: WsConnections, service: EnvService, client: str | Non
     return None
 
 
-def mount_ws(
-    app: FastAPI, service: EnvService, api_key: str, max_message_bytes: int, idle_s: float | None = None
-) -> WsConnections:
-    """Add the ``/ws`` route to ``app``; the counter of open connections it returns is also
-    ``app.state.ws``."""
-    connections = WsConnections()
-    idle = service.sessions.idle_s if idle_s is None else idle_s
+router = APIRouter()
 
-    @app.websocket(WS_PATH)
-    async def ws_session(websocket: WebSocket) -> None:
-        if api_key and not _authorized(websocket, api_key):
-            await _refuse_handshake(websocket, 401, MISSING_KEY)
-            return
-        client = client_of(websocket)
-        attached_to = websocket.query_params.get("session_id")
-        if attached_to is not None:
-            try:
-                service.owned_session(attached_to, client)
-            except ApiError as exc:
-                await _refuse_handshake(websocket, exc.status, exc.message)
-                return
-        await websocket.accept()
-        refusal = _over_cap(connections, service, client)
-        if refusal:
-            connections.refused += 1
-            await websocket.send_text(error_message(429, refusal))
-            await websocket.close(code=CLOSE_TRY_LATER, reason="session cap reached")
-            return
-        connections.enter(client)
-        connection = _Connection(service, client, attached_to)
+
+@router.websocket(WS_PATH)
+async def ws_session(websocket: WebSocket) -> None:
+    """One connection of the protocol, over the app's ``EnvService`` (``app.state.service``),
+    API key, body limit (``max_body_bytes``: the message limit) and connection counter
+    (``app.state.ws``, a ``WsConnections``)."""
+    app_state = websocket.app.state
+    service: EnvService = app_state.service
+    api_key: str = app_state.api_key
+    max_message_bytes: int = app_state.max_body_bytes
+    connections: WsConnections = app_state.ws
+    idle = service.sessions.idle_s
+    if api_key and not _authorized(websocket, api_key):
+        await _refuse_handshake(websocket, 401, MISSING_KEY)
+        return
+    client = client_of(websocket)
+    attached_to = websocket.query_params.get("session_id")
+    if attached_to is not None:
         try:
-            while True:
-                try:
-                    event = await asyncio.wait_for(websocket.receive(), timeout=idle)
-                except TimeoutError:
-                    await websocket.send_text(
-                        error_message(408, f"idle for {idle:g} s: session closed", "SESSION_ERROR")
-                    )
-                    await websocket.close(code=1000, reason="idle")
-                    return
-                if event["type"] == "websocket.disconnect":
-                    return
-                raw = event.get("text")
-                if raw is None:
-                    raw = event.get("bytes") or b""
-                if message_size(raw, max_message_bytes) > max_message_bytes:
-                    await websocket.send_text(
-                        error_message(413, f"message over the {max_message_bytes:,}-byte limit: ignored")
-                    )
-                    continue
-                reply, go_on = await connection.answer(raw)
-                if reply is not None:
-                    await websocket.send_text(reply)
-                if not go_on:
-                    await websocket.close(code=1000)
-                    return
-        except WebSocketDisconnect:
+            service.owned_session(attached_to, client)
+        except ApiError as exc:
+            await _refuse_handshake(websocket, exc.status, exc.message)
             return
-        finally:
-            connections.leave(client)
-            connection.close()
-
-    app.state.ws = connections
-    return connections
+    await websocket.accept()
+    refusal = _over_cap(connections, service, client)
+    if refusal:
+        connections.refused += 1
+        await websocket.send_text(error_message(429, refusal))
+        await websocket.close(code=CLOSE_TRY_LATER, reason="session cap reached")
+        return
+    connections.enter(client)
+    connection = _Connection(service, client, attached_to)
+    try:
+        while True:
+            try:
+                event = await asyncio.wait_for(websocket.receive(), timeout=idle)
+            except TimeoutError:
+                await websocket.send_text(
+                    error_message(408, f"idle for {idle:g} s: session closed", "SESSION_ERROR")
+                )
+                await websocket.close(code=1000, reason="idle")
+                return
+            if event["type"] == "websocket.disconnect":
+                return
+            raw = event.get("text")
+            if raw is None:
+                raw = event.get("bytes") or b""
+            if message_size(raw, max_message_bytes) > max_message_bytes:
+                await websocket.send_text(
+                    error_message(413, f"message over the {max_message_bytes:,}-byte limit: ignored")
+                )
+                continue
+            reply, go_on = await connection.answer(raw)
+            if reply is not None:
+                await websocket.send_text(reply)
+            if not go_on:
+                await websocket.close(code=1000)
+                return
+    except WebSocketDisconnect:
+        return
+    finally:
+        connections.leave(client)
+        connection.close()

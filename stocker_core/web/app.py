@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
@@ -16,7 +16,17 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from stocker_core.config import Settings, get_settings
 from stocker_core.env.server_guards import MAX_BODY_BYTES, BearerAuth, BodyLimit
-from stocker_core.web.api import WebContext, build_api
+from stocker_core.web import (
+    api_compare,
+    api_corpus,
+    api_council,
+    api_forward,
+    api_overview,
+    api_play,
+    api_reports,
+    api_training,
+)
+from stocker_core.web.api import ERROR_RESPONSES, WebContext, require_key
 from stocker_core.web.corpus import DagsterLink
 from stocker_core.web.errors import WebError
 from stocker_core.web.pages import PAGES, render_page
@@ -26,6 +36,17 @@ from stocker_core.web.reader import WarehouseReader
 STATIC_DIR = Path(__file__).parent / "static"
 DEFAULT_PREFIX = "/web"
 DEFAULT_DAGSTER_URL = "http://127.0.0.1:3000"
+API_ROUTERS: tuple[APIRouter, ...] = (
+    api_overview.router,
+    api_play.router,
+    api_council.router,
+    api_compare.router,
+    api_forward.router,
+    api_reports.router,
+    api_training.router,
+    api_corpus.router,
+)
+"""The JSON API's routes by resource, served under ``<prefix>/api``."""
 
 
 def configured_api_key(settings: Settings) -> str | None:
@@ -70,7 +91,10 @@ def mount_web(
     app.add_middleware(BodyLimit, max_bytes=MAX_BODY_BYTES)
     if context.api_key:
         app.add_middleware(BearerAuth, api_key=context.api_key, only_under=f"{base}/api")
-    app.include_router(build_api(context), prefix=base)
+    for router in API_ROUTERS:
+        app.include_router(
+            router, prefix=f"{base}/api", dependencies=[Depends(require_key)], responses=ERROR_RESPONSES
+        )
     app.mount(f"{base}/static", StaticFiles(directory=STATIC_DIR), name="web-static")
 
     if prefix != "/":

@@ -1,0 +1,18 @@
+"""``api/corpus``: the text corpus (news, forum posts, macro events) and its Dagster links."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Depends
+
+from stocker_core.web.api import WebContext, web_context, web_errors
+from stocker_core.web.corpus import corpus_overview
+
+router = APIRouter()
+
+
+@router.get("/corpus")
+@web_errors
+def corpus(context: WebContext = Depends(web_context)) -> dict[str, Any]:
+    return corpus_overview(context.reader, context.dagster)
