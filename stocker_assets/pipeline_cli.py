@@ -6,9 +6,10 @@ from __future__ import annotations
 import os
 import sys
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -248,18 +249,61 @@ def materialize(
     from stocker_assets.definitions.build import build_definitions
     from stocker_assets.definitions.resources import StockerResource
     from stocker_assets.engine.instance import register_tickers
-    from stocker_assets.engine.lane_lifetime import wait_for_leftover_lanes
-    from stocker_assets.engine.lanes import LaneOptions, plan_units, run_units, worker_count
-    from stocker_assets.engine.materialize_progress import MaterializeProgress
-    from stocker_assets.engine.runner import months_with_data, select_assets
-    from stocker_assets.engine.stages import RunUnit, plan_stages
-    from stocker_assets.engine.up_to_date import UpToDate
-    from stocker_core.warehouse import Warehouse
 
     settings = get_settings(fresh=True)
     start, end = start or settings.main_from, end or settings.main_to  # the main job's span
-    unusable: dict[str, str] = {}
     defs = build_definitions({"stocker": StockerResource()})
+    job = _select(settings, defs, ticker, groups, skip, start, end)
+    for name, why in job.unusable.items():
+        console.print(f"[red]{name}: skipped: {why}[/red] (remove it with: stocker tickers remove {name})")
+    for name, why in sorted(file_problems(job.source).items()):
+        console.print(f"[yellow]{settings.files_dir}/{name}: {why}[/yellow]")
+    instance = _instance()
+    register_tickers(instance, [t for t in job.tickers if t not in job.unusable])
+    console.print(
+        f"source [bold]{settings.source}[/bold] → warehouse [bold]{settings.warehouse_path}[/bold]; "
+        f"groups {job.groups}"
+    )
+    started = time.perf_counter()
+    results, planner = _run_job(settings, defs, instance, job, force, allow_failed_checks)
+    _print_results(results)
+    for line in planner.disk_report():  # damaged files rebuilt, months the source dropped
+        console.print(f"[yellow]{escape(line)}[/yellow]", soft_wrap=True)
+    _print_failures(results, allow_failed_checks)
+    console.print(
+        f"warehouse: {_row_counts(settings.warehouse_path)} — total {time.perf_counter() - started:.1f}s"
+    )
+    _print_closing_notes(settings, results, job.held_back, job.tickers if job.held_back else [])
+    if job.unusable or not all(r.success for r in results):
+        raise typer.Exit(EXIT_FAILED)
+
+
+@dataclass
+class _Job:
+    """What one ``stocker materialize`` builds: its assets and checks, tickers and months."""
+
+    groups: str
+    partitioned: list
+    unpartitioned: list
+    checks: list
+    held_back: list
+    """Whole-history steps a ticker-scoped run leaves out (``whole_history_held_back``)."""
+    source: Any
+    tickers: list[str]
+    plan: dict[str, list]
+    """Each usable ticker's months with data in the range."""
+    unusable: dict[str, str]
+    """Universe tickers the source cannot serve, and why."""
+
+
+def _select(
+    settings, defs, ticker: list[str] | None, groups: str | None, skip: str, start: str, end: str
+) -> _Job:
+    """The job the options ask for (exit 2 for a bad group, asset, ticker or month)."""
+    from stocker_assets.definitions.resources import StockerResource
+    from stocker_assets.engine.runner import months_with_data, select_assets
+
+    unusable: dict[str, str] = {}
     held_back: list = []
     try:
         chosen = [g.strip() for g in (groups or DEFAULT_GROUPS).split(",")]
@@ -267,7 +311,6 @@ def materialize(
         partitioned, unpartitioned, checks = _without(skip, partitioned, unpartitioned, checks)
         if ticker and groups is None:  # a ticker's partitions, not a retraining of everything
             unpartitioned, held_back = whole_history_held_back(unpartitioned)
-        groups = ",".join(chosen)
         source = StockerResource().market_source()
         if ticker:  # asked for by name: the source must have each before the universe changes
             tickers = _known_to_source(settings, [*ticker])
@@ -283,25 +326,29 @@ def materialize(
                     unusable[name] = str(exc)
     except (StockerError, ValueError) as exc:
         fail(exc)
-    for name, why in unusable.items():
-        console.print(f"[red]{name}: skipped: {why}[/red] (remove it with: stocker tickers remove {name})")
-    for name, why in sorted(file_problems(source).items()):
-        console.print(f"[yellow]{settings.files_dir}/{name}: {why}[/yellow]")
-    instance = _instance()
-    register_tickers(instance, [t for t in tickers if t not in unusable])
-    console.print(
-        f"source [bold]{settings.source}[/bold] → warehouse [bold]{settings.warehouse_path}[/bold]; "
-        f"groups {groups}"
+    return _Job(
+        ",".join(chosen), partitioned, unpartitioned, checks, held_back, source, tickers, plan, unusable
     )
+
+
+def _run_job(settings, defs, instance, job: _Job, force: bool, allow_failed_checks: bool) -> tuple[list, Any]:
+    """Run ``job`` stage by stage on its lanes with a progress bar: (each run's result, the
+    up-to-date planner, whose disk report the command prints)."""
+    from stocker_assets.engine.lane_lifetime import wait_for_leftover_lanes
+    from stocker_assets.engine.lanes import LaneOptions, plan_units, run_units, worker_count
+    from stocker_assets.engine.materialize_progress import MaterializeProgress
+    from stocker_assets.engine.stages import RunUnit, plan_stages
+    from stocker_assets.engine.up_to_date import UpToDate
+    from stocker_core.warehouse import Warehouse
+
     results = []
-    started = time.perf_counter()
-    check_names = [s.name for c in checks for s in c.check_specs]
-    for name, months in plan.items():
-        if not months and partitioned:
+    check_names = [s.name for c in job.checks for s in c.check_specs]
+    for name, months in job.plan.items():
+        if not months and job.partitioned:
             console.print(f"[yellow]{name}: no months with data in range; skipped[/yellow]")
-    units = plan_units(plan_stages([*unpartitioned, *partitioned]), plan, checks)
+    units = plan_units(plan_stages([*job.unpartitioned, *job.partitioned]), job.plan, job.checks)
     warehouse = Warehouse(settings.warehouse_path)
-    planner = UpToDate(defs, settings, source, warehouse, list(plan), force, instance)
+    planner = UpToDate(defs, settings, job.source, warehouse, list(job.plan), force, instance)
     options = LaneOptions(worker_count(settings), allow_failed_checks=allow_failed_checks, up_to_date=planner)
     try:  # before anything runs: the lanes of a killed earlier run must be gone
         wait_for_leftover_lanes(settings.home, console.print)
@@ -328,8 +375,13 @@ def materialize(
 
         for unit in run_units(instance, defs, units, options, on_start, on_done, console.print):
             console.print(f"[yellow]{unit.label} not run: an earlier run failed[/yellow]")
-        _mark_empty_months(instance, source, plan, partitioned, progress)
+        _mark_empty_months(instance, job.source, job.plan, job.partitioned, progress)
     _report_skipped(instance, skipped_units, len(units))
+    return results, planner
+
+
+def _print_results(results: list) -> None:
+    """The ``Materialized`` table: each run's months, Dagster runs, seconds and status."""
     table = Table(title="Materialized")
     for col in ("run of", "months", "runs (job: id)", "seconds", "status"):
         table.add_column(col)
@@ -342,15 +394,6 @@ def materialize(
         runs = "\n".join(f"{job}: {run_id[:8]}" for job, run_id in r.runs) or "–"
         table.add_row(r.ticker, str(r.months or "–"), runs, f"{r.seconds:.1f}", status)
     console.print(table)
-    for line in planner.disk_report():  # damaged files rebuilt, months the source dropped
-        console.print(f"[yellow]{escape(line)}[/yellow]", soft_wrap=True)
-    _print_failures(results, allow_failed_checks)
-    console.print(
-        f"warehouse: {_row_counts(settings.warehouse_path)} — total {time.perf_counter() - started:.1f}s"
-    )
-    _print_closing_notes(settings, results, held_back, tickers if held_back else [])
-    if unusable or not all(r.success for r in results):
-        raise typer.Exit(EXIT_FAILED)
 
 
 def _report_skipped(instance, skipped: list, total: int) -> None:

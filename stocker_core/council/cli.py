@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import json
 from datetime import date
+from typing import TYPE_CHECKING
 
 import typer
 
 from stocker_core.cli_support import fail
 from stocker_core.errors import StockerError
+
+if TYPE_CHECKING:  # pandas is imported where used, so `stocker --help` stays fast
+    import pandas as pd
+
+    from stocker_core.council.models import CouncilDecision
 
 council_app = typer.Typer(help="The council of seven specialists and its moderator.", no_args_is_help=True)
 
@@ -59,45 +65,11 @@ def vote(
     ),
 ) -> None:
     """Print the seven votes and the moderator's decision for one day."""
-    import pandas as pd
-
-    from stocker_core.config import get_settings
-    from stocker_core.context.decision import PortfolioState, load_council_inputs
-    from stocker_core.council.backends import get_backend, get_moderator
-    from stocker_core.council.voting import Council
-    from stocker_core.env.peers import context_symbols
-    from stocker_core.market.validation import validate_day
-
     try:
-        settings = get_settings(fresh=True)
         symbol, start = _resolve(task, episode, ticker)
-        task_peers, task_commodity = context_symbols(symbol, settings)
-        when = pd.Timestamp(validate_day(day))  # YYYY-MM-DD only, as --help says
-        inputs = load_council_inputs(
-            symbol,
-            when,
-            when,
-            peers=tuple(p.strip() for p in peers.split(",")) if peers else task_peers,
-            commodity=commodity or task_commodity,
-            settings=settings,
+        when, decision, prompts = _decide_day(
+            symbol, start, day, peers, commodity, cash, position, backend, show_prompts
         )
-        days = inputs.trading_days(max(pd.Timestamp(start), when - pd.Timedelta(days=400)), when)
-        if not days or days[-1] != when:
-            raise StockerError(
-                f"{symbol} has no bar on {when.date()} (not a trading day, "
-                "or outside the data): pick a trading day"
-            )
-        step = sum(1 for d in days if d >= pd.Timestamp(start)) - 1
-        portfolio = PortfolioState(
-            cash=settings.starting_cash if cash is None else cash, position=position, step=max(step, 0)
-        )
-        council = Council(
-            get_backend(settings, name=backend),
-            get_moderator(settings, cost_rate=settings.transaction_cost),
-        )
-        ctx = inputs.context(when, portfolio)
-        decision = council.decide(ctx)
-        prompts = sent_prompts(council, ctx, decision) if show_prompts else None
     except StockerError as exc:
         fail(exc)
     payload = {
@@ -113,6 +85,64 @@ def vote(
     if as_json:
         typer.echo(json.dumps(payload, indent=2))
         return
+    _print_decision(symbol, when, decision, prompts)
+
+
+def _decide_day(
+    symbol: str,
+    start: date,
+    day: str,
+    peers: str | None,
+    commodity: str | None,
+    cash: float | None,
+    position: int,
+    backend: str | None,
+    show_prompts: bool,
+) -> tuple[pd.Timestamp, CouncilDecision, list[dict] | None]:
+    """(the day, the council's decision on it, the prompts it sent when ``show_prompts``) for
+    ``symbol`` in an episode from ``start`` (``date.min``: none), the options as ``vote`` got them."""
+    import pandas as pd
+
+    from stocker_core.config import get_settings
+    from stocker_core.context.decision import PortfolioState, load_council_inputs
+    from stocker_core.council.backends import get_backend, get_moderator
+    from stocker_core.council.voting import Council
+    from stocker_core.env.peers import context_symbols
+    from stocker_core.market.validation import validate_day
+
+    settings = get_settings(fresh=True)
+    task_peers, task_commodity = context_symbols(symbol, settings)
+    when = pd.Timestamp(validate_day(day))  # YYYY-MM-DD only, as --help says
+    inputs = load_council_inputs(
+        symbol,
+        when,
+        when,
+        peers=tuple(p.strip() for p in peers.split(",")) if peers else task_peers,
+        commodity=commodity or task_commodity,
+        settings=settings,
+    )
+    days = inputs.trading_days(max(pd.Timestamp(start), when - pd.Timedelta(days=400)), when)
+    if not days or days[-1] != when:
+        raise StockerError(
+            f"{symbol} has no bar on {when.date()} (not a trading day, "
+            "or outside the data): pick a trading day"
+        )
+    step = sum(1 for d in days if d >= pd.Timestamp(start)) - 1
+    portfolio = PortfolioState(
+        cash=settings.starting_cash if cash is None else cash, position=position, step=max(step, 0)
+    )
+    council = Council(
+        get_backend(settings, name=backend), get_moderator(settings, cost_rate=settings.transaction_cost)
+    )
+    ctx = inputs.context(when, portfolio)
+    decision = council.decide(ctx)
+    return when, decision, sent_prompts(council, ctx, decision) if show_prompts else None
+
+
+def _print_decision(
+    symbol: str, when: pd.Timestamp, decision: CouncilDecision, prompts: list[dict] | None
+) -> None:
+    """The votes as a table, the decision, and the prompts when asked for."""
     from rich.console import Console
     from rich.table import Table
 
