@@ -27,8 +27,9 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from stocker_core.cli_support import EXIT_FAILED, fail
-from stocker_core.config import MAX_SEED, Settings, use_settings
+from stocker_core.config import Settings, use_settings
 from stocker_core.errors import StockerError
+from stocker_core.settings.values import MAX_SEED
 
 if TYPE_CHECKING:  # the check's library loads pandas: imported where used, so `stocker --help` stays fast
     from stocker_core.moderator.learning_check import LearningCheckConfig

@@ -156,7 +156,7 @@ def tickers_remove(tickers: list[str]) -> None:
 
 def _month(value: str | None, option: str = "--from/--to") -> date | None:
     """``--from``/``--to`` as the month settings read it (``YYYY-MM`` or a day, ASCII digits)."""
-    from stocker_core.config import parse_month_setting
+    from stocker_core.settings.values import parse_month_setting
 
     if value is None:
         return None

@@ -72,19 +72,27 @@ def load_class(path: str) -> type:
 
 
 def attribute_docstrings(cls: type) -> dict[str, str]:
-    """``{field: docstring}`` for the string literals written right under a class's fields."""
-    tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
-    body = tree.body[0].body  # type: ignore[attr-defined]
+    """``{field: docstring}`` for the string literals written right under a class's fields,
+    its own and those it inherits from the project's classes (``Settings`` composes the
+    settings of each area, ``stocker_core.settings``)."""
     found: dict[str, str] = {}
-    for node, after in zip(body, body[1:], strict=False):
-        if (
-            isinstance(node, ast.AnnAssign)
-            and isinstance(node.target, ast.Name)
-            and isinstance(after, ast.Expr)
-            and isinstance(after.value, ast.Constant)
-            and isinstance(after.value.value, str)
-        ):
-            found[node.target.id] = inspect.cleandoc(after.value.value)
+    for owner in reversed(cls.__mro__):
+        if owner.__module__.partition(".")[0] not in {"stocker_core", "stocker_assets"} and owner is not cls:
+            continue
+        try:
+            tree = ast.parse(textwrap.dedent(inspect.getsource(owner)))
+        except (OSError, TypeError):  # made at run time (pydantic's create_model): no source of its own
+            continue
+        body = tree.body[0].body  # type: ignore[attr-defined]
+        for node, after in zip(body, body[1:], strict=False):
+            if (
+                isinstance(node, ast.AnnAssign)
+                and isinstance(node.target, ast.Name)
+                and isinstance(after, ast.Expr)
+                and isinstance(after.value, ast.Constant)
+                and isinstance(after.value.value, str)
+            ):
+                found[node.target.id] = inspect.cleandoc(after.value.value)
     return found
 
 

@@ -9,8 +9,8 @@ import json
 import typer
 
 from stocker_core.cli_support import EXIT_FAILED, fail
-from stocker_core.config import MAX_SEED
 from stocker_core.errors import StockerError
+from stocker_core.settings.values import MAX_SEED
 
 agent_app = typer.Typer(help="The tool-using single agent (SPEC §2).", no_args_is_help=True)
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from stocker_core.config import BackendName, Settings
+from stocker_core.config import Settings
 from stocker_core.context.decision import DecisionContext
 from stocker_core.council.analysts import RULE_REVISIONS, RULES_VERSION, rule_vote
 from stocker_core.council.models import SpecialistVote
@@ -18,6 +18,7 @@ from stocker_core.council.roles import OUTPUT_RULES, ROLES, prompt_mask
 from stocker_core.errors import InvalidNameError
 from stocker_core.lm.choices import confidence_of, expected_value
 from stocker_core.lm.clients import ChatClient, LLMRejected, decision_day, user_text
+from stocker_core.settings.council import BackendName
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,8 @@ from typing import Any
 import typer
 
 from stocker_core.cli_support import fail
-from stocker_core.config import MAX_SEED
 from stocker_core.errors import StockerError
+from stocker_core.settings.values import MAX_SEED
 
 episode_app = typer.Typer(help="Inspect and play episodes.", no_args_is_help=True)
 

@@ -8,8 +8,8 @@ from typing import Any
 import typer
 
 from stocker_core.cli_support import EXIT_FAILED, fail
-from stocker_core.config import MAX_SEED
 from stocker_core.errors import StockerError
+from stocker_core.settings.values import MAX_SEED
 
 commands = typer.Typer()
 """What this area adds to ``stocker``: ``backtest``, ``splits`` and ``report``."""

@@ -5,15 +5,14 @@ from __future__ import annotations
 import re
 from datetime import date
 
-from stocker_core.config import TICKER_PATTERN as TICKER_PATTERN  # the one rule, kept in the settings' floor
-from stocker_core.config import TICKER_WORDS, is_ticker
 from stocker_core.errors import InvalidNameError
+from stocker_core.settings.values import FIRST_MONTH, LAST_MONTH, TICKER_WORDS, is_ticker
+from stocker_core.settings.values import (
+    TICKER_PATTERN as TICKER_PATTERN,  # the one rule, on the settings' floor
+)
 
 MONTH_PATTERN = re.compile(r"^\d{4}-\d{2}-01$")
 DAY_PATTERN = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-FIRST_MONTH, LAST_MONTH = date(1800, 1, 1), date(2200, 12, 1)
-"""The months a partition or episode key may name: well inside the dates pandas can hold
-(1677-2262), so an episode's window and its sessions always exist."""
 
 
 def validate_ticker(ticker: str) -> str:

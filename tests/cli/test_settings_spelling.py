@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from stocker_core.config import get_settings, parse_month_setting, synthetic_ticker_names
+from stocker_core.config import get_settings
+from stocker_core.settings.sources import synthetic_ticker_names
+from stocker_core.settings.values import parse_month_setting
 
 
 @pytest.mark.parametrize(

@@ -11,12 +11,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from stocker_core.config import SYNTH_MAX_TICKERS, Settings, synthetic_ticker_names
+from stocker_core.config import Settings
 from stocker_core.data_sources import SYNTHETIC_INDEX
 from stocker_core.market.bars import configured_source
 from stocker_core.market.frames import normalize_bars
 from stocker_core.market.sources import check_symbols
 from stocker_core.market.synthetic import SyntheticSpec, _clean_bars, synthetic_market
+from stocker_core.settings.sources import SYNTH_MAX_TICKERS, synthetic_ticker_names
 
 START = date(2020, 1, 1)
 FEW_MONTHS = 0.25  # three months of sessions: enough to compare paths, fast at 2,000 tickers

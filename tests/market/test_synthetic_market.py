@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from pydantic import ValidationError
 
-from stocker_core.config import Settings, synthetic_ticker_names
+from stocker_core.config import Settings
 from stocker_core.data_sources import SYNTHETIC_INDEX
 from stocker_core.errors import UnknownTickerError
 from stocker_core.market.bars import configured_source
@@ -25,6 +25,7 @@ from stocker_core.market.synthetic import (
     _factor,
     synthetic_market,
 )
+from stocker_core.settings.sources import synthetic_ticker_names
 
 SPEC = SyntheticSpec(tickers=("SYN1", "SYN2", "SYN3"), ic=0.1, seed=11, start=date(2015, 1, 1), years=4.0)
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from stocker_core.cli_support import EXIT_FAILED, fail
-from stocker_core.config import MAX_SEED
+from stocker_core.settings.values import MAX_SEED
 
 if TYPE_CHECKING:
     from stocker_core.baselines.drl.store import DrlTrainingResult
