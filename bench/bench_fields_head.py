@@ -166,9 +166,10 @@ def main() -> None:
 
     from stocker_core.composition import register_all
     from stocker_core.lm.checkpoints import restore_trainable, trainable_state
-    from stocker_core.lm.factory import create_base, lora_config
+    from stocker_core.lm.factory import create_base
     from stocker_core.lm.frozen_prefix import FrozenPrefix, adapted_from
     from stocker_core.lm.layer_features import varying_positions
+    from stocker_core.lm.lora import lora_config
     from stocker_core.lm.runtime import quiet_libraries, seed_everything
     from stocker_core.moderator.answers import _answer_ids, _prompt_ids
     from stocker_core.moderator.generation import render_prompt
@@ -185,7 +186,7 @@ def main() -> None:
     c0 = cpu()
     policy = create_base(config.model_spec())
     policy.prompt_style = "compact"
-    policy.model = get_peft_model(policy.model, lora_config(config.model_spec(), policy.model))
+    policy.model = get_peft_model(policy.model, lora_config(config.lora_spec(), policy))
     start = adapted_from(policy.model)
     heads = {
         split: [

@@ -27,6 +27,7 @@ import random
 import resource
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from stocker_core.composition import register_all
@@ -95,8 +96,9 @@ def main() -> None:
     from peft import get_peft_model
 
     from stocker_core.lm import choices
-    from stocker_core.lm.factory import ModelSpec, load_smollm2, lora_config
+    from stocker_core.lm.factory import load_smollm2
     from stocker_core.lm.frozen_prefix import FrozenPrefix, adapted_from
+    from stocker_core.lm.lora import LoraSpec, lora_config
     from stocker_core.moderator import answers
     from stocker_core.moderator.generation import render_prompt
     from stocker_core.moderator.prompts import prompt_text, prompt_words
@@ -133,7 +135,7 @@ def main() -> None:
     pick = list(range(args.batch))
 
     # 1. frozen prefix vs LoRA on every block through the whole model
-    every = get_peft_model(base, lora_config(ModelSpec(name="smollm2")))
+    every = get_peft_model(base, lora_config(LoraSpec(), loaded))
     every_params = sum(p.numel() for p in every.parameters() if p.requires_grad)
 
     def step_every() -> None:
@@ -143,7 +145,7 @@ def main() -> None:
 
     full_step = measure(step_every)
     base = every.unload()  # the plain model back, no adapter
-    top = get_peft_model(base, lora_config(ModelSpec(name="smollm2", lora_layers=args.top), base))
+    top = get_peft_model(base, lora_config(LoraSpec(layers=args.top), replace(loaded, model=base)))
     start = adapted_from(top)
     top_params = sum(p.numel() for p in top.parameters() if p.requires_grad)
     c = cpu()
@@ -215,7 +217,7 @@ def main() -> None:
 
     # 4. threads, on the frozen-prefix training step
     top = get_peft_model(
-        merged_model, lora_config(ModelSpec(name="smollm2", lora_layers=args.top), merged_model)
+        merged_model, lora_config(LoraSpec(layers=args.top), replace(loaded, model=merged_model))
     )
     prefix = FrozenPrefix.build(top, heads[: args.batch], tails, adapted_from(top), "cpu")
     timings = {}

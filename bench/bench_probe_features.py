@@ -174,7 +174,7 @@ def split_states(check: Any, home: Path, train_cap: int) -> tuple[States, States
     from stocker_core.evaluation.splits import SplitConfig
     from stocker_core.evaluation.steps import compute_and_store_splits
     from stocker_core.moderator.config import load_config
-    from stocker_core.moderator.grpo import capped, reward_table
+    from stocker_core.moderator.reward_regression import capped, reward_table
     from stocker_core.moderator.training import prepare_data
     from stocker_core.warehouse.db import Warehouse
 

@@ -38,11 +38,11 @@ def main() -> None:
         build_tiny,
         load_smollm2,
         load_with_adapter,
-        lora_config,
         save_base,
     )
+    from stocker_core.lm.lora import lora_config
     from stocker_core.moderator.config import TrainingConfig
-    from stocker_core.moderator.grpo import run_grpo
+    from stocker_core.moderator.reward_regression import run_reward_regression
     from stocker_core.moderator.rewards import ExcessReward, RolloutReward
     from stocker_core.moderator.sft import run_sft
     from stocker_core.moderator.training import prepare_data
@@ -81,10 +81,11 @@ def main() -> None:
     sft = run_sft(tiny, data.rows, config, home / "tiny_sft")
     print(f"tiny SFT: {sft.steps} steps in {sft.wall_seconds:.1f} s")
     policy = load_with_adapter(home / "tiny_base", home / "tiny_sft", trainable=True)
-    result, _ = run_grpo(policy, data.rows, data.train_contexts, config, home / "tiny_grpo")
+    result, _ = run_reward_regression(policy, data.rows, data.train_contexts, config, home / "tiny_grpo")
     per_step = result.wall_seconds / result.steps
     print(
-        f"tiny GRPO: {result.steps} steps x {config.grpo_prompts} states x 9 answers: {per_step:.3f} s/step"
+        f"tiny reward regression: {result.steps} steps x {config.grpo_prompts} states x 9 answers: "
+        f"{per_step:.3f} s/step"
     )
 
     if args.skip_smollm2 or importlib.util.find_spec(SMOLLM2_PACKAGE) is None:
@@ -93,7 +94,7 @@ def main() -> None:
     started = time.perf_counter()
     smol = load_smollm2()
     print(f"smollm2 load (GGUF -> plain fp32 model): {time.perf_counter() - started:.1f} s")
-    smol.model = get_peft_model(smol.model, lora_config(config.model_spec()))
+    smol.model = get_peft_model(smol.model, lora_config(config.lora_spec(), smol))
     smol_config = config.model_copy(
         update={
             "grpo_steps": args.smollm2_steps,
@@ -101,9 +102,14 @@ def main() -> None:
             "grpo_learning_rate": 1e-4,
         }
     )
-    result, _ = run_grpo(smol, data.rows, data.train_contexts, smol_config, home / "smollm2_grpo")
+    result, _ = run_reward_regression(
+        smol, data.rows, data.train_contexts, smol_config, home / "smollm2_grpo"
+    )
     per_step = result.wall_seconds / max(result.steps, 1)
-    print(f"smollm2 GRPO: {result.steps} steps x 4 states x 9 answers: {per_step:.1f} s/step on CPU")
+    print(
+        f"smollm2 reward regression: {result.steps} steps x 4 states x 9 answers: "
+        f"{per_step:.1f} s/step on CPU"
+    )
 
 
 if __name__ == "__main__":

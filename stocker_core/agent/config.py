@@ -9,18 +9,27 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from stocker_core.agent.errors import AgentError
 from stocker_core.config import config_problems
+from stocker_core.lm.forward_return import MAX_HORIZON
+from stocker_core.lm.lora import LoraFields
+from stocker_core.lm.tiny_model import TinyModelFields
 
 DEFAULT_THETA = 0.015
 THETA_GRID = (0.010, 0.015, 0.020)
 
 
-class AgentConfig(BaseSettings):
+class AgentConfig(
+    TinyModelFields.with_defaults(tiny_hidden_size=96, tiny_intermediate_size=192),
+    LoraFields.with_defaults(lora_r=8, lora_alpha=16),
+    BaseSettings,
+):
     """Settings of the agent; each field can be set as ``STOCKER_AGENT_<FIELD>``.
 
     Loop: ``max_tool_calls`` per decision, ``max_turns`` (tool turns plus the answer).
     Reward: ``theta`` and ``horizon`` of the result score, ``w_format`` / ``w_tool`` of the
     process score, the reasoning length range. Model and training: ``model`` (``tiny``,
-    ``smollm2``, a Hub id or folder), the warm start and RL budgets.
+    ``smollm2``, a Hub id or folder), the warm start and RL budgets. The tiny model's sizes and
+    the LoRA are the language-model floor's blocks (``lm.tiny_model``, ``lm.lora``), the tiny
+    model smaller than the moderator's and the adapter of rank 8.
     """
 
     model_config = SettingsConfigDict(env_prefix="STOCKER_AGENT_", extra="forbid", allow_inf_nan=False)
@@ -32,7 +41,7 @@ class AgentConfig(BaseSettings):
     )
     # reward
     theta: float = Field(default=DEFAULT_THETA, gt=0, lt=0.5, description="result score band")
-    horizon: int = Field(default=5, ge=1, le=60, description="forward return horizon, trading days")
+    horizon: int = Field(default=5, ge=1, le=MAX_HORIZON, description="forward return horizon, trading days")
     result_mode: Literal["graded", "band"] = Field(
         default="graded",
         description="graded: the decision's excess over buy-and-hold after costs in units of θ, clipped to "
@@ -60,14 +69,6 @@ class AgentConfig(BaseSettings):
     )
     seed: int = Field(default=0, ge=0, description="seed of the tiny model, the pairs drawn and sampling")
     threads: int = Field(default=1, ge=1, description="torch CPU threads")
-    tiny_hidden_size: int = Field(
-        default=96, ge=1, le=8_192, description="hidden size of the tiny model (a multiple of tiny_heads)"
-    )
-    tiny_intermediate_size: int = Field(
-        default=192, ge=1, le=32_768, description="MLP size of the tiny model"
-    )
-    tiny_layers: int = Field(default=2, ge=1, le=64, description="layers of the tiny model")
-    tiny_heads: int = Field(default=4, ge=1, le=256, description="attention heads of the tiny model")
     max_new_tokens: int = Field(default=40, ge=4, description="tokens per turn")
     # supervised warm start on scripted traces
     sft_steps: int = Field(default=150, ge=0, description="steps of the supervised warm start")
@@ -107,8 +108,6 @@ class AgentConfig(BaseSettings):
         description="format: the tool script with balanced decisions and no verdict before the answer; "
         "scripted: agent_scripted's trend-following traces (measured to fight the news signal)",
     )
-    lora_r: int = Field(default=8, ge=1, description="LoRA rank of the RL adapter")
-    lora_alpha: int = Field(default=16, ge=1, description="LoRA alpha of the RL adapter")
     eval_every: int = Field(default=15, ge=1, description="RL steps between validation points")
     max_train_pairs: int = Field(default=400, ge=1, description="(ticker, date) pairs sampled for training")
     max_valid_pairs: int = Field(default=60, ge=1, description="held-out pairs for the curves")
@@ -120,10 +119,6 @@ class AgentConfig(BaseSettings):
             raise ValueError("max_turns must leave room for a tool turn and the answer")
         if self.min_reasoning_words > self.max_reasoning_words:
             raise ValueError("min_reasoning_words must not exceed max_reasoning_words")
-        if self.tiny_hidden_size % self.tiny_heads:
-            raise ValueError(
-                f"tiny_hidden_size {self.tiny_hidden_size} must be a multiple of tiny_heads {self.tiny_heads}"
-            )
         return self
 
     def public(self) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from stocker_core.agent.errors import AgentError, NoForwardReturnError
 from stocker_core.config import Settings
 from stocker_core.context.point_in_time import point_in_time, visible_events
 from stocker_core.errors import StockerError
+from stocker_core.lm.forward_return import forward_return
 from stocker_core.market.indicators import compute_indicators
 from stocker_core.text.events import TextEvents, publication_times
 from stocker_core.warehouse.db import Warehouse
@@ -119,15 +120,17 @@ class AgentData:
         return i < len(self._dates) and pd.Timestamp(self._dates[i]) == day
 
     def forward_return(self, day: pd.Timestamp, horizon: int) -> float:
-        """close[D + horizon sessions] / close[D] - 1 — the reward's only look ahead."""
+        """close[D + horizon sessions] / close[D] - 1 (``lm.forward_return``) — the reward's
+        only look ahead."""
         i = int(np.searchsorted(self._dates, np.datetime64(day), "left"))
         if i >= len(self._dates) or pd.Timestamp(self._dates[i]) != day:
             raise AgentError(f"{day.date()} is not a trading day of {self.ticker}")
-        if i + horizon >= len(self._closes):
+        ahead = forward_return(self._closes, i, horizon)
+        if ahead is None:
             raise NoForwardReturnError(
                 f"{self.ticker} {day.date()}: fewer than {horizon} later sessions to score the decision"
             )
-        return float(self._closes[i + horizon] / self._closes[i] - 1.0)
+        return ahead
 
     def forward_day(self, day: pd.Timestamp, horizon: int) -> pd.Timestamp | None:
         """The session ``horizon`` sessions after ``day`` (None past the data)."""
@@ -157,7 +160,7 @@ def load_agent_data(
     """``ticker``'s bars (warehouse first, else the configured source) up to ``end``
     (exclusive; default: all), stored or folder text events, and every macro symbol the
     source has. Missing macro symbols are left out (the macro tool says so)."""
-    from stocker_core.market.bars import OTHER_SOURCES, load_bars
+    from stocker_core.market.bars import load_bars, missing_bars_hint
     from stocker_core.market.validation import validate_ticker
 
     ticker = validate_ticker(ticker)
@@ -166,7 +169,7 @@ def load_agent_data(
     last = end or date(2100, 1, 1)
     bars, origin = load_bars(settings, ticker, None, last, warehouse)
     if bars.empty:
-        hint = OTHER_SOURCES.get(settings.source, "pick another ticker")
+        hint = missing_bars_hint(settings, "pick another ticker")
         raise AgentError(f"no bars for {ticker} in the warehouse or the {settings.source!r} source; {hint}")
     macro: dict[str, pd.DataFrame] = {}
     for symbol in macro_symbols:

@@ -28,6 +28,7 @@ from stocker_core.agent.scoring import run_scored
 from stocker_core.agent.sequences import encode_trace
 from stocker_core.agent.trace import Trace
 from stocker_core.lm.factory import LoadedModel
+from stocker_core.lm.lora import lora_config
 from stocker_core.lm.policy_gradient import (
     PgLog,
     PgStep,
@@ -39,14 +40,6 @@ from stocker_core.lm.policy_gradient import (
     trainable_optimizer,
     zero_spread_share,
 )
-
-
-def agent_lora_config(config: AgentConfig) -> Any:
-    """LoRA on every linear layer but the output head; the tiny model also trains its
-    embeddings and head in full (``lm.factory.lora_settings``)."""
-    from stocker_core.lm.factory import TINY, lora_settings
-
-    return lora_settings(config.lora_r, config.lora_alpha, train_io=config.model == TINY)
 
 
 def rl_step(
@@ -116,7 +109,7 @@ def train_rl(
     after the last."""
     from peft import get_peft_model
 
-    loaded.model = get_peft_model(loaded.model, agent_lora_config(config))
+    loaded.model = get_peft_model(loaded.model, lora_config(config.lora_spec(), loaded))
     if on_eval is not None:
         on_eval(0)
     optimizer = trainable_optimizer(loaded.model, config.rl_learning_rate)

@@ -34,7 +34,7 @@ def build_tiny_agent(config: AgentConfig) -> LoadedModel:
 
     tokenizer = build_word_tokenizer(vocabulary())
     tokenizer.model_max_length = TINY_CONTEXT
-    model = tiny_llama(tokenizer, config, context=TINY_CONTEXT)
+    model = tiny_llama(tokenizer, config.tiny_model_spec(), config.seed, context=TINY_CONTEXT)
     device, _ = device_and_dtype()
     return LoadedModel(model.to(device), tokenizer, TINY, "words", device)
 

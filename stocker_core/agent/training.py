@@ -231,9 +231,9 @@ def train_agent(
     if log is None:  # no RL steps: save an untouched adapter so the layout stays the same
         from peft import get_peft_model
 
-        from stocker_core.agent.grpo import agent_lora_config
+        from stocker_core.lm.lora import lora_config
 
-        loaded.model = get_peft_model(loaded.model, agent_lora_config(config))
+        loaded.model = get_peft_model(loaded.model, lora_config(config.lora_spec(), loaded))
     loaded.model.save_pretrained(adapter_dir)
     from stocker_core.agent.evaluation import valid_window_records
     from stocker_core.env.rewards import RewardParams

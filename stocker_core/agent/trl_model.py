@@ -103,7 +103,7 @@ def trl_chat_model(name: str, seed: int = 0) -> tuple[Any, Any]:
 
     if name == TINY:
         tokenizer = tiny_chat_tokenizer()
-        return tiny_llama(tokenizer, AgentConfig(seed=seed), context=8192), tokenizer
+        return tiny_llama(tokenizer, AgentConfig().tiny_model_spec(), seed, context=8192), tokenizer
     loaded = load_smollm2() if name == SMOLLM2 else load_pretrained(name, load_in_4bit=False)
     if name == SMOLLM2:
         loaded.tokenizer.chat_template = qwen_template()

@@ -41,9 +41,9 @@ def warm_start(
     if lora:
         from peft import get_peft_model
 
-        from stocker_core.agent.grpo import agent_lora_config
+        from stocker_core.lm.lora import lora_config
 
-        model = get_peft_model(model, agent_lora_config(config))
+        model = get_peft_model(model, lora_config(config.lora_spec(), loaded))
     encoded = [encode_trace(loaded, t, tools, config.max_tool_calls) for t in traces]
     params = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(params, lr=config.sft_learning_rate, weight_decay=0.0)

@@ -1,5 +1,7 @@
 """The language-model floor, below the council, the moderator and the agent: the model
-factory (``tiny``, ``smollm2``, any Hugging Face id) built from a ``ModelSpec``, the word
+factory (``tiny``, ``smollm2``, any Hugging Face id) built from a ``ModelSpec``, the tiny
+model's sizes and the one LoRA spec and builder (each with the block of config fields both
+learners' configs share), the forward return both learners' rewards read, the word
 tokenizer over a vocabulary it is given, the training runtime, the LLM clients (OpenAI-
 compatible HTTP, local ``transformers``) and their limits, scored choices (one
 implementation for inference and training) and the policy-gradient machinery.

@@ -7,8 +7,10 @@ from .factory import (
     create_base as create_base,
     load_base as load_base,
     load_with_adapter as load_with_adapter,
-    lora_config as lora_config,
 )
+from .lora import LoraSpec as LoraSpec, lora_config as lora_config
+from .tiny_model import TinyModelSpec as TinyModelSpec
+from .forward_return import forward_return as forward_return
 from .tokenizer import build_word_tokenizer as build_word_tokenizer
 from .choices import score_choices as score_choices, answer_logits as answer_logits
 from .clients import (

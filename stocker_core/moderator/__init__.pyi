@@ -20,6 +20,6 @@ from .selection import (
 from .votes import episode_votes as episode_votes
 from .rewards import RolloutReward as RolloutReward
 from .sft import run_sft as run_sft
-from .grpo import run_grpo as run_grpo
+from .reward_regression import run_reward_regression as run_reward_regression
 from .training import StageReport as StageReport, train as train, model_dir as model_dir
 from .policy import ModeratorPolicy as ModeratorPolicy

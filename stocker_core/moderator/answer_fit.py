@@ -1,7 +1,7 @@
 """Fitting the moderator's nine answers to their known rewards: the loop both the SFT warm
 start (reward teacher) and the RL stage run.
 
-Every training state has all nine answers' rewards (``grpo.RewardTable``), so nothing is
+Every training state has all nine answers' rewards (``reward_regression.RewardTable``), so nothing is
 sampled: each update scores the nine answers of ``batch`` states and follows one of three
 objectives (``TrainingConfig.objective``):
 

@@ -6,11 +6,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from stocker_core.config import config_problems
 from stocker_core.errors import StockerError
+from stocker_core.lm.forward_return import MAX_HORIZON
+from stocker_core.lm.lora import LoraFields
+from stocker_core.lm.tiny_model import TinyModelFields
 
 if TYPE_CHECKING:
     from stocker_core.lm.factory import ModelSpec
@@ -31,9 +34,11 @@ class TrainingConfigError(StockerError, ValueError):
     """A training configuration that cannot be used (unknown key, bad value, unreadable YAML)."""
 
 
-class TrainingConfig(BaseSettings):
+class TrainingConfig(TinyModelFields, LoraFields, BaseSettings):
     """Everything that shapes a training run. Each field can be set in YAML (``stocker train
-    --config``) or as ``STOCKER_MODERATOR_<FIELD>`` (e.g. ``STOCKER_MODERATOR_MODEL=smollm2``)."""
+    --config``) or as ``STOCKER_MODERATOR_<FIELD>`` (e.g. ``STOCKER_MODERATOR_MODEL=smollm2``).
+    The tiny model's sizes and the LoRA are the language-model floor's blocks
+    (``lm.tiny_model``, ``lm.lora``) at their defaults."""
 
     model_config = SettingsConfigDict(env_prefix="STOCKER_MODERATOR_", extra="forbid", allow_inf_nan=False)
 
@@ -74,27 +79,6 @@ class TrainingConfig(BaseSettings):
         "environment's 0.001 the hindsight optimum flips on most short swings (a teacher nobody can "
         "learn); at 0.01 it keeps the swings worth a round trip",
     )
-    # tiny model
-    tiny_hidden_size: int = Field(
-        default=128, ge=1, le=8_192, description="Hidden size of the tiny model (a multiple of tiny_heads)"
-    )
-    tiny_intermediate_size: int = Field(
-        default=256, ge=1, le=32_768, description="MLP size of the tiny model"
-    )
-    tiny_layers: int = Field(default=2, ge=1, le=64, description="Layers of the tiny model")
-    tiny_heads: int = Field(default=4, ge=1, le=256, description="Attention heads of the tiny model")
-    # LoRA
-    lora_r: int = Field(default=16, ge=1, description="LoRA rank (every linear layer but the head)")
-    lora_alpha: int = Field(default=32, ge=1, description="LoRA alpha")
-    lora_dropout: float = Field(default=0.0, ge=0, lt=1, description="LoRA dropout")
-    lora_layers: int = Field(
-        default=0,
-        ge=0,
-        le=512,
-        description="adapt only the last k decoder blocks of a pretrained model (0: every block); the "
-        "frozen blocks' outputs for every training state are then computed once and reused for every "
-        "step (lm.frozen_prefix). Ignored by the tiny model, which trains all of itself",
-    )
     prompt: PretrainedPrompt = Field(
         default="compact",
         description="how a pretrained model reads a state: compact (the votes and portfolio as signed "
@@ -126,7 +110,7 @@ class TrainingConfig(BaseSettings):
     reward_horizon: int = Field(
         default=5,
         ge=1,
-        le=20,
+        le=MAX_HORIZON,
         description="sessions the answer's exposure is credited for: a trade pays its cost once, so a "
         "one-session reward makes any trade a loss unless one day repays the cost (measured: the policy "
         "collapsed to hold at 1)",
@@ -214,18 +198,10 @@ class TrainingConfig(BaseSettings):
     threads: int = Field(default=1, ge=1, description="torch CPU threads (1 is steadiest)")
     logging_steps: int = Field(default=5, ge=1, description="Steps between logged training lines")
 
-    @model_validator(mode="after")
-    def _heads_divide_hidden(self) -> TrainingConfig:
-        if self.tiny_hidden_size % self.tiny_heads:
-            raise ValueError(
-                f"tiny_hidden_size {self.tiny_hidden_size} must be a multiple of tiny_heads {self.tiny_heads}"
-            )
-        return self
-
     def model_spec(self) -> ModelSpec:
         """What the language-model floor's factory builds for the moderator: ``model`` with
         the ``tiny_*`` sizes over the moderator grammar's vocabulary (its ordered word groups
-        spread in order), the LoRA settings and the seed."""
+        spread in order), the ``lora_*`` adapter and the seed."""
         from stocker_core.lm.factory import ModelSpec
         from stocker_core.moderator.prompts import ordered_word_groups, vocabulary
 
@@ -235,14 +211,8 @@ class TrainingConfig(BaseSettings):
             load_in_4bit=self.load_in_4bit,
             vocabulary=tuple(vocabulary()),
             ordered_groups=tuple(ordered_word_groups()),
-            tiny_hidden_size=self.tiny_hidden_size,
-            tiny_intermediate_size=self.tiny_intermediate_size,
-            tiny_layers=self.tiny_layers,
-            tiny_heads=self.tiny_heads,
-            lora_r=self.lora_r,
-            lora_alpha=self.lora_alpha,
-            lora_dropout=self.lora_dropout,
-            lora_layers=0 if self.model == "tiny" else self.lora_layers,
+            tiny=self.tiny_model_spec(),
+            lora=self.lora_spec(),
         )
 
     def public(self) -> dict[str, Any]:

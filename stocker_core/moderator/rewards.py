@@ -39,6 +39,7 @@ import numpy as np
 from stocker_core.env.actions import Action, Side
 from stocker_core.env.portfolio import apply_trade, max_affordable
 from stocker_core.errors import StockerError
+from stocker_core.lm.forward_return import forward_return
 from stocker_core.moderator.dataset import EpisodeContext, rule_action, rule_moderator
 from stocker_core.moderator.prompts import parse_completion, quarter_quantity
 
@@ -173,8 +174,11 @@ def market_moves(contexts: Mapping[str, EpisodeContext], horizon: int) -> tuple[
     by_day: dict[Any, dict[str, float]] = {}
     for context in contexts.values():
         closes, episode = context.env.closes, context.env.episode
-        for step, day in enumerate(list(episode.dates)[: max(0, len(closes) - horizon)]):
-            by_day.setdefault(day, {})[episode.ticker] = float(closes[step + horizon] / closes[step] - 1.0)
+        for step, day in enumerate(episode.dates):
+            move = forward_return(closes, step, horizon)
+            if move is None:  # the episode's last ``horizon`` days
+                break
+            by_day.setdefault(day, {})[episode.ticker] = move
     means = {day: float(np.mean(list(v.values()))) for day, v in by_day.items() if len(v) >= MIN_PEERS}
     drift = float(np.mean(list(means.values()))) if means else 0.0
     return means, drift
@@ -200,13 +204,11 @@ class ExcessReward:
         return self._bh[key]
 
     def forward_return(self, episode_key: str, step: int) -> float | None:
-        """Close-to-close return from ``step`` over ``horizon`` sessions (None past the end)."""
+        """Close-to-close return from ``step`` over ``horizon`` sessions (``lm.forward_return``;
+        None past the end), less the day's market move with ``market_relative``."""
         env = self.contexts[episode_key].env
-        closes = env.closes
-        if step + self.horizon >= len(closes):
-            return None
-        raw = float(closes[step + self.horizon] / closes[step] - 1.0)
-        if not self.market_relative:
+        raw = forward_return(env.closes, step, self.horizon)
+        if raw is None or not self.market_relative:
             return raw
         if self._market is None:
             self._market = market_moves(self.contexts, self.horizon)

@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from stocker_core.lm.checkpoints import StageResult
-from stocker_core.lm.factory import LoadedModel, lora_config
+from stocker_core.lm.factory import LoadedModel
+from stocker_core.lm.lora import lora_config
 from stocker_core.lm.runtime import (
     Progress,
     StageLog,
@@ -92,7 +93,7 @@ def run_sft(
             args=args,
             train_dataset=dataset,
             processing_class=base.tokenizer,
-            peft_config=lora_config(config.model_spec()),
+            peft_config=lora_config(config.lora_spec(), base),
             callbacks=[stage_callback("sft", log, progress)],
         )
         drop_printer(trainer)
@@ -120,9 +121,9 @@ def run_reward_sft(
     of every row (the reward teacher), the checkpoint chosen on ``valid``; saved to ``adapter_dir``."""
     from peft import get_peft_model
 
-    from stocker_core.moderator.grpo import run_answer_fit
+    from stocker_core.moderator.reward_regression import run_answer_fit
 
     seed_everything(config.seed, config.threads)
-    base.model = get_peft_model(base.model, lora_config(config.model_spec(), base.model))
+    base.model = get_peft_model(base.model, lora_config(config.lora_spec(), base))
     result, _, _ = run_answer_fit(base, rows, contexts, config, adapter_dir, "sft", valid, progress)
     return result

@@ -393,7 +393,7 @@ def run_grpo_stage(
 ) -> StageReport:
     """The RL stage continuing the SFT fit (its last weights when SFT kept them apart from its
     published best valid check, else its adapter); adapter saved."""
-    from stocker_core.moderator.grpo import continue_dir, run_grpo
+    from stocker_core.moderator.reward_regression import continue_dir, run_reward_regression
 
     started = time.perf_counter()
     resume = continue_dir(model_dir(settings, "sft"))
@@ -402,7 +402,7 @@ def run_grpo_stage(
     else:
         policy = load_moderator(settings, "sft", trainable=True)
     with library_warnings_silenced():
-        result, table = run_grpo(
+        result, table = run_reward_regression(
             policy,
             data.rows,
             data.train_contexts,

@@ -25,7 +25,7 @@ def test_code_versions_follow_the_imports_of_the_asset_module() -> None:
     assert "stocker_core.warehouse.partitioned" in market
     assert not [m for m in market if m.startswith(("stocker_core.moderator", "stocker_core.agent"))]
     training = module_closure("stocker_assets.definitions.training.moderator")
-    assert "stocker_core.moderator.grpo" in training
+    assert "stocker_core.moderator.reward_regression" in training
     version = module_code_version("stocker_assets.definitions.market.assets")
     training_version = module_code_version("stocker_assets.definitions.training.moderator")
     assert len(version) == 16 and version != training_version

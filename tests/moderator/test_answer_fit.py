@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 import torch
 
-from stocker_core.lm.factory import build_tiny, lora_config
+from stocker_core.lm.factory import build_tiny
+from stocker_core.lm.lora import lora_config
 from stocker_core.lm.policy_gradient import expected_reward_weights, soft_target_loss
 from stocker_core.moderator.answer_fit import AnswerSet, FitSettings, fit_answers, reward_scale
 from stocker_core.moderator.answers import ANSWERS, answer_probabilities
@@ -71,7 +72,7 @@ def test_a_tiny_model_learns_a_planted_word_and_keeps_the_best_valid_checkpoint(
     rng = np.random.default_rng(0)
     config = TrainingConfig(seed=0)
     policy = build_tiny(config.model_spec())
-    policy.model = get_peft_model(policy.model, lora_config(config.model_spec()))
+    policy.model = get_peft_model(policy.model, lora_config(config.lora_spec(), policy))
     train = AnswerSet(*_planted(256, rng))
     valid = AnswerSet(*_planted(64, rng))
     settings = FitSettings("soft_target", 0.5, steps=40, batch=32, learning_rate=3e-3, seed=0, eval_every=10)
@@ -93,7 +94,7 @@ def test_a_fit_that_keeps_an_earlier_check_hands_on_its_last_weights():
     rng = np.random.default_rng(0)
     config = TrainingConfig(seed=0)
     policy = build_tiny(config.model_spec())
-    policy.model = get_peft_model(policy.model, lora_config(config.model_spec()))
+    policy.model = get_peft_model(policy.model, lora_config(config.lora_spec(), policy))
     train = AnswerSet(*_planted(256, rng))
     # a valid split whose rewards are the reverse of train's: the untrained start scores best
     prompts, rewards = _planted(64, rng)

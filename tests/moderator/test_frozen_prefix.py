@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import importlib.util
 import random
-from types import SimpleNamespace
 
 import pytest
 
 torch = pytest.importorskip("torch")
 
 from stocker_core.lm import choices  # noqa: E402
-from stocker_core.lm.factory import lora_settings, tiny_llama  # noqa: E402
+from stocker_core.lm.factory import LoadedModel, tiny_llama  # noqa: E402
 from stocker_core.lm.frozen_prefix import FrozenPrefix, adapted_from, frozen_prefix  # noqa: E402
+from stocker_core.lm.lora import LoraSpec, lora_config  # noqa: E402
+from stocker_core.lm.tiny_model import TinyModelSpec  # noqa: E402
 from stocker_core.lm.tokenizer import build_word_tokenizer  # noqa: E402
 from stocker_core.moderator import prompts  # noqa: E402
 
@@ -22,12 +23,10 @@ def _top_adapted(layers: int = 3, top: int = 1):
     from peft import get_peft_model
 
     tokenizer = build_word_tokenizer([f"w{i}" for i in range(40)])
-    sizes = SimpleNamespace(
-        tiny_hidden_size=32, tiny_intermediate_size=64, tiny_layers=layers, tiny_heads=4, seed=3
-    )
-    model = tiny_llama(tokenizer, sizes, context=64)
-    blocks = list(range(layers - top, layers))
-    model = get_peft_model(model, lora_settings(4, 8, blocks=blocks))
+    sizes = TinyModelSpec(hidden_size=32, intermediate_size=64, layers=layers, heads=4)
+    model = tiny_llama(tokenizer, sizes, seed=3, context=64)
+    pretrained = LoadedModel(model, tokenizer, "pretrained", "text", "cpu")  # LoRA on the top blocks only
+    model = get_peft_model(model, lora_config(LoraSpec(r=4, alpha=8, layers=top), pretrained))
     with torch.no_grad():  # a non-zero adapter, so the top blocks differ from the base
         for name, p in model.named_parameters():
             if "lora_B" in name:
@@ -96,10 +95,8 @@ def test_a_large_vocabulary_reads_the_head_only_where_answers_are_read():
     """Above ``LARGE_VOCABULARY`` the tree's pass applies the head to the last prompt token and
     the tree only: the same scores as every prompt + answer scored as its own sequence."""
     tokenizer = build_word_tokenizer([f"w{i}" for i in range(choices.LARGE_VOCABULARY + 10)])
-    sizes = SimpleNamespace(
-        tiny_hidden_size=16, tiny_intermediate_size=32, tiny_layers=2, tiny_heads=2, seed=1
-    )
-    model = tiny_llama(tokenizer, sizes, context=32)
+    sizes = TinyModelSpec(hidden_size=16, intermediate_size=32, layers=2, heads=2)
+    model = tiny_llama(tokenizer, sizes, seed=1, context=32)
     assert model.config.vocab_size > choices.LARGE_VOCABULARY
     rng = random.Random(2)
     heads = [[rng.randrange(4, 4000) for _ in range(7)] for _ in range(3)]
@@ -118,13 +115,13 @@ def test_smollm2_with_its_top_blocks_adapted_scores_compact_prompts_as_the_whole
     them moves the adapter only."""
     from peft import get_peft_model
 
-    from stocker_core.lm.factory import SMOLLM2, ModelSpec, create_base, lora_config
+    from stocker_core.lm.factory import SMOLLM2, ModelSpec, create_base
     from stocker_core.moderator import answers
 
-    spec = ModelSpec(name=SMOLLM2, lora_layers=4)
+    spec = ModelSpec(name=SMOLLM2, lora=LoraSpec(layers=4))
     loaded = create_base(spec)
     loaded.prompt_style = "compact"
-    loaded.model = get_peft_model(loaded.model, lora_config(spec, loaded.model))
+    loaded.model = get_peft_model(loaded.model, lora_config(spec.lora, loaded))
     assert adapted_from(loaded.model) == 26
     with torch.no_grad():  # a non-zero adapter, as after a few steps
         for name, p in loaded.model.named_parameters():

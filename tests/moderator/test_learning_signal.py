@@ -112,7 +112,7 @@ def test_the_side_decision_sums_each_sides_answers_and_moves_in_full():
 def test_the_defaults_are_the_measured_learning_recipe():
     """The recipe the learning check measured (docs/training.md) is what a plain config trains."""
     from stocker_core.moderator.config import load_config
-    from stocker_core.moderator.grpo import fit_settings
+    from stocker_core.moderator.reward_regression import fit_settings
 
     config = load_config()
     assert (config.market_relative, config.objective) == (True, "reward_regression")

@@ -1,6 +1,7 @@
 """The model factory: tiny round-trip, LoRA settings, the smollm2 loader (when installed)."""
 
 import importlib.util
+from dataclasses import replace
 
 import pytest
 import torch
@@ -13,9 +14,10 @@ from stocker_core.lm.factory import (
     build_tiny,
     load_base,
     load_with_adapter,
-    lora_config,
     save_base,
 )
+from stocker_core.lm.lora import LoraSpec, lora_config
+from stocker_core.lm.tiny_model import TinyModelSpec
 
 
 def test_tiny_base_round_trips_through_save_and_from_pretrained(tmp_path):
@@ -41,18 +43,23 @@ def test_same_seed_same_tiny_weights():
 
 def test_the_factory_builds_from_a_model_spec_not_the_moderator_config():
     spec = tiny_config(seed=3, lora_r=4).model_spec()
-    assert isinstance(spec, ModelSpec) and spec.seed == 3 and spec.train_io
+    assert isinstance(spec, ModelSpec) and spec.seed == 3 and spec.lora == LoraSpec(r=4)
     assert "p10" in spec.vocabulary and spec.ordered_groups  # the moderator grammar, passed in
-    own = build_tiny(ModelSpec(vocabulary=("up", "down"), tiny_hidden_size=16, tiny_intermediate_size=32))
+    own = build_tiny(
+        ModelSpec(vocabulary=("up", "down"), tiny=TinyModelSpec(hidden_size=16, intermediate_size=32))
+    )
     assert len(own.tokenizer) == 4 + 2  # <pad> <bos> <eos> <unk> and the two words given
-    assert lora_config(spec).r == 4 and lora_config(ModelSpec(name="some/hub-id")).modules_to_save is None
+    assert lora_config(spec.lora, own).r == 4 and lora_config(spec.lora, own).modules_to_save
+    pretrained = replace(own, name="some/hub-id")
+    assert lora_config(spec.lora, pretrained).modules_to_save is None
     with pytest.raises(ModelLoadError, match="vocabulary"):
         build_tiny(ModelSpec())
 
 
 def test_lora_is_r16_alpha32_on_all_linear_layers():
-    config = lora_config(tiny_config().model_spec())
-    assert (config.r, config.lora_alpha, config.target_modules) == (16, 32, "all-linear")
+    config = tiny_config()
+    lora = lora_config(config.lora_spec(), build_tiny(config.model_spec()))
+    assert (lora.r, lora.lora_alpha, lora.target_modules) == (16, 32, "all-linear")
 
 
 def test_missing_models_say_what_to_do(tmp_path):

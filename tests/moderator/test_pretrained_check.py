@@ -28,8 +28,7 @@ def test_a_pretrained_check_adapts_the_top_blocks_and_skips_the_agent():
     assert overrides["grpo_steps"] == config.moderator["grpo_steps"]
     assert "agent_rl" not in config.played() and not config.trains_agent
     trained = load_config(**overrides)
-    assert trained.model_spec().lora_layers == PRETRAINED_MODERATOR["lora_layers"]
-    assert load_config(lora_layers=4).model_spec().lora_layers == 0  # the tiny model trains all of itself
+    assert trained.model_spec().lora.layers == PRETRAINED_MODERATOR["lora_layers"]
 
 
 def test_the_smoke_budget():
@@ -41,13 +40,17 @@ def test_the_smoke_budget():
 
 
 def test_lora_on_the_last_blocks_only():
-    from stocker_core.lm.factory import ModelSpec, lora_config
+    from stocker_core.lm.lora import LoraSpec, lora_config
 
     model = SimpleNamespace(config=SimpleNamespace(num_hidden_layers=30))
-    top = lora_config(ModelSpec(name="smollm2", lora_layers=4), model)
-    assert list(top.layers_to_transform) == [26, 27, 28, 29]
-    every = lora_config(ModelSpec(name="smollm2"), model)
+    smollm2 = SimpleNamespace(model=model, name="smollm2")
+    top = lora_config(LoraSpec(layers=4), smollm2)
+    assert list(top.layers_to_transform) == [26, 27, 28, 29] and top.modules_to_save is None
+    every = lora_config(LoraSpec(), smollm2)
     assert every.layers_to_transform is None and every.target_modules == "all-linear"
+    tiny = lora_config(LoraSpec(layers=4), SimpleNamespace(model=model, name="tiny"))
+    assert tiny.layers_to_transform is None  # the tiny model trains all of itself
+    assert tiny.modules_to_save == ["embed_tokens", "lm_head"]
 
 
 def test_progress_lines_say_stage_step_and_eta():

@@ -5,7 +5,6 @@ split is chronological, and the readouts are the states the frozen prefix caches
 from __future__ import annotations
 
 import random
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -62,13 +61,12 @@ def test_readouts_are_the_frozen_prefix_states():
     from stocker_core.lm.factory import tiny_llama
     from stocker_core.lm.frozen_prefix import FrozenPrefix
     from stocker_core.lm.layer_features import layer_readouts, varying_positions
+    from stocker_core.lm.tiny_model import TinyModelSpec
     from stocker_core.lm.tokenizer import build_word_tokenizer
 
     tokenizer = build_word_tokenizer([f"w{i}" for i in range(40)])
-    sizes = SimpleNamespace(
-        tiny_hidden_size=32, tiny_intermediate_size=64, tiny_layers=3, tiny_heads=4, seed=3
-    )
-    model = tiny_llama(tokenizer, sizes, context=64)
+    sizes = TinyModelSpec(hidden_size=32, intermediate_size=64, layers=3, heads=4)
+    model = tiny_llama(tokenizer, sizes, seed=3, context=64)
     rng = random.Random(0)
     heads = [[4, 5, rng.randrange(6, 40), 6, rng.randrange(6, 40), 7] for _ in range(5)]
     assert varying_positions(heads) == [2, 4]

@@ -31,7 +31,8 @@ def _moderator(settings: Settings) -> None:
     the files go and what they record), finished as the trainer finishes a stage."""
     from peft import get_peft_model
 
-    from stocker_core.lm.factory import load_base, lora_config
+    from stocker_core.lm.factory import load_base
+    from stocker_core.lm.lora import lora_config
     from stocker_core.lm.runtime import weights_sha256
     from stocker_core.moderator.config import TrainingConfig
     from stocker_core.moderator.training import StageReport, finish_stage, model_dir, run_base
@@ -40,7 +41,7 @@ def _moderator(settings: Settings) -> None:
     finish_stage(run_base(config, settings), settings, None, config, "reloc")
     loaded = load_base(model_dir(settings, "base"))
     folder = model_dir(settings, "sft")
-    get_peft_model(loaded.model, lora_config(config.model_spec())).save_pretrained(folder)
+    get_peft_model(loaded.model, lora_config(config.lora_spec(), loaded)).save_pretrained(folder)
     sha = weights_sha256(folder)
     report = StageReport("sft", folder, loaded.name, config.public(), config.seed, [KEY], "", "", 0.1, sha,
                          steps=2, curve_name="loss", curve=[(0, 1.0), (1, 0.5)])  # fmt: skip

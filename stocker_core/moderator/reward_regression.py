@@ -1,4 +1,5 @@
-"""The moderator's RL stage ("grpo"), continuing the SFT adapter.
+"""The moderator's RL stage, continuing the SFT adapter: exact reward regression over the
+nine answers, not GRPO.
 
 The moderator's answer set is nine fixed actions, so there is nothing to sample: every
 training state's nine answers are scored with the training reward (``rewards``: the excess
@@ -7,9 +8,10 @@ answers of ``grpo_prompts`` states with the model (``choices``). The objective
 (``TrainingConfig.objective``, ``answer_fit``) is by default the reward regression on the
 market-relative excess reward, and the stage keeps its last averaged weights
 (``checkpoint: last``; ``best_valid`` restores the best valid check instead): the recipe
-measured in the docs' training page. The name stays "grpo": the whole group of
-answers is enumerated instead of sampled, so no group is ever wasted on identical samples
-(TRL's GRPOTrainer, which samples, left 84-98% of its groups without spread on this task).
+measured in the docs' training page. The whole group of answers is enumerated instead of
+sampled, so no group is ever wasted on identical samples (TRL's GRPOTrainer, which samples,
+left 84-98% of its groups without spread on this task). The stage, its asset
+(``moderator_grpo``) and its ``grpo_*`` settings keep their published names;
 ``frac_reward_zero_std`` remains the share of states whose nine rewards are all equal.
 
 Measured CPU settings: fp32, a learning rate that moves a LoRA (1e-3 for tiny),
@@ -184,7 +186,7 @@ def _save_continuation(policy: LoadedModel, fit: FitResult, adapter_dir: Path, w
     restore_trainable(policy.model, kept)
 
 
-def run_grpo(
+def run_reward_regression(
     policy: LoadedModel,
     rows: Sequence[dict[str, Any]],
     contexts: dict[str, EpisodeContext],
