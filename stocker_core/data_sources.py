@@ -1,7 +1,8 @@
 """Market data sources: the interface every source implements (``MarketDataSource``,
 ``SymbolInfo``), the description each gives of itself (``DataSource``: what it serves, whether
-it is online or a fixed data set, how a built one is kept, the settings it sets the default
-of) and the registry ``STOCKER_SOURCE`` names one from.
+it is online or a fixed data set, its exchange calendar, how a built one is kept, the settings
+it sets the default of, where else to look when it has no bars) and the registry
+``STOCKER_SOURCE`` names one from.
 
 It sits on the lowest floor, beside ``config``: ``Settings`` accept a registered name and take
 the source's defaults. The built-in sources' names are reserved here with the settings they
@@ -58,6 +59,10 @@ class MarketDataSource(Protocol):
         ...
 
 
+DEFAULT_CALENDAR = "XNYS"
+"""The exchange calendar (an ``exchange_calendars`` name) of a source that names none, and of
+every built-in source: the New York Stock Exchange."""
+
 SettingDefaults = Callable[[Any], dict[str, Any]]
 """``defaults(settings) -> {field: value}``: the settings a source sets the default of."""
 
@@ -69,7 +74,8 @@ class DataSource:
     Register one with ``register_source(DataSource(name, factory, ...))``;
     ``market.source_builder.get_source`` builds the configured one and puts it behind the
     quality gate (and the clock). Every other field has a default that fits a plain source of
-    bars: offline, live, built on each call, no text of its own, no settings defaults.
+    bars: offline, live, on the NYSE calendar, built on each call, no text of its own, no
+    settings defaults.
     """
 
     name: str
@@ -82,6 +88,9 @@ class DataSource:
     last day: its freshness is judged as of that day (``market.freshness``)."""
     fundamentals: bool = False
     """It serves company fundamentals (the agent's research tool fetches them online)."""
+    calendar: str = DEFAULT_CALENDAR
+    """The exchange calendar its bars' sessions follow (an ``exchange_calendars`` name, e.g.
+    ``XNYS``, ``XLON``): ``market.calendar.trading_calendar`` builds the configured source's."""
     text_folder: Path | None = None
     """Text events shipped with it (``news.jsonl``, ``forums.jsonl``, ``macro.jsonl``), read when
     neither ``STOCKER_TEXT_DIR`` nor ``STOCKER_FILES_DIR`` is set (``Settings.text_folder``)."""
@@ -99,6 +108,9 @@ class DataSource:
     """The settings it sets the default of, from the others (a field set explicitly keeps its
     value), applied when ``Settings`` are read with it registered (a built-in source's are
     reserved in ``BUILTIN_SOURCES``, so they apply before it is registered too)."""
+    missing_bars_hint: str | None = None
+    """What to tell a user it has no bars for (a ticker, a window): where else such bars are,
+    e.g. another source or a folder to fill (None: pick another ticker or window)."""
 
     @property
     def serves(self) -> frozenset[str]:
@@ -214,6 +226,13 @@ def known_source(name: str | None) -> DataSource | None:
     """The registered source ``name``, or None (no name, or one not registered: bars stored from
     a source since removed)."""
     return _SOURCES.get(name) if name is not None else None
+
+
+def source_calendar(name: str) -> str:
+    """The exchange calendar of the source ``name``: the registered source's, else (a built-in
+    one not registered yet, or a name since removed) ``DEFAULT_CALENDAR``."""
+    known = _SOURCES.get(name)
+    return known.calendar if known is not None else DEFAULT_CALENDAR
 
 
 def source_setting_defaults(name: str) -> SettingDefaults | None:

@@ -22,7 +22,7 @@ import pandas as pd
 
 from stocker_core.context.decision import CouncilInputs, DecisionContext
 from stocker_core.context.point_in_time import decision_cutoff
-from stocker_core.market.calendar import NEW_YORK, REGULAR_CLOSE, nyse
+from stocker_core.market.calendar import NEW_YORK, REGULAR_CLOSE, trading_calendar
 
 DAY_NS = 86_400 * 10**9
 """Nanoseconds in a day."""
@@ -47,7 +47,7 @@ def decision_cutoffs(days_ns: np.ndarray) -> np.ndarray:
         return np.array([decision_cutoff(pd.Timestamp(int(d))).value for d in days_ns], dtype=np.int64)
     days = pd.DatetimeIndex(days_ns.astype("datetime64[ns]"))
     regular = (days + REGULAR_CLOSE).tz_localize(NEW_YORK).tz_convert("UTC").asi8
-    calendar = nyse()
+    calendar = trading_calendar()
     session = calendar.closes.reindex(days)
     inside = (days >= calendar.first_session) & (days <= calendar.last_session) & session.notna().to_numpy()
     return np.where(inside, pd.DatetimeIndex(session).asi8, regular)

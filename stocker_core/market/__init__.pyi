@@ -2,7 +2,7 @@
 
 from .bars import load_bars as load_bars
 from .calendar import (
-    nyse as nyse,
+    trading_calendar as trading_calendar,
     sessions as sessions,
     month_sessions as month_sessions,
     month_end as month_end,

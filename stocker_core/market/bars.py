@@ -11,7 +11,7 @@ from functools import lru_cache
 import pandas as pd
 
 from stocker_core.config import Settings
-from stocker_core.data_sources import MarketDataSource
+from stocker_core.data_sources import MarketDataSource, known_source
 from stocker_core.errors import UnknownTickerError
 from stocker_core.market.source_builder import get_source
 from stocker_core.warehouse.db import Warehouse
@@ -107,11 +107,11 @@ def load_bars(
         raise
 
 
-OTHER_SOURCES = {
-    "sample": "STOCKER_SOURCE=yfinance (online) or files (STOCKER_FILES_DIR: a folder of bars) has them",
-    "files": "add them to STOCKER_FILES_DIR, or use STOCKER_SOURCE=yfinance (online)",
-    "yfinance": "Yahoo Finance has none there: check the ticker and the dates",
-}
+def missing_bars_hint(settings: Settings, otherwise: str) -> str:
+    """Where else bars are when the configured source has none for a ticker or a window, as
+    the source describes it (``DataSource.missing_bars_hint``), else ``otherwise``."""
+    described = known_source(settings.source)
+    return (described.missing_bars_hint if described is not None else None) or otherwise
 
 
 def missing_bars_message(
@@ -131,7 +131,7 @@ def missing_bars_message(
             held = f" (the {settings.source!r} source has {ticker} {info.first_date} … {info.last_date})"
         except Exception:  # noqa: BLE001 - only a hint; the error itself stands
             held = ""
-    hint = OTHER_SOURCES.get(settings.source, "pick another window")
+    hint = missing_bars_hint(settings, "pick another window")
     return (
         f"no bars for {ticker} between {start} and {end} in the warehouse or the {settings.source!r} "
         f"source{held}; {hint} — or pick another window"

@@ -1,4 +1,9 @@
-"""NYSE trading sessions from exchange_calendars."""
+"""Trading sessions from exchange_calendars: the calendar of the configured source
+(``DataSource.calendar``; XNYS, the New York Stock Exchange, for every built-in source).
+
+Times of day are New York's (``NEW_YORK``): the decision cut-off, the clock's day and a
+non-session's close are read there, as every built-in source trades there.
+"""
 
 from __future__ import annotations
 
@@ -12,38 +17,53 @@ from pathlib import Path
 import exchange_calendars as xcals
 import pandas as pd
 
+from stocker_core.config import get_settings
+from stocker_core.data_sources import source_calendar
+
 CALENDAR_START = "1990-01-02"
 NEW_YORK = "America/New_York"
 """The NYSE's time zone: sessions open and close on New York wall-clock time."""
 
 
-def _cache_file() -> Path:
-    """Where the built calendar is kept between processes (``$XDG_CACHE_HOME/stocker``)."""
+def _cache_file(name: str) -> Path:
+    """Where the built calendar ``name`` is kept between processes (``$XDG_CACHE_HOME/stocker``)."""
     root = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(root) / "stocker" / "xnys-calendar.pickle"
+    return Path(root) / "stocker" / f"{name.lower()}-calendar.pickle"
 
 
-@lru_cache(maxsize=1)
-def nyse():
-    """The XNYS calendar from 1990 to a year past today.
+def calendar_name() -> str:
+    """The exchange calendar of the configured source (``get_settings().source``, as it
+    describes itself: ``DataSource.calendar``)."""
+    return source_calendar(get_settings().source)
+
+
+def trading_calendar():
+    """The configured source's exchange calendar (``calendar_name``), from 1990 to a year
+    past today (``exchange_calendar``)."""
+    return exchange_calendar(calendar_name())
+
+
+@lru_cache(maxsize=4)
+def exchange_calendar(name: str):
+    """The exchange calendar ``name`` (``XNYS``, ``XLON``…) from 1990 to a year past today.
 
     Building it takes ~0.4 s (every holiday rule over 35 years), so the built calendar is
-    pickled to a per-user cache file keyed by the exchange_calendars version and the
-    range, and reloaded in ~15 ms by later commands; any problem with the file rebuilds.
+    pickled to a per-user cache file keyed by the name, the exchange_calendars version and
+    the range, and reloaded in ~15 ms by later commands; any problem with the file rebuilds.
     """
     end = (pd.Timestamp.today().normalize() + pd.DateOffset(years=1)).strftime("%Y-%m-%d")
-    key = ("XNYS", xcals.__version__, CALENDAR_START, end)
-    path = _cache_file()
+    key = (name, xcals.__version__, CALENDAR_START, end)
+    path = _cache_file(name)
     try:
         stored_key, calendar = pickle.loads(path.read_bytes())
         if stored_key == key:
             return calendar
     except Exception:  # missing, stale or unreadable cache: build it
         pass
-    calendar = xcals.get_calendar("XNYS", start=CALENDAR_START, end=end)
+    calendar = xcals.get_calendar(name, start=CALENDAR_START, end=end)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".xnys-")
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{name.lower()}-")
         with os.fdopen(fd, "wb") as out:
             pickle.dump((key, calendar), out)
         Path(tmp).replace(path)
@@ -56,19 +76,23 @@ REGULAR_CLOSE = pd.Timedelta(hours=16)
 """New York wall-clock close of a regular session."""
 
 
-@lru_cache(maxsize=8192)
 def session_close(day: pd.Timestamp) -> pd.Timestamp:
     """The UTC instant ``day``'s session closes (a tz-naive midnight); early closes included.
     A day that is not a session (weekend, holiday, outside the calendar) gets 16:00 New York."""
-    calendar = nyse()
+    return _session_close(calendar_name(), day)
+
+
+@lru_cache(maxsize=8192)
+def _session_close(name: str, day: pd.Timestamp) -> pd.Timestamp:
+    calendar = exchange_calendar(name)
     if calendar.first_session <= day <= calendar.last_session and calendar.is_session(day):
         return pd.Timestamp(calendar.session_close(day)).tz_convert("UTC")
     return (day + REGULAR_CLOSE).tz_localize(NEW_YORK).tz_convert("UTC")
 
 
 def sessions(start: date, end: date) -> pd.DatetimeIndex:
-    """NYSE sessions with ``start <= day < end`` as tz-naive midnight timestamps."""
-    cal = nyse()
+    """The trading calendar's sessions with ``start <= day < end`` as tz-naive midnight timestamps."""
+    cal = trading_calendar()
     lo = max(pd.Timestamp(start), cal.first_session)
     hi = min(pd.Timestamp(end) - pd.Timedelta(days=1), cal.last_session)
     if lo > hi:
@@ -82,12 +106,12 @@ def month_end(month: date) -> date:
 
 
 def month_sessions(month: date) -> pd.DatetimeIndex:
-    """NYSE sessions in the calendar month starting at ``month``."""
+    """The trading calendar's sessions in the calendar month starting at ``month``."""
     return sessions(month, month_end(month))
 
 
 def sessions_since(first: date, days: pd.Series) -> pd.Series:
-    """For each day, the NYSE sessions from ``first`` through that day (inclusive)."""
+    """For each day, the trading calendar's sessions from ``first`` through that day (inclusive)."""
     days = pd.to_datetime(days)
     if days.empty:
         return pd.Series([], dtype="int64")

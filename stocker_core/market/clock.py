@@ -1,10 +1,11 @@
 """The clock every source reads by: now, or ``STOCKER_CLOCK`` (a simulated instant for offline
 replays of the forward flow).
 
-Under a clock a source reveals only the bars whose XNYS session closed at or before it
+Under a clock a source reveals only the bars whose session closed at or before it
 (``ClockedSource``) and only text published strictly before it (``text.configured``): the
 same cut a decision at a session's close makes (``context.point_in_time``), moved to the
-clock. Sessions come from the exchange calendar (``calendar.nyse``), early closes included.
+clock. Sessions come from the configured source's exchange calendar
+(``calendar.trading_calendar``: XNYS for the built-in sources), early closes included.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import pandas as pd
 
 from stocker_core.data_sources import MarketDataSource, SymbolInfo
 from stocker_core.errors import StockerError, UnknownTickerError
-from stocker_core.market.calendar import NEW_YORK, nyse, session_close
+from stocker_core.market.calendar import NEW_YORK, session_close, trading_calendar
 
 
 class ClockError(StockerError, ValueError):
@@ -28,7 +29,7 @@ def clock_now(clock: datetime | None) -> pd.Timestamp:
 
 
 def _check_in_calendar(instant: pd.Timestamp) -> None:
-    calendar = nyse()
+    calendar = trading_calendar()
     day = instant.tz_convert(NEW_YORK).tz_localize(None).normalize()
     if day > calendar.last_session:
         raise ClockError(
@@ -46,7 +47,7 @@ def last_closed_session(instant: pd.Timestamp) -> date:
     """The latest XNYS session whose close is at or before ``instant`` (early closes included);
     ClockError outside the calendar."""
     _check_in_calendar(instant)
-    calendar = nyse()
+    calendar = trading_calendar()
     day = instant.tz_convert(NEW_YORK).tz_localize(None).normalize()
     session = calendar.date_to_session(day, direction="previous")
     while session_close(pd.Timestamp(session).tz_localize(None)) > instant:
@@ -58,7 +59,7 @@ def last_closed_session(instant: pd.Timestamp) -> date:
 
 def next_session(day: date) -> date:
     """The XNYS session after ``day`` (a session or not); ClockError past the calendar."""
-    calendar = nyse()
+    calendar = trading_calendar()
     stamp = pd.Timestamp(day)
     if stamp >= calendar.last_session:
         raise ClockError(
@@ -69,7 +70,7 @@ def next_session(day: date) -> date:
 
 def previous_session(day: date) -> date:
     """The XNYS session before ``day`` (a session or not)."""
-    calendar = nyse()
+    calendar = trading_calendar()
     stamp = pd.Timestamp(day)
     if stamp <= calendar.first_session:
         raise ClockError(f"the exchange calendar starts at {calendar.first_session.date()}")
@@ -78,7 +79,7 @@ def previous_session(day: date) -> date:
 
 def is_session(day: date) -> bool:
     """Whether ``day`` is an XNYS session inside the calendar."""
-    calendar = nyse()
+    calendar = trading_calendar()
     stamp = pd.Timestamp(day)
     return bool(calendar.first_session <= stamp <= calendar.last_session and calendar.is_session(stamp))
 

@@ -20,7 +20,7 @@ from datetime import date
 import pandas as pd
 
 from stocker_core.data_sources import known_source
-from stocker_core.market.calendar import month_end, nyse, session_close
+from stocker_core.market.calendar import month_end, session_close, trading_calendar
 
 MAX_MISSING_FOR_WARN = 3
 """Up to this many missing completed sessions is a warning; more is an error."""
@@ -74,7 +74,7 @@ def judged_as_of(source: str | None, last_date: date | None, now: pd.Timestamp) 
 def completed_sessions(start: date, as_of: pd.Timestamp) -> list[date]:
     """NYSE sessions from ``start`` whose close is at or before ``as_of`` (tz-aware, or UTC)."""
     as_of = _utc(as_of)
-    closes = nyse().closes
+    closes = trading_calendar().closes
     lo = pd.Timestamp(start)
     hi = min(pd.Timestamp(as_of.date()), closes.index[-1])
     if lo > hi:

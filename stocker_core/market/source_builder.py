@@ -118,9 +118,22 @@ BUILTIN: tuple[DataSource, ...] = (
         reuse_key=_one_build,
         corrections=_sample_corrections,
         setting_defaults=sample_setting_defaults,
+        missing_bars_hint="STOCKER_SOURCE=yfinance (online) or files (STOCKER_FILES_DIR: a folder of bars) "
+        "has them",
     ),
-    DataSource("files", files_source, reuse_key=files_folder_key),
-    DataSource("yfinance", yfinance_source, online=True, fundamentals=True),
+    DataSource(
+        "files",
+        files_source,
+        reuse_key=files_folder_key,
+        missing_bars_hint="add them to STOCKER_FILES_DIR, or use STOCKER_SOURCE=yfinance (online)",
+    ),
+    DataSource(
+        "yfinance",
+        yfinance_source,
+        online=True,
+        fundamentals=True,
+        missing_bars_hint="Yahoo Finance has none there: check the ticker and the dates",
+    ),
     DataSource(
         "synthetic",
         synthetic_source,
@@ -131,10 +144,12 @@ BUILTIN: tuple[DataSource, ...] = (
     ),
 )
 """The built-in sources, in the order of ``data_sources.BUILTIN_SOURCES``, as each describes
-itself: the offline sample (a fixed data set that ships the reference tasks' text, built once),
-a folder of files (live: kept up to date by whoever fills it; built again when a file changes),
-Yahoo Finance (online, with fundamentals; its download store keeps what it fetched) and the
-seeded synthetic market (fixed, its text generated with its bars; one build per spec)."""
+itself (all on the NYSE calendar, the default): the offline sample (a fixed data set that ships
+the reference tasks' text, built once), a folder of files (live: kept up to date by whoever
+fills it; built again when a file changes), Yahoo Finance (online, with fundamentals; its
+download store keeps what it fetched) and the seeded synthetic market (fixed, its text
+generated with its bars; one build per spec); each but the synthetic market says where else
+missing bars are."""
 
 
 def register_sources() -> None:

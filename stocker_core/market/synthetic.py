@@ -35,7 +35,7 @@ import pandas as pd
 from stocker_core.config import Settings
 from stocker_core.data_sources import SYNTHETIC_INDEX
 from stocker_core.errors import StockerError
-from stocker_core.market.calendar import nyse, sessions
+from stocker_core.market.calendar import sessions, trading_calendar
 from stocker_core.market.frames import PRICE_COLUMNS
 from stocker_core.market.table_source import TableSource
 from stocker_core.market.validation import validate_ticker
@@ -83,7 +83,7 @@ class SyntheticSpec:
             validate_ticker(ticker)
         if SYNTHETIC_INDEX in self.tickers:
             raise SyntheticSpecError(f"{SYNTHETIC_INDEX} is the synthetic index; pick other ticker names")
-        last = pd.Timestamp(nyse().last_session)
+        last = pd.Timestamp(trading_calendar().last_session)
         if pd.Timestamp(self.end) > last + pd.Timedelta(days=1):
             raise SyntheticSpecError(
                 f"the synthetic market {self.start} + {self.years} years ends after the exchange calendar "

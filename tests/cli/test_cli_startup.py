@@ -98,24 +98,24 @@ def test_episode_info_on_the_sample_gives_the_episode(probed):
 
 def test_calendar_is_cached_between_processes(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    calendar.nyse.cache_clear()
+    calendar.exchange_calendar.cache_clear()
     try:
-        built = calendar.nyse()
+        built = calendar.exchange_calendar("XNYS")
         cache = tmp_path / "stocker" / "xnys-calendar.pickle"
         key, stored = pickle.loads(cache.read_bytes())
         assert key[0] == "XNYS" and key[2] == calendar.CALENDAR_START
-        calendar.nyse.cache_clear()
-        reloaded = calendar.nyse()
+        calendar.exchange_calendar.cache_clear()
+        reloaded = calendar.exchange_calendar("XNYS")
         assert reloaded.sessions.equals(built.sessions)
         assert reloaded.closes.equals(built.closes)
         # 2023-11-24, the day after Thanksgiving: an early close at 13:00 New York (18:00 UTC)
         assert reloaded.closes[pd.Timestamp("2023-11-24")] == pd.Timestamp("2023-11-24 18:00", tz="UTC")
         cache.write_bytes(b"not a pickle")  # a damaged cache is rebuilt, not an error
-        calendar.nyse.cache_clear()
-        assert calendar.nyse().sessions.equals(built.sessions)
+        calendar.exchange_calendar.cache_clear()
+        assert calendar.exchange_calendar("XNYS").sessions.equals(built.sessions)
         assert pickle.loads(cache.read_bytes())[0] == key
     finally:
-        calendar.nyse.cache_clear()
+        calendar.exchange_calendar.cache_clear()
 
 
 def test_sample_frames_match_the_packages_own_loaders():

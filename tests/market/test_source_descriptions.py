@@ -14,11 +14,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from stocker_core.config import Settings
+from stocker_core.config import Settings, use_settings
 from stocker_core.data_sources import DataSource, data_source, registered_source
-from stocker_core.market.bars import configured_source
+from stocker_core.market.bars import configured_source, missing_bars_message
+from stocker_core.market.calendar import calendar_name, session_close, sessions, trading_calendar
 from stocker_core.market.freshness import judged_as_of
 from stocker_core.market.source_builder import synthetic_source, synthetic_spec
+from stocker_core.market.synthetic import SyntheticSource
 from stocker_core.text.configured import configured_events, configured_text
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,6 +38,8 @@ def test_the_built_in_sources_say_what_they_are():
     assert [name for name, d in described.items() if d.online] == ["yfinance"]
     assert [name for name, d in described.items() if not d.live] == ["sample", "synthetic"]
     assert [name for name, d in described.items() if d.reuse_key is None] == ["yfinance"]
+    assert {d.calendar for d in described.values()} == {"XNYS"}
+    assert [name for name, d in described.items() if d.missing_bars_hint] == ["sample", "files", "yfinance"]
 
 
 def test_a_source_is_asked_what_it_is_not_what_it_is_called():
@@ -93,8 +97,13 @@ def test_the_built_in_defaults_hold_before_the_sources_are_registered():
 
 
 def test_no_code_compares_a_source_by_its_name():
-    """Outside the registry, code asks a source's description (``settings.data_source``)."""
-    compares = re.compile(r"\.source\s*(==|!=|in\s*[(\[{]|not\s+in\s*[(\[{])|FIXED_SOURCES")
+    """Outside the registry, code asks a source's description (``settings.data_source``): no
+    comparison with a name, no table keyed by one (``hints.get(settings.source)``,
+    ``hints[settings.source]``)."""
+    compares = re.compile(
+        r"\.source\s*(==|!=|in\s*[(\[{]|not\s+in\s*[(\[{])|FIXED_SOURCES"
+        r"|\.get\(\s*(\w+\.)?source\b|\w\[\s*\w+\.source\s*\]"
+    )
     found = [
         f"{path.relative_to(ROOT)}:{number}"
         for package in ("stocker_core", "stocker_assets")
@@ -104,3 +113,32 @@ def test_no_code_compares_a_source_by_its_name():
         if compares.search(line)
     ]
     assert found == []
+
+
+def test_the_trading_calendar_is_the_configured_sources():
+    """The sessions come from the calendar the configured source names, not a constant."""
+    london = DataSource("london", synthetic_source, live=False, calendar="XLON", reuse_key=synthetic_spec)
+    assert trading_calendar().name == "XNYS"
+    with registered_source(london), use_settings(Settings(source="london", **SMALL)):
+        assert calendar_name() == "XLON" and trading_calendar().name == "XLON"
+        # 2021-08-30: a UK bank holiday (London closed), New York open
+        assert date(2021, 8, 30) not in set(sessions(date(2021, 8, 30), date(2021, 9, 1)).date)
+        assert session_close(pd.Timestamp("2021-08-31")) == pd.Timestamp("2021-08-31 15:30", tz="UTC")
+    assert date(2021, 8, 30) in set(sessions(date(2021, 8, 30), date(2021, 9, 1)).date)
+    assert session_close(pd.Timestamp("2021-08-31")) == pd.Timestamp("2021-08-31 20:00", tz="UTC")
+
+
+def test_where_else_missing_bars_are_is_the_sources_to_say(tmp_path):
+    def no_bars(settings):
+        return SyntheticSource(synthetic_spec(settings))
+
+    hinted = DataSource("hinted", no_bars, missing_bars_hint="ask the desk for them")
+    bars = pd.DataFrame({"date": pd.to_datetime([])})
+    window = (date(1995, 1, 1), date(1995, 2, 1))
+    with registered_source(hinted):
+        message = missing_bars_message(Settings(source="hinted", **SMALL), "SYN1", *window, bars)
+        assert message.endswith("; ask the desk for them — or pick another window")
+    plain = missing_bars_message(Settings(source="synthetic", **SMALL), "SYN1", *window, bars)
+    assert plain.endswith("; pick another window — or pick another window")
+    hint = missing_bars_message(Settings(source="files", files_dir=tmp_path), "SYN1", *window, bars)
+    assert "add them to STOCKER_FILES_DIR" in hint
