@@ -43,7 +43,7 @@ from stocker_assets.engine.runner import (
     StepCallback,
     TickerRun,
     merge_runs,
-    run_box,
+    run_box_isolating,
     run_unpartitioned,
     watch_tagged_runs,
 )
@@ -338,10 +338,13 @@ def _decide(options: LaneOptions, unit: RunUnit):
 
 
 def _record(options: LaneOptions, decisions: Sequence[tuple], run: TickerRun) -> None:
+    """Each unit's decision in ``meta.builds``: a batch's tickers built despite another's
+    failure count as built."""
     if options.up_to_date is not None:
         for decision, unit in decisions:
             if decision is not None:
-                options.up_to_date.record(unit, decision, run)
+                own = replace(run, success=True) if unit.ticker in run.built else run
+                options.up_to_date.record(unit, decision, own)
 
 
 def execute_unit(
@@ -352,8 +355,9 @@ def execute_unit(
     on_step: StepCallback | None = None,
     tags: dict[str, str] | None = None,
 ) -> TickerRun:
-    """The Dagster runs of one unit, in this process: a batch's boxes one after another
-    (a failed one stops the rest)."""
+    """The Dagster runs of one unit, in this process: a batch's boxes one after another; a
+    partition failing its checks fails only its ticker (``run_box_isolating``), any other
+    failure stops the rest."""
     wanted = set(unit.assets)
     assets = [a for a in defs.assets if isinstance(a, dg.AssetsDefinition) and set(_names([a])) & wanted]
     boxes = unit.boxes
@@ -363,7 +367,7 @@ def execute_unit(
         return run_unpartitioned(instance, defs, assets, on_step, options.log_level, tags=tags)
     outcome: TickerRun | None = None
     for tickers, months in boxes:
-        run = run_box(
+        run = run_box_isolating(
             instance,
             defs,
             tickers,
@@ -375,11 +379,14 @@ def execute_unit(
             tags=tags,
         )
         outcome = run if outcome is None else merge_runs(outcome, run)
-        if not run.success:
-            break
+        if not run.success and not run.built:
+            break  # a failure no check pinned on its tickers: the batch stops here
     assert outcome is not None
-    if unit.members:
-        outcome.ticker = unit.name.rsplit("@", 1)[0] + f" ({len(unit.members)} tickers)"
+    ran = [t for tickers, _ in boxes for t in tickers]
+    if unit.members and len(ran) > 1:
+        outcome.ticker = f"{ran[0]}…{ran[-1]} ({len(ran)} tickers)"
+    elif unit.members:
+        outcome.ticker = ran[0]
     return outcome
 
 

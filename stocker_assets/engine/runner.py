@@ -14,7 +14,7 @@ import uuid
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
 
@@ -68,6 +68,8 @@ class TickerRun:
     """Ticker -> why a step left it out (too short for a window), from ``left_out`` metadata."""
     skipped: str = ""
     """Why nothing ran (``stocker materialize`` found it up to date); empty when it ran."""
+    built: tuple[str, ...] = ()
+    """The tickers of a failed batch built anyway, in runs without the tickers at fault."""
 
 
 @dataclass(frozen=True)
@@ -278,6 +280,9 @@ def _execute_on_celery(
             return result
 
 
+NOT_RUN = "not run: an earlier run of this stage failed"
+
+
 def _run_jobs(
     instance: dg.DagsterInstance,
     defs: dg.Definitions,
@@ -294,7 +299,7 @@ def _run_jobs(
     for job, part in split_by_job(assets):
         if not outcome.success:
             names = ", ".join(k.to_user_string() for a in part for k in a.keys)
-            outcome.errors.append(f"{job} ({names}) not run: an earlier run of this stage failed")
+            outcome.errors.append(f"{job} ({names}) {NOT_RUN}")
             continue
         result = _execute(instance, defs, job, part, tags, on_event, log_level)
         outcome.runs.append((job, result.run_id))
@@ -321,6 +326,7 @@ def merge_runs(first: TickerRun, then: TickerRun) -> TickerRun:
         first.errors + then.errors,
         first.runs + then.runs,
         {**first.left_out, **then.left_out},
+        built=first.built + then.built,
     )
 
 
@@ -411,6 +417,47 @@ def run_box(
         tags[ALLOW_FAILED_CHECKS_TAG] = "true"
     name = tickers[0] if len(tickers) == 1 else f"{tickers[0]}…{tickers[-1]} ({len(tickers)} tickers)"
     return _run_jobs(instance, defs, name, len(months) * len(tickers), assets, tags, on_step, log_level)
+
+
+def run_box_isolating(
+    instance: dg.DagsterInstance,
+    defs: dg.Definitions,
+    tickers: Sequence[str],
+    months: Sequence[date],
+    assets: Sequence[dg.AssetsDefinition],
+    on_step: StepCallback | None = None,
+    log_level: str = "WARNING",
+    allow_failed_checks: bool = False,
+    tags: dict[str, str] | None = None,
+) -> TickerRun:
+    """``run_box``, where a partition failing its blocking checks fails only its own ticker:
+    when the runs of several tickers fail and their checks name the tickers at fault, the
+    others run again, as the consecutive groups between those (each group the same way), and
+    the outcome lists them as ``built``. A failure that names no ticker (a step's error) fails
+    the whole box, as one run would."""
+    run = run_box(instance, defs, tickers, months, assets, on_step, log_level, allow_failed_checks, tags)
+    at_fault = {key.split("|", 1)[0] for key in run.check_failures}
+    named = [t for t in tickers if t in at_fault]
+    if run.success or len(tickers) < 2 or not named or not all(e.endswith(NOT_RUN) for e in run.errors):
+        return run
+    groups: list[list[str]] = [[]]
+    for ticker in tickers:
+        if ticker in at_fault:
+            groups.append([])
+        else:
+            groups[-1].append(ticker)
+    outcome = replace(run, errors=[])
+    for group in (g for g in groups if g):
+        again = run_box_isolating(
+            instance, defs, group, months, assets, on_step, log_level, allow_failed_checks, tags
+        )
+        built = group if again.success else list(again.built)
+        outcome = merge_runs(outcome, replace(again, built=tuple(built)))
+    outcome.months = run.months
+    outcome.errors.insert(
+        0, f"{', '.join(named)} failed blocking checks; the batch's other tickers ran again without them"
+    )
+    return outcome
 
 
 NO_DATA_TAG = "stocker/no_data"
