@@ -5,13 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 
 from stocker_core.env.actions import Action
 from stocker_core.env.api_models import schema_document
 from stocker_core.env.rewards import RewardParams, reward_terms
 from stocker_core.env.server_http import env_service
-from stocker_core.env.server_service import EnvService
 from stocker_core.env.server_sessions import SESSION_HEADER
 from stocker_core.env.tasks import TASKS
 
@@ -22,12 +21,13 @@ router = APIRouter()
 
 
 @router.get("/health")
-def health(service: EnvService = Depends(env_service)) -> dict[str, Any]:
-    return {"status": "healthy", "sessions": len(service.sessions)}
+def health(request: Request) -> dict[str, Any]:
+    return {"status": "healthy", "sessions": len(env_service(request).sessions)}
 
 
 @router.get("/metadata")
-def metadata(request: Request, service: EnvService = Depends(env_service)) -> dict[str, Any]:
+def metadata(request: Request) -> dict[str, Any]:
+    service = env_service(request)
     settings = service.settings
     return {
         "name": "stocker",

@@ -47,10 +47,10 @@ def body_openapi(
     return {**extra, **SESSION_OPENAPI} if session_header else extra
 
 
-async def env_service(request: Request) -> EnvService:
-    """The server's ``EnvService`` (``app.state.service``, set by ``create_app``): a route's
-    dependency."""
-    return request.app.state.service
+def env_service(connection: HTTPConnection) -> EnvService:
+    """The server's ``EnvService`` (``app.state.service``, set by ``create_app``). Routes call it
+    rather than declare it a FastAPI dependency: resolving one added ~5% to a ``/step``'s CPU."""
+    return connection.app.state.service
 
 
 def json_response(data: Any, status: int = 200) -> Response:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from fastapi import APIRouter, Depends, Request, Response
+from fastapi import APIRouter, Request, Response
 from fastapi.concurrency import run_in_threadpool
 
 from stocker_core.env.actions import Action
@@ -257,9 +257,10 @@ router = APIRouter()
     openapi_extra=body_openapi(RPC_REQUEST_SCHEMA, session_header=True),
     responses={202: {"description": "only notifications were sent: no answer"}},
 )
-async def mcp(request: Request, service: EnvService = Depends(env_service)) -> Response:
+async def mcp(request: Request) -> Response:
     """MCP over JSON-RPC 2.0 (OpenEnv 0.10's MCPToolClient): tools/list, tools/call (start_episode,
     place_order, get_quote and the research tools), openenv/session/create and close."""
+    service = env_service(request)
     header = request.headers.get(SESSION_HEADER)
     reply = await handle_mcp(service, await request.body(), header, client_of(request))
     return Response(status_code=202) if reply is None else json_response(reply)

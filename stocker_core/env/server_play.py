@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends, Request, Response
+from fastapi import APIRouter, Request, Response
 from fastapi.concurrency import run_in_threadpool
 
 from stocker_core.env.actions import Action
@@ -24,7 +24,7 @@ from stocker_core.env.server_http import (
     json_body,
     json_response,
 )
-from stocker_core.env.server_service import ApiError, EnvService, check_session_id
+from stocker_core.env.server_service import ApiError, check_session_id
 from stocker_core.env.server_sessions import SESSION_HEADER
 
 router = APIRouter()
@@ -42,7 +42,8 @@ def _session_id(request: Request, body: Any = None) -> str | None:
     openapi_extra=body_openapi(ResetRequest.model_json_schema(), required=False, session_header=True),
     responses={200: {"model": StepResponse}},
 )
-async def reset(request: Request, service: EnvService = Depends(env_service)) -> Response:
+async def reset(request: Request) -> Response:
+    service = env_service(request)
     body = await json_body(request, required=False)
     reset_request = service.parse_reset(body)
     sid = check_session_id(request.headers.get(SESSION_HEADER)) or reset_request.session_id
@@ -59,7 +60,8 @@ async def reset(request: Request, service: EnvService = Depends(env_service)) ->
     openapi_extra=body_openapi(step_request_schema(Action.model_json_schema()), session_header=True),
     responses={200: {"model": StepResponse}},
 )
-async def step(request: Request, service: EnvService = Depends(env_service)) -> Response:
+async def step(request: Request) -> Response:
+    service = env_service(request)
     body = await json_body(request)
     sid = _session_id(request, body)
     if isinstance(body, dict):
@@ -72,7 +74,8 @@ async def step(request: Request, service: EnvService = Depends(env_service)) -> 
 
 
 @router.get("/state", openapi_extra=SESSION_OPENAPI, responses={200: {"model": StateModel}})
-async def state(request: Request, service: EnvService = Depends(env_service)) -> Response:
+async def state(request: Request) -> Response:
+    service = env_service(request)
     sid = _session_id(request)
     if service.owned_session(sid, client_of(request)).include_chart:
         return json_response(await run_in_threadpool(service.state, sid, client_of(request)))
@@ -80,12 +83,14 @@ async def state(request: Request, service: EnvService = Depends(env_service)) ->
 
 
 @router.get("/snapshot", openapi_extra=SESSION_OPENAPI)
-def snapshot(request: Request, service: EnvService = Depends(env_service)) -> Response:
+def snapshot(request: Request) -> Response:
+    service = env_service(request)
     return json_response(service.snapshot(_session_id(request), client_of(request)))
 
 
 @router.delete("/session", openapi_extra=SESSION_OPENAPI)
-def close(request: Request, service: EnvService = Depends(env_service)) -> Response:
+def close(request: Request) -> Response:
+    service = env_service(request)
     return json_response(service.close(_session_id(request), client_of(request)))
 
 
@@ -93,7 +98,8 @@ def close(request: Request, service: EnvService = Depends(env_service)) -> Respo
     "/restore",
     openapi_extra=body_openapi({"type": "object", "description": "GET /snapshot"}, session_header=True),
 )
-async def restore(request: Request, service: EnvService = Depends(env_service)) -> Response:
+async def restore(request: Request) -> Response:
+    service = env_service(request)
     body = await json_body(request)
     if not isinstance(body, dict) or not isinstance(body.get("episode_key"), str):
         raise ApiError(422, "send the JSON object GET /snapshot returned")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends, Request, Response
+from fastapi import APIRouter, Request, Response
 from fastapi.concurrency import run_in_threadpool
 
 from stocker_core.env.server_http import json_body, json_response
@@ -51,8 +51,8 @@ async def _run(method: Any, *args: Any) -> Any:
         raise ApiError(400, str(exc)) from None
 
 
-async def task_catalog(request: Request) -> TaskCatalog:
-    """The server's ``TaskCatalog`` (``app.state.tasks``, set by ``create_app``): a route's dependency."""
+def task_catalog(request: Request) -> TaskCatalog:
+    """The server's ``TaskCatalog`` (``app.state.tasks``, set by ``create_app``)."""
     return request.app.state.tasks
 
 
@@ -62,31 +62,31 @@ def list_environments() -> list[str]:
 
 
 @router.get("/{env_name}/splits")
-async def list_splits(env_name: str, catalog: TaskCatalog = Depends(task_catalog)) -> Response:
+async def list_splits(env_name: str, request: Request) -> Response:
+    catalog = task_catalog(request)
     _check_env(env_name)
     return json_response(await _run(catalog.list_splits))
 
 
 @router.post("/{env_name}/tasks", openapi_extra=_body_schema("split"))
-async def list_tasks(
-    env_name: str, request: Request, catalog: TaskCatalog = Depends(task_catalog)
-) -> Response:
+async def list_tasks(env_name: str, request: Request) -> Response:
+    catalog = task_catalog(request)
     _check_env(env_name)
     split = _field(await json_body(request), "split", str)
     return json_response({"tasks": await _run(catalog.list_tasks, split), "env_name": ENV_NAME})
 
 
 @router.post("/{env_name}/num_tasks", openapi_extra=_body_schema("split"))
-async def num_tasks(
-    env_name: str, request: Request, catalog: TaskCatalog = Depends(task_catalog)
-) -> Response:
+async def num_tasks(env_name: str, request: Request) -> Response:
+    catalog = task_catalog(request)
     _check_env(env_name)
     split = _field(await json_body(request), "split", str)
     return json_response({"num_tasks": await _run(catalog.num_tasks, split)})
 
 
 @router.post("/{env_name}/task", openapi_extra=_body_schema("split", "index", required=("split", "index")))
-async def get_task(env_name: str, request: Request, catalog: TaskCatalog = Depends(task_catalog)) -> Response:
+async def get_task(env_name: str, request: Request) -> Response:
+    catalog = task_catalog(request)
     _check_env(env_name)
     body = await json_body(request)
     split, index = _field(body, "split", str), _field(body, "index", int)
@@ -94,9 +94,8 @@ async def get_task(env_name: str, request: Request, catalog: TaskCatalog = Depen
 
 
 @router.post("/{env_name}/task_range", openapi_extra=_body_schema("split", "start", "stop"))
-async def get_task_range(
-    env_name: str, request: Request, catalog: TaskCatalog = Depends(task_catalog)
-) -> Response:
+async def get_task_range(env_name: str, request: Request) -> Response:
+    catalog = task_catalog(request)
     _check_env(env_name)
     body = await json_body(request)
     split = _field(body, "split", str)

@@ -53,8 +53,9 @@ class WebContext:
     """Charts drawn on demand (memory only: the page never writes into the home)."""
 
 
-async def web_context(request: Request) -> WebContext:
-    """The page's ``WebContext`` (``app.state.web``, set by ``mount_web``): a route's dependency."""
+def web_context(request: Request) -> WebContext:
+    """The page's ``WebContext`` (``app.state.web``, set by ``mount_web``); routes call it, as the
+    environment server's call ``env_service``."""
     return request.app.state.web
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Request
 
-from stocker_core.web.api import WebContext, web_context, web_errors
+from stocker_core.web.api import web_context, web_errors
 from stocker_core.web.compare import backtest_keys, episode_comparison, rolling_overview
 from stocker_core.web.corpus import example_key
 from stocker_core.web.errors import BadInputError
@@ -18,7 +18,8 @@ router = APIRouter()
 
 @router.get("/compare/episodes")
 @web_errors
-def compare_keys(context: WebContext = Depends(web_context)) -> dict[str, Any]:
+def compare_keys(request: Request) -> dict[str, Any]:
+    context = web_context(request)
     from stocker_core.web.compare import NO_BACKTESTS
 
     keys = backtest_keys(context.reader)
@@ -27,7 +28,8 @@ def compare_keys(context: WebContext = Depends(web_context)) -> dict[str, Any]:
 
 @router.get("/compare/episode")
 @web_errors
-def compare_episode(key: str, context: WebContext = Depends(web_context)) -> dict[str, Any]:
+def compare_episode(request: Request, key: str) -> dict[str, Any]:
+    context = web_context(request)
     if not re.fullmatch(r"[A-Za-z0-9.^=|:_-]{1,64}", key):
         raise BadInputError(f"invalid episode key {key!r}: e.g. {example_key(context.reader)}")
     return episode_comparison(context.reader, key)
@@ -35,5 +37,6 @@ def compare_episode(key: str, context: WebContext = Depends(web_context)) -> dic
 
 @router.get("/compare/rolling")
 @web_errors
-def compare_rolling(context: WebContext = Depends(web_context)) -> dict[str, Any]:
+def compare_rolling(request: Request) -> dict[str, Any]:
+    context = web_context(request)
     return rolling_overview(context.reader)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Request
 
-from stocker_core.web.api import WebContext, web_context, web_errors
+from stocker_core.web.api import web_context, web_errors
 from stocker_core.web.corpus import corpus_overview
 
 router = APIRouter()
@@ -14,5 +14,6 @@ router = APIRouter()
 
 @router.get("/corpus")
 @web_errors
-def corpus(context: WebContext = Depends(web_context)) -> dict[str, Any]:
+def corpus(request: Request) -> dict[str, Any]:
+    context = web_context(request)
     return corpus_overview(context.reader, context.dagster)

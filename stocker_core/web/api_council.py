@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pandas as pd
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, Response
 
 from stocker_core.web import names
@@ -35,9 +35,8 @@ def _no_votes(ep: Any) -> str:
 
 @router.get("/council/episode")
 @web_errors
-def council_episode(
-    episode: str = "task_easy", votes: str | None = None, context: WebContext = Depends(web_context)
-) -> dict[str, Any]:
+def council_episode(request: Request, episode: str = "task_easy", votes: str | None = None) -> dict[str, Any]:
+    context = web_context(request)
     ep, book, sets, replay = _council(context, episode, votes)
     charts = context.reader.frame(
         "SELECT date FROM market.charts WHERE ticker = ? AND date BETWEEN ? AND ?",
@@ -66,9 +65,8 @@ def council_episode(
 
 @router.get("/council/day")
 @web_errors
-def council_day(
-    episode: str, date: str, votes: str | None = None, context: WebContext = Depends(web_context)
-) -> dict[str, Any]:
+def council_day(request: Request, episode: str, date: str, votes: str | None = None) -> dict[str, Any]:
+    context = web_context(request)
     day = pd.Timestamp(names.day(date))
     ep, book, sets, replay = _council(context, episode, votes)
     if day not in set(ep.dates):
@@ -109,7 +107,8 @@ def council_day(
 
 @router.get("/charts/{ticker}/{date}")
 @web_errors
-def chart(ticker: str, date: str, context: WebContext = Depends(web_context)) -> Response:
+def chart(request: Request, ticker: str, date: str) -> Response:
+    context = web_context(request)
     found = day_chart(context.settings, context.reader, context.charts, names.ticker(ticker), names.day(date))
     if isinstance(found, bytes):
         return Response(found, media_type="image/png")

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Request
 
-from stocker_core.web.api import WebContext, web_context, web_errors
+from stocker_core.web.api import web_context, web_errors
 
 router = APIRouter()
 
 
 @router.get("/forward")
 @web_errors
-def forward(context: WebContext = Depends(web_context)) -> dict[str, Any]:
+def forward(request: Request) -> dict[str, Any]:
+    context = web_context(request)
     from stocker_core.web.forward import forward_overview
 
     return forward_overview(context.reader)

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Request
 
-from stocker_core.web.api import WebContext, web_context, web_errors
+from stocker_core.web.api import web_context, web_errors
 from stocker_core.web.corpus import episode_choices
 
 STATUS_TABLES = {
@@ -26,7 +26,8 @@ router = APIRouter()
 
 @router.get("/status")
 @web_errors
-def status(context: WebContext = Depends(web_context)) -> dict[str, Any]:
+def status(request: Request) -> dict[str, Any]:
+    context = web_context(request)
     reader = context.reader
     rows = reader.row_counts(list(STATUS_TABLES.values()))
     counts = {name: rows[table] for name, table in STATUS_TABLES.items()}
@@ -35,7 +36,8 @@ def status(context: WebContext = Depends(web_context)) -> dict[str, Any]:
 
 @router.get("/choices")
 @web_errors
-def choices(context: WebContext = Depends(web_context)) -> dict[str, Any]:
+def choices(request: Request) -> dict[str, Any]:
+    context = web_context(request)
     from stocker_core.env.policies import is_upper_bound
     from stocker_core.evaluation.backtests import ordered_policies, policy_label
 

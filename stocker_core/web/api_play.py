@@ -6,11 +6,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from fastapi import APIRouter, Body, Depends, Request
+from fastapi import APIRouter, Body, Request
 from pydantic import BaseModel, Field
 
 from stocker_core.env.server_http import client_of
-from stocker_core.web.api import WebContext, web_context, web_errors
+from stocker_core.web.api import web_context, web_errors
 from stocker_core.web.errors import BadInputError
 from stocker_core.web.play import episode_payload, session_state
 
@@ -40,9 +40,8 @@ def _session_id(text: str) -> str:
 
 @router.post("/play")
 @web_errors
-def play_start(
-    request: PlayRequest, http: Request, context: WebContext = Depends(web_context)
-) -> dict[str, Any]:
+def play_start(request: PlayRequest, http: Request) -> dict[str, Any]:
+    context = web_context(http)
     client = client_of(http)
     session = context.sessions.start(request.episode, request.policy, request.seed, client, request.replaces)
     return {"episode": episode_payload(session.env), "state": session_state(session)}
@@ -50,15 +49,17 @@ def play_start(
 
 @router.delete("/play/{session_id}")
 @web_errors
-def play_close(session_id: str, http: Request, context: WebContext = Depends(web_context)) -> dict[str, Any]:
+def play_close(session_id: str, http: Request) -> dict[str, Any]:
     """End a play session (the page closes its own when it leaves)."""
+    context = web_context(http)
     context.sessions.close(_session_id(session_id), client_of(http))
     return {"closed": session_id}
 
 
 @router.get("/play/{session_id}")
 @web_errors
-def play_state(session_id: str, http: Request, context: WebContext = Depends(web_context)) -> dict[str, Any]:
+def play_state(session_id: str, http: Request) -> dict[str, Any]:
+    context = web_context(http)
     return session_state(context.sessions.get(_session_id(session_id), client_of(http)))
 
 
@@ -68,8 +69,8 @@ def play_step(
     session_id: str,
     http: Request,
     action: dict[str, Any] | None = Body(default=None),
-    context: WebContext = Depends(web_context),
 ) -> dict[str, Any]:
+    context = web_context(http)
     sid, client = _session_id(session_id), client_of(http)
     record = context.sessions.step(sid, action or None, client)
     session = context.sessions.get(sid, client)
@@ -78,7 +79,8 @@ def play_step(
 
 @router.post("/play/{session_id}/run")
 @web_errors
-def play_run(session_id: str, http: Request, context: WebContext = Depends(web_context)) -> dict[str, Any]:
+def play_run(session_id: str, http: Request) -> dict[str, Any]:
+    context = web_context(http)
     sid, client = _session_id(session_id), client_of(http)
     done = context.sessions.run(sid, client)
     return {"records": done, "state": session_state(context.sessions.get(sid, client))}
@@ -86,5 +88,6 @@ def play_run(session_id: str, http: Request, context: WebContext = Depends(web_c
 
 @router.post("/play/{session_id}/reset")
 @web_errors
-def play_reset(session_id: str, http: Request, context: WebContext = Depends(web_context)) -> dict[str, Any]:
+def play_reset(session_id: str, http: Request) -> dict[str, Any]:
+    context = web_context(http)
     return session_state(context.sessions.reset(_session_id(session_id), client_of(http)))
