@@ -1,7 +1,8 @@
-"""The web page's JSON API, what its routes share: the ``WebContext`` they read (a dependency),
-the project's errors as 4xx answers, the API key check and the documented error answers.
+"""The web page's JSON API, what its routes share: the ``WebContext`` they read
+(``web_context``), the project's errors as 4xx answers, the API key check (every route's
+dependency) and the documented error answers.
 
-The routes live by resource in ``api_*.py`` (``API_ROUTERS``); ``app.mount_web`` includes them
+The routes live by resource in ``api_*.py``; ``app.mount_web`` includes them (``API_ROUTERS``)
 under ``api/``. Every answer is JSON (or a PNG / the report's HTML); bad input is a 4xx
 ``{"error": ...}``.
 """
