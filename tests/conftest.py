@@ -9,6 +9,7 @@ from pathlib import Path
 
 import bytecode_caches  # noqa: F401  (before any heavy import)
 import hermetic_env  # noqa: F401  (clears the calling shell's STOCKER_* before anything reads settings)
+import one_thread  # noqa: F401  (before torch is imported)
 import pytest
 from hypothesis import HealthCheck, settings
 from stocker_testing import SEED_DIR
