@@ -43,7 +43,7 @@ from stocker_assets.engine.runner import (
     StepCallback,
     TickerRun,
     merge_runs,
-    run_box_isolating,
+    run_box,
     run_unpartitioned,
     watch_tagged_runs,
 )
@@ -356,7 +356,7 @@ def execute_unit(
     tags: dict[str, str] | None = None,
 ) -> TickerRun:
     """The Dagster runs of one unit, in this process: a batch's boxes one after another; a
-    partition failing its checks fails only its ticker (``run_box_isolating``), any other
+    partition failing its checks fails only its ticker (``run_box``), any other
     failure stops the rest."""
     wanted = set(unit.assets)
     assets = [a for a in defs.assets if isinstance(a, dg.AssetsDefinition) and set(_names([a])) & wanted]
@@ -367,7 +367,7 @@ def execute_unit(
         return run_unpartitioned(instance, defs, assets, on_step, options.log_level, tags=tags)
     outcome: TickerRun | None = None
     for tickers, months in boxes:
-        run = run_box_isolating(
+        run = run_box(
             instance,
             defs,
             tickers,

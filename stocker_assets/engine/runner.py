@@ -403,7 +403,9 @@ def run_box(
     plan, run records) is paid once for all of them.
 
     ``allow_failed_checks`` tags the runs so a failing blocking check only warns: downstream
-    assets then run and skip the failed partitions themselves.
+    assets then run and skip the failed partitions themselves. Without it, a partition failing
+    its blocking checks fails only its own ticker: the box's other tickers run again without
+    the ones the checks named (``_without_failed``) and the outcome lists them as ``built``.
     """
     from stocker_assets.definitions.market.checks import ALLOW_FAILED_CHECKS_TAG
 
@@ -416,26 +418,23 @@ def run_box(
     if allow_failed_checks:
         tags[ALLOW_FAILED_CHECKS_TAG] = "true"
     name = tickers[0] if len(tickers) == 1 else f"{tickers[0]}…{tickers[-1]} ({len(tickers)} tickers)"
-    return _run_jobs(instance, defs, name, len(months) * len(tickers), assets, tags, on_step, log_level)
+    run = _run_jobs(instance, defs, name, len(months) * len(tickers), assets, tags, on_step, log_level)
+    return _without_failed(
+        run,
+        tickers,
+        lambda group: run_box(
+            instance, defs, group, months, assets, on_step, log_level, allow_failed_checks, tags
+        ),
+    )
 
 
-def run_box_isolating(
-    instance: dg.DagsterInstance,
-    defs: dg.Definitions,
-    tickers: Sequence[str],
-    months: Sequence[date],
-    assets: Sequence[dg.AssetsDefinition],
-    on_step: StepCallback | None = None,
-    log_level: str = "WARNING",
-    allow_failed_checks: bool = False,
-    tags: dict[str, str] | None = None,
+def _without_failed(
+    run: TickerRun, tickers: Sequence[str], rerun: Callable[[list[str]], TickerRun]
 ) -> TickerRun:
-    """``run_box``, where a partition failing its blocking checks fails only its own ticker:
-    when the runs of several tickers fail and their checks name the tickers at fault, the
-    others run again, as the consecutive groups between those (each group the same way), and
-    the outcome lists them as ``built``. A failure that names no ticker (a step's error) fails
-    the whole box, as one run would."""
-    run = run_box(instance, defs, tickers, months, assets, on_step, log_level, allow_failed_checks, tags)
+    """A failed run of several tickers whose blocking checks name the tickers at fault: the
+    others ``rerun`` as the consecutive groups between those, and the outcome lists them as
+    ``built``. Any other outcome is returned as it is (a failure that names no ticker, a step's
+    error, fails the whole box, as one run would)."""
     at_fault = {key.split("|", 1)[0] for key in run.check_failures}
     named = [t for t in tickers if t in at_fault]
     if run.success or len(tickers) < 2 or not named or not all(e.endswith(NOT_RUN) for e in run.errors):
@@ -448,11 +447,8 @@ def run_box_isolating(
             groups[-1].append(ticker)
     outcome = replace(run, errors=[])
     for group in (g for g in groups if g):
-        again = run_box_isolating(
-            instance, defs, group, months, assets, on_step, log_level, allow_failed_checks, tags
-        )
-        built = group if again.success else list(again.built)
-        outcome = merge_runs(outcome, replace(again, built=tuple(built)))
+        again = rerun(group)
+        outcome = merge_runs(outcome, replace(again, built=tuple(group) if again.success else again.built))
     outcome.months = run.months
     outcome.errors.insert(
         0, f"{', '.join(named)} failed blocking checks; the batch's other tickers ran again without them"
