@@ -12,7 +12,7 @@ checks) on the offline sample source, in five set-ups measured in the same run:
   e. Celery, 1 worker with the ``solo`` pool: steps run in the worker process itself, which is
      not daemonic, so the charts step keeps its own process pool.
 
-Postgres, Redis and the workers are started as in tests/scale (stocker_assets.engine.local_services)
+Postgres, Redis and the workers are started as in tests/scale (tests/scale/local_services.py)
 and stopped at the end. Each set-up gets a fresh warehouse and instance and one untimed warm-up
 month of another ticker (imports, worker start). Prints partitions/s, seconds/partition and the
 ratio to (a).
@@ -118,7 +118,8 @@ def _materialize(tickers: list[str], months: list[date], concurrent: bool = Fals
 def dagster_executors(args: argparse.Namespace, root: Path) -> list[Row]:
     """Section 1: in-process SQLite vs Celery with 1 and 2 workers on Postgres + Redis."""
     from stocker_assets.engine.deploy import DeployConfig, write_deploy_files
-    from stocker_assets.engine.local_services import LocalServices
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "scale"))
+    from local_services import LocalServices
 
     tickers, months = args.tickers.split(","), _months(args.start, args.end)
     partitions = len(tickers) * len(months)

@@ -3,9 +3,8 @@
 from collections.abc import Iterator
 
 import pytest
+from local_services import LocalServices
 from services_testing import running_services
-
-from stocker_assets.engine.local_services import LocalServices
 
 
 @pytest.fixture(scope="session")

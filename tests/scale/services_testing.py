@@ -1,5 +1,5 @@
 """Helpers of tests/scale: real Postgres, Redis and dagster-celery workers for the scale-out
-tests (one implementation, ``stocker_assets.engine.local_services``, shared with
+tests (one implementation, ``tests/scale/local_services.py``, shared with
 bench/bench_scale.py), plus the environment a ``stocker`` subprocess gets.
 
 Every test points DAGSTER_HOME and STOCKER_HOME into its tmp_path; nothing touches the
@@ -17,8 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-
-from stocker_assets.engine.local_services import LocalServices, ServiceUnavailable
+from local_services import LocalServices, ServiceUnavailable
 
 STOCKER = str(Path(sys.executable).parent / "stocker")
 
