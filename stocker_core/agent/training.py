@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stocker_core.agent.config import AgentConfig
 from stocker_core.agent.data import AgentData, load_agent_data
@@ -30,6 +30,12 @@ from stocker_core.agent.pairs import agent_splits, split_pairs
 from stocker_core.agent.scoring import run_scored, summarise
 from stocker_core.config import Settings
 from stocker_core.warehouse.db import Warehouse
+
+if TYPE_CHECKING:
+    from stocker_core.agent.trace import Trace
+    from stocker_core.agent.warm_start import WarmStartResult
+    from stocker_core.lm.factory import LoadedModel
+    from stocker_core.lm.policy_gradient import PgLog
 
 Progress = Callable[[str], None]
 EVERY_PAIR = 1_000_000
@@ -152,54 +158,66 @@ def _fit_decisions(
     }
 
 
-def train_agent(
-    config: AgentConfig,
-    settings: Settings,
-    warehouse: Warehouse | None = None,
-    data: dict[str, AgentData] | None = None,
-    progress: Progress | None = None,
-    steps: Callable[[int, int], None] | None = None,
-) -> AgentTrainingResult:
-    """Warm-start and RL-train the agent on the train split; save it as the current agent.
-    ``progress(message)`` gets a line per phase, ``steps(done, total)`` each RL step."""
-    from stocker_core.agent.grpo import train_rl
-    from stocker_core.agent.model import ModelWriter, create_agent_base
-    from stocker_core.agent.plots import curves_png
-    from stocker_core.agent.scripted import FormatWriter, ScriptedWriter
-    from stocker_core.agent.store import agent_model_dir, publish_run
-    from stocker_core.agent.tools import tool_schemas
-    from stocker_core.agent.warm_start import warm_start
-    from stocker_core.lm.checkpoints import restore_trainable, trainable_state
-    from stocker_core.lm.factory import save_base
-    from stocker_core.lm.runtime import quiet_libraries, seed_everything, weights_sha256
-
-    say = progress or (lambda message: None)
-    started = time.perf_counter()
-    quiet_libraries()
-    seed_everything(config.seed, config.threads)
-    data = data or training_data(settings, warehouse, config)
-    source = agent_splits(warehouse, data)
+def _train_valid_pairs(
+    data: dict[str, AgentData], source: Any, config: AgentConfig, say: Progress
+) -> tuple[list, list]:
+    """The train and valid (ticker, day) pairs of ``source``'s splits, announced."""
     train = split_pairs(data, source.splits, "train", config.horizon, config.max_train_pairs, config.seed)
     valid = split_pairs(data, source.splits, "valid", config.horizon, config.max_valid_pairs, config.seed)
     say(
         f"{len(train)} train pairs {_span(train)}, {len(valid)} valid pairs {_span(valid)} "
         f"({source.origin} splits)"
     )
+    return train, valid
 
-    loaded = create_agent_base(config)
-    tools = [] if loaded.prompt_style == "words" else tool_schemas()
-    teacher = FormatWriter(config) if config.warm_start_teacher == "format" else ScriptedWriter(config)
+
+def _warm_start(
+    loaded: LoadedModel,
+    teacher: Any,
+    train: list,
+    data: dict[str, AgentData],
+    config: AgentConfig,
+    tools: list,
+    say: Progress,
+) -> WarmStartResult:
+    """Supervised warm start of ``loaded`` on ``teacher``'s traces of the train pairs."""
+    from stocker_core.agent.warm_start import warm_start
+
     scripted = run_scored(teacher, train, data, config, "agent_scripted")
     warm = warm_start(loaded, scripted, config, tools)
     say(
         f"warm start: {warm.steps} steps in {warm.wall_seconds:.1f}s, "
         f"last loss {warm.losses[-1][1] if warm.losses else 0.0:.3f}"
     )
-    fitted = _fit_decisions(loaded, teacher, data, source.splits, config, tools, say)
+    return warm
 
-    run_id = f"agent_rl-{datetime.now():%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:6]}"
-    run_dir = agent_model_dir(settings.home) / run_id
-    save_base(loaded, run_dir / "base")
+
+@dataclass
+class _RlOutcome:
+    """What the RL stage left: the valid curve, the kept step, its valid traces, the log."""
+
+    curves: list[dict[str, Any]]
+    kept_step: int
+    last: list[Trace]
+    log: PgLog | None
+    seconds: float
+
+
+def _reinforce(
+    loaded: LoadedModel,
+    train: list,
+    valid: list,
+    data: dict[str, AgentData],
+    config: AgentConfig,
+    say: Progress,
+    steps: Callable[[int, int], None] | None,
+) -> _RlOutcome:
+    """RL with greedy validation on the valid pairs (step 0 included, even without RL);
+    the model is left at the checkpoint with the best valid result."""
+    from stocker_core.agent.grpo import train_rl
+    from stocker_core.agent.model import ModelWriter
+    from stocker_core.lm.checkpoints import restore_trainable, trainable_state
+
     curves: list[dict[str, Any]] = []
     last: list = []
     kept: dict[str, Any] = {"step": 0, "result": float("-inf"), "state": None, "traces": []}
@@ -216,7 +234,7 @@ def train_agent(
             f"format {point['format']:.3f} tool {point['tool']:.3f}"
         )
 
-    rl_started = time.perf_counter()
+    started = time.perf_counter()
     log = None
     if config.rl_steps:  # train_rl checks step 0 once its adapter is on, so step 0 can be kept
         log = train_rl(loaded, train, data, config, on_eval=evaluate, on_step=steps)
@@ -226,30 +244,74 @@ def train_agent(
         restore_trainable(loaded.model, kept["state"])
         last[:] = kept["traces"]
         say(f"kept the checkpoint of step {kept['step']} (best valid result {kept['result']:.3f})")
-    rl_seconds = time.perf_counter() - rl_started
-    adapter_dir = run_dir / "adapter"
-    if log is None:  # no RL steps: save an untouched adapter so the layout stays the same
+    return _RlOutcome(curves, int(kept["step"]), last, log, time.perf_counter() - started)
+
+
+def _save_adapter(loaded: LoadedModel, config: AgentConfig, trained: bool, adapter_dir: Path) -> None:
+    """Save the LoRA adapter; without RL (``trained`` false) an untouched one, so the run's
+    layout stays the same."""
+    if not trained:
         from peft import get_peft_model
 
         from stocker_core.lm.lora import lora_config
 
         loaded.model = get_peft_model(loaded.model, lora_config(config.lora_spec(), loaded))
     loaded.model.save_pretrained(adapter_dir)
+
+
+def train_agent(
+    config: AgentConfig,
+    settings: Settings,
+    warehouse: Warehouse | None = None,
+    data: dict[str, AgentData] | None = None,
+    progress: Progress | None = None,
+    steps: Callable[[int, int], None] | None = None,
+) -> AgentTrainingResult:
+    """Warm-start and RL-train the agent on the train split; save it as the current agent.
+    ``progress(message)`` gets a line per phase, ``steps(done, total)`` each RL step."""
     from stocker_core.agent.evaluation import valid_window_records
+    from stocker_core.agent.model import ModelWriter, create_agent_base
+    from stocker_core.agent.plots import curves_png
+    from stocker_core.agent.scripted import FormatWriter, ScriptedWriter
+    from stocker_core.agent.store import agent_model_dir, publish_run
+    from stocker_core.agent.tools import tool_schemas
     from stocker_core.env.rewards import RewardParams
+    from stocker_core.lm.factory import save_base
+    from stocker_core.lm.runtime import quiet_libraries, seed_everything, weights_sha256
+
+    say = progress or (lambda message: None)
+    started = time.perf_counter()
+    quiet_libraries()
+    seed_everything(config.seed, config.threads)
+    data = data or training_data(settings, warehouse, config)
+    source = agent_splits(warehouse, data)
+    train, valid = _train_valid_pairs(data, source, config, say)
+
+    loaded = create_agent_base(config)
+    tools = [] if loaded.prompt_style == "words" else tool_schemas()
+    teacher = FormatWriter(config) if config.warm_start_teacher == "format" else ScriptedWriter(config)
+    warm = _warm_start(loaded, teacher, train, data, config, tools, say)
+    fitted = _fit_decisions(loaded, teacher, data, source.splits, config, tools, say)
+
+    run_id = f"agent_rl-{datetime.now():%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:6]}"
+    run_dir = agent_model_dir(settings.home) / run_id
+    save_base(loaded, run_dir / "base")
+    rl = _reinforce(loaded, train, valid, data, config, say, steps)
+    _save_adapter(loaded, config, rl.log is not None, run_dir / "adapter")
 
     say("playing the valid split in windows (agent_rl vs buy_and_hold)")
     heldout = valid_window_records(
         ModelWriter(loaded, config), data, source.splits, config, RewardParams.from_settings(settings)
     )
+    log_steps = rl.log.steps if rl.log else []
     result = AgentTrainingResult(
         run_id=run_id,
         run_dir=str(run_dir),
-        sha256=weights_sha256(adapter_dir),
+        sha256=weights_sha256(run_dir / "adapter"),
         base_model=config.model,
         wall_seconds=time.perf_counter() - started,
         warm_start_seconds=warm.wall_seconds,
-        rl_seconds=rl_seconds,
+        rl_seconds=rl.seconds,
         train_pairs=len(train),
         valid_pairs=len(valid),
         train_span=_span(train),
@@ -257,21 +319,21 @@ def train_agent(
         splits_origin=source.origin,
         tickers=sorted(data),
         config=config.public(),
-        curves=curves,
-        kept_step=int(kept["step"]),
+        curves=rl.curves,
+        kept_step=rl.kept_step,
         warm_start_losses=warm.losses,
         decision_fit=fitted,
-        rl_log=[asdict(s) for s in (log.steps if log else [])],
+        rl_log=[asdict(s) for s in log_steps],
         valid_keys=[f"{t}|{d.date().isoformat()}" for t, d in valid],
-        valid_decisions=[t.action for t in last],
-        valid_fingerprint=traces_fingerprint(last),
-        frac_reward_zero_std=[s.frac_reward_zero_std for s in (log.steps if log else [])],
-        frac_reward_zero_std_last_tenth=log.last_tenth("frac_reward_zero_std") if log else None,
+        valid_decisions=[t.action for t in rl.last],
+        valid_fingerprint=traces_fingerprint(rl.last),
+        frac_reward_zero_std=[s.frac_reward_zero_std for s in log_steps],
+        frac_reward_zero_std_last_tenth=rl.log.last_tenth("frac_reward_zero_std") if rl.log else None,
         heldout_episodes=heldout,
         created_at=datetime.now().isoformat(timespec="seconds"),
     )
     (run_dir / "curves.png").write_bytes(
-        curves_png(curves, f"agent ({config.model}): held-out scores, {len(valid)} valid decisions")
+        curves_png(rl.curves, f"agent ({config.model}): held-out scores, {len(valid)} valid decisions")
     )
     publish_run(run_dir, result.to_dict(), settings.home)
     return result
