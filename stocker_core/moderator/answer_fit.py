@@ -134,6 +134,71 @@ def _update_average(average: dict[str, Any], model: Any, decay: float) -> None:
                 average[name].mul_(decay).add_(parameter.detach(), alpha=1.0 - decay)
 
 
+def _frozen_prefixes(
+    policy: LoadedModel,
+    train: AnswerSet,
+    valid: AnswerSet | None,
+    settings: FitSettings,
+    stage: str,
+    progress: Callable[[str, int, int], None] | None,
+) -> tuple[Any, Any]:
+    """The frozen lower blocks run once for the train and the valid states (``None`` each
+    where the fit scores through the whole model)."""
+    # adapted in its top blocks only: the frozen blocks below run once for every state
+    if progress is not None and settings.frozen_prefix and adapted_from(policy.model):
+        states = len(train.prompts) + (len(valid.prompts) if valid is not None else 0)
+        progress(f"{stage}: the frozen blocks of {states} states, once", 0, 0)
+    train_prefix = frozen_prefix(policy, train.prompts) if settings.frozen_prefix else None
+    valid_prefix = (
+        frozen_prefix(policy, valid.prompts)
+        if settings.frozen_prefix and train_prefix is not None and valid is not None and valid.prompts
+        else None
+    )
+    return train_prefix, valid_prefix
+
+
+def _objective_loss(logits: Any, batch_rewards: Any, unit: float, settings: FitSettings) -> tuple[Any, Any]:
+    """The loss of ``settings.objective`` (plus the entropy term) and the policy it weighs."""
+    import torch
+
+    if settings.objective == "soft_target":
+        loss, pi = soft_target_loss(logits, batch_rewards / unit, settings.temperature)
+    elif settings.objective == "reward_regression":
+        loss, pi = reward_regression_loss(logits, batch_rewards / unit, settings.temperature)
+    elif settings.objective == "policy_gradient":
+        loss, pi = expected_reward_weights(logits, batch_rewards, settings.scale_rewards)
+    else:
+        raise ValueError(f"unknown objective {settings.objective!r}: use soft_target or policy_gradient")
+    if settings.entropy_coef:
+        log_pi = torch.log_softmax(logits, dim=-1)
+        loss = loss + settings.entropy_coef * (log_pi.exp() * log_pi).sum(dim=-1).mean()
+    return loss, pi
+
+
+def _step_record(
+    step: int, answer_scores: Any, pi: Any, batch_rewards: Any, state_rewards: np.ndarray, loss_value: float
+) -> PgStep:
+    """The log line of one update: expected and best reward, the nine answers' shares, entropy."""
+    import torch
+
+    expected = float((pi * batch_rewards).sum(dim=-1).mean())
+    best = float(batch_rewards.max(dim=-1).values.mean())
+    pi = torch.softmax(answer_scores.detach(), dim=-1)  # the log reads the nine answers
+    mean_pi = pi.mean(dim=0).cpu().numpy()
+    entropy = float(-(pi * torch.log(pi.clamp_min(1e-12))).sum(dim=-1).mean())
+    return PgStep(
+        step=step,
+        reward=expected,
+        frac_reward_zero_std=zero_spread_share(state_rewards),
+        loss=loss_value,
+        actions={answer: float(p) for answer, p in zip(ANSWERS, mean_pi, strict=True)},
+        extra={
+            "best_answer_reward": best,
+            "entropy": entropy,
+        },
+    )
+
+
 def fit_answers(
     policy: LoadedModel,
     train: AnswerSet,
@@ -158,16 +223,7 @@ def fit_answers(
     size = min(settings.batch, len(train.prompts))
 
     average = trainable_state(policy.model) if settings.averaging else None
-    # adapted in its top blocks only: the frozen blocks below run once for every state
-    if progress is not None and settings.frozen_prefix and adapted_from(policy.model):
-        states = len(train.prompts) + (len(valid.prompts) if valid is not None else 0)
-        progress(f"{stage}: the frozen blocks of {states} states, once", 0, 0)
-    train_prefix = frozen_prefix(policy, train.prompts) if settings.frozen_prefix else None
-    valid_prefix = (
-        frozen_prefix(policy, valid.prompts)
-        if settings.frozen_prefix and train_prefix is not None and valid is not None and valid.prompts
-        else None
-    )
+    train_prefix, valid_prefix = _frozen_prefixes(policy, train, valid, settings, stage, progress)
 
     if progress is not None:
         progress(stage, 0, settings.steps)
@@ -202,38 +258,11 @@ def fit_answers(
             answer_scores = answer_logits(policy, [train.prompts[i] for i in pick])
         logits = side_logits(answer_scores) if settings.by_side else answer_scores
         batch_rewards = rewards[torch.as_tensor(pick, device=rewards.device)]
-        if settings.objective == "soft_target":
-            loss, pi = soft_target_loss(logits, batch_rewards / unit, settings.temperature)
-        elif settings.objective == "reward_regression":
-            loss, pi = reward_regression_loss(logits, batch_rewards / unit, settings.temperature)
-        elif settings.objective == "policy_gradient":
-            loss, pi = expected_reward_weights(logits, batch_rewards, settings.scale_rewards)
-        else:
-            raise ValueError(f"unknown objective {settings.objective!r}: use soft_target or policy_gradient")
-        if settings.entropy_coef:
-            log_pi = torch.log_softmax(logits, dim=-1)
-            loss = loss + settings.entropy_coef * (log_pi.exp() * log_pi).sum(dim=-1).mean()
+        loss, pi = _objective_loss(logits, batch_rewards, unit, settings)
         loss_value = apply_update(policy.model, optimizer, loss)
         if average is not None:
             _update_average(average, policy.model, settings.averaging)
-        expected = float((pi * batch_rewards).sum(dim=-1).mean())
-        best = float(batch_rewards.max(dim=-1).values.mean())
-        pi = torch.softmax(answer_scores.detach(), dim=-1)  # the log reads the nine answers
-        mean_pi = pi.mean(dim=0).cpu().numpy()
-        entropy = float(-(pi * torch.log(pi.clamp_min(1e-12))).sum(dim=-1).mean())
-        result.log.add(
-            PgStep(
-                step=step,
-                reward=expected,
-                frac_reward_zero_std=zero_spread_share(train.rewards[pick]),
-                loss=loss_value,
-                actions={answer: float(p) for answer, p in zip(ANSWERS, mean_pi, strict=True)},
-                extra={
-                    "best_answer_reward": best,
-                    "entropy": entropy,
-                },
-            )
-        )
+        result.log.add(_step_record(step, answer_scores, pi, batch_rewards, train.rewards[pick], loss_value))
         if progress is not None:
             progress(stage, step, settings.steps)
         if step % settings.eval_every == 0 or step == settings.steps:
