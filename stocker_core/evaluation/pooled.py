@@ -133,6 +133,96 @@ def period_paths(curves: pd.DataFrame) -> dict[str, dict[str, Path]]:
     return out
 
 
+def _min_detectable(diffs: np.ndarray, config: EvidenceConfig) -> float | None:
+    """The smallest mean of ``diffs`` detectable at ``config``'s α and power."""
+    spread = float(np.std(diffs, ddof=1)) if len(diffs) > 1 else 0.0
+    return min_detectable_difference(spread, len(diffs), config.alpha, config.power)
+
+
+def _random_rank(paths: dict[str, Path], config: EvidenceConfig) -> float:
+    """The percentile of a policy's test-period paths among random policies trading as often."""
+    tickers = sorted(paths)
+    return random_percentile(
+        [paths[t][0] for t in tickers],
+        [paths[t][1] for t in tickers],
+        config.random_policies,
+        config.seed,
+        trades=[paths[t][3] for t in tickers],
+    ).percentile
+
+
+def _leaderboard_row(
+    policy: str,
+    sharpe: pd.DataFrame,
+    returns: pd.DataFrame,
+    same: str | None,
+    paths: dict[str, dict[str, Path]],
+    policy_rows: pd.DataFrame,
+    statistics: tuple[ReportStatistic, ...],
+    config: EvidenceConfig,
+) -> dict[str, object]:
+    """One policy against the benchmark: Δ Sharpe and Δ return with CIs, p-value, minimum
+    detectable differences, random-policy percentile and the report statistics."""
+    d_sharpe = (sharpe[policy] - sharpe[BENCHMARK]).dropna().to_numpy()
+    d_return = (returns[policy] - returns[BENCHMARK]).dropna().to_numpy()
+    ci_s = mean_ci(d_sharpe, config.confidence, config.reps, config.seed)
+    ci_r = mean_ci(d_return, config.confidence, config.reps, config.seed)
+    test = t_test(d_sharpe)
+    p = test.p_value if test else None
+    rank = _random_rank(paths[policy], config) if policy in paths else None
+    # a clone of the benchmark differs by exactly 0: nothing to detect, no size to quote
+    to_benchmark = same == BENCHMARK
+    return {
+        "policy": policy,
+        "label": clone_label(policy, same) if same else policy_label(policy),
+        "clone_of": same,
+        "n": ci_s.n,
+        "d_sharpe": ci_s.mean,
+        "d_sharpe_low": ci_s.low,
+        "d_sharpe_high": ci_s.high,
+        "d_return": ci_r.mean,
+        "d_return_low": ci_r.low,
+        "d_return_high": ci_r.high,
+        "p_value": p,
+        "mdd_sharpe": None if to_benchmark else _min_detectable(d_sharpe, config),
+        "mdd_return": None if to_benchmark else _min_detectable(d_return, config),
+        "random_percentile": rank,
+        **statistic_values(policy_rows, statistics),
+    }
+
+
+def _family_tests(
+    evidence: Evidence,
+    returns: pd.DataFrame,
+    family: list[str],
+    paths: dict[str, dict[str, Path]],
+    best: str,
+    config: EvidenceConfig,
+) -> None:
+    """Hansen's SPA test over the family and the best policy's Deflated Sharpe, into
+    ``evidence`` (a note where either cannot be computed)."""
+    try:
+        evidence.spa = spa_test(
+            returns[BENCHMARK].to_numpy(),
+            {p: returns[p].to_numpy() for p in family},
+            config.reps,
+            config.seed,
+            1,
+        )
+    except StatsError as exc:
+        evidence.notes.append(f"SPA test not computed: {exc}")
+    daily = {
+        p: np.concatenate([paths[p][t][2] for t in sorted(paths[p])])
+        for p in [BENCHMARK, *family]
+        if p in paths
+    }
+    if best in daily:
+        try:
+            evidence.dsr = deflated_sharpe_of_best(daily, best)
+        except StatsError as exc:
+            evidence.notes.append(f"Deflated Sharpe not computed: {exc}")
+
+
 def pooled_evidence(
     rows: pd.DataFrame, curves: pd.DataFrame, config: EvidenceConfig | None = None
 ) -> Evidence:
@@ -152,59 +242,19 @@ def pooled_evidence(
     compared = [p for p in _family(rows) if p in sharpe.columns]
     family = [p for p in compared if p not in clones]
     paths = period_paths(curves)
-    lines = []
-    for policy in compared:
-        d_sharpe = (sharpe[policy] - sharpe[BENCHMARK]).dropna().to_numpy()
-        d_return = (returns[policy] - returns[BENCHMARK]).dropna().to_numpy()
-        ci_s = mean_ci(d_sharpe, config.confidence, config.reps, config.seed)
-        ci_r = mean_ci(d_return, config.confidence, config.reps, config.seed)
-        test = t_test(d_sharpe)
-        p = test.p_value if test else None
-        rank = None
-        if policy in paths:
-            tickers = sorted(paths[policy])
-            rank = random_percentile(
-                [paths[policy][t][0] for t in tickers],
-                [paths[policy][t][1] for t in tickers],
-                config.random_policies,
-                config.seed,
-                trades=[paths[policy][t][3] for t in tickers],
-            ).percentile
-        same = clones.get(policy)
-        lines.append(
-            {
-                "policy": policy,
-                "label": clone_label(policy, same) if same else policy_label(policy),
-                "clone_of": same,
-                "n": ci_s.n,
-                "d_sharpe": ci_s.mean,
-                "d_sharpe_low": ci_s.low,
-                "d_sharpe_high": ci_s.high,
-                "d_return": ci_r.mean,
-                "d_return_low": ci_r.low,
-                "d_return_high": ci_r.high,
-                "p_value": p,
-                # a clone of the benchmark differs by exactly 0: nothing to detect, no size to quote
-                "mdd_sharpe": None
-                if same == BENCHMARK
-                else min_detectable_difference(
-                    float(np.std(d_sharpe, ddof=1)) if len(d_sharpe) > 1 else 0.0,
-                    len(d_sharpe),
-                    config.alpha,
-                    config.power,
-                ),
-                "mdd_return": None
-                if same == BENCHMARK
-                else min_detectable_difference(
-                    float(np.std(d_return, ddof=1)) if len(d_return) > 1 else 0.0,
-                    len(d_return),
-                    config.alpha,
-                    config.power,
-                ),
-                "random_percentile": rank,
-                **statistic_values(independent_rows.loc[independent_rows["policy"] == policy], statistics),
-            }
+    lines = [
+        _leaderboard_row(
+            policy,
+            sharpe,
+            returns,
+            clones.get(policy),
+            paths,
+            independent_rows.loc[independent_rows["policy"] == policy],
+            statistics,
+            config,
         )
+        for policy in compared
+    ]
     board = pd.DataFrame(lines)
     if board.empty:
         return Evidence(board, 0, 0, None, None, None, None, ["no policy besides the benchmark"])
@@ -225,27 +275,7 @@ def pooled_evidence(
     if distinct.empty:
         evidence.notes.append("no distinct policy besides the benchmark: every one is a clone")
         return evidence
-    try:
-        evidence.spa = spa_test(
-            returns[BENCHMARK].to_numpy(),
-            {p: returns[p].to_numpy() for p in family},
-            config.reps,
-            config.seed,
-            1,
-        )
-    except StatsError as exc:
-        evidence.notes.append(f"SPA test not computed: {exc}")
-    daily = {
-        p: np.concatenate([paths[p][t][2] for t in sorted(paths[p])])
-        for p in [BENCHMARK, *family]
-        if p in paths
-    }
-    best = str(distinct["policy"].iloc[0])
-    if best in daily:
-        try:
-            evidence.dsr = deflated_sharpe_of_best(daily, best)
-        except StatsError as exc:
-            evidence.notes.append(f"Deflated Sharpe not computed: {exc}")
+    _family_tests(evidence, returns, family, paths, str(distinct["policy"].iloc[0]), config)
     return evidence
 
 
