@@ -299,6 +299,97 @@ class RollingOutcome:
     """Tickers too short for one window (or without stored test bars), with why."""
 
 
+@dataclass
+class _WindowPlan:
+    """One ticker to play: its test split, its bars and how many windows it holds."""
+
+    ticker: str
+    test: SplitRange
+    bars: pd.DataFrame
+    windows: int
+
+
+def _window_plans(
+    settings: Settings,
+    warehouse: Warehouse,
+    splits: Splits,
+    tickers: Sequence[str],
+    config: RollingConfig,
+) -> tuple[list[_WindowPlan], dict[str, str]]:
+    """The tickers whose test split holds at least one window, and the others with why."""
+    plans, left_out = [], {}
+    for ticker in tickers:
+        test = splits.range_of(ticker, "test")
+        bars, _ = load_bars(settings, ticker, None, test.end + pd.Timedelta(days=1), warehouse)
+        try:
+            lo, hi = split_bounds(bars, test)
+        except EmptyDataError as exc:
+            left_out[ticker] = str(exc)
+            continue
+        count = len(window_starts(hi - lo, config.window_days, config.step_days))
+        if not count:
+            left_out[ticker] = (
+                f"its test split {test.start} … {test.end} holds {hi - lo} trading days, "
+                f"fewer than one {config.window_days}-day window"
+            )
+            continue
+        plans.append(_WindowPlan(ticker, test, bars, count))
+    return plans, left_out
+
+
+@dataclass
+class _EpisodeBatch:
+    """Every ticker's windows then its whole test period, in one list to play at once."""
+
+    episodes: list[Episode] = field(default_factory=list)
+    seeds: list[int] = field(default_factory=list)
+    books: dict[str, VoteBook] = field(default_factory=dict)
+    versions: dict[str, str] = field(default_factory=dict)
+    """The vote book's version of each ticker that has one."""
+    spans: list[tuple[str, SplitRange, int, int]] = field(default_factory=list)
+    """(ticker, test split, index of its first episode, its window count)."""
+
+
+def _episode_batch(
+    plans: list[_WindowPlan],
+    warehouse: Warehouse,
+    settings: Settings,
+    params: RewardParams,
+    config: RollingConfig,
+) -> _EpisodeBatch:
+    """The episodes, seeds and vote books of every planned ticker."""
+    batch = _EpisodeBatch()
+    for plan in plans:
+        days = plan.bars.loc[plan.bars["date"] >= pd.Timestamp(plan.test.start), "date"].tolist()
+        book = _vote_book(warehouse, settings, plan.ticker, days)
+        if book is not None:
+            batch.versions[plan.ticker], batch.books[plan.ticker] = book.version, book
+        windows_of = window_episodes(plan.bars, plan.test, params.starting_cash, config)
+        first = len(batch.episodes)
+        batch.episodes += [*windows_of, test_period_episode(plan.bars, plan.test, params.starting_cash)]
+        batch.seeds += [config.seed + i for i in range(len(windows_of))] + [config.seed]
+        batch.spans.append((plan.ticker, plan.test, first, len(windows_of)))
+    return batch
+
+
+def _write_rolling_tables(
+    warehouse: Warehouse, rows: pd.DataFrame, summary: pd.DataFrame, comparisons: pd.DataFrame
+) -> None:
+    """Replace ``eval.rolling``, ``eval.rolling_summary`` and ``eval.rolling_comparisons``."""
+    clean = rows.astype(object).where(pd.notna(rows), None)
+    replace_rows(warehouse, "eval.rolling", clean, "TRUE", [])
+    replace_rows(
+        warehouse, "eval.rolling_summary", summary.astype(object).where(pd.notna(summary), None), "TRUE", []
+    )
+    replace_rows(
+        warehouse,
+        "eval.rolling_comparisons",
+        comparisons.astype(object).where(pd.notna(comparisons), None),
+        "TRUE",
+        [],
+    )
+
+
 def rolling_evaluation(
     settings: Settings,
     warehouse: Warehouse,
@@ -322,42 +413,17 @@ def rolling_evaluation(
     splits = load_splits(warehouse)
     params = RewardParams.from_settings(settings)
     names = ordered_policies(policies)
-    frames, failures, versions, windows, left_out = [], {}, {}, 0, {}
-    planned = []
-    for ticker in tickers or splits.tickers:
-        test = splits.range_of(ticker, "test")
-        bars, _ = load_bars(settings, ticker, None, test.end + pd.Timedelta(days=1), warehouse)
-        try:
-            lo, hi = split_bounds(bars, test)
-        except EmptyDataError as exc:
-            left_out[ticker] = str(exc)
-            continue
-        count = len(window_starts(hi - lo, config.window_days, config.step_days))
-        if not count:
-            left_out[ticker] = (
-                f"its test split {test.start} … {test.end} holds {hi - lo} trading days, "
-                f"fewer than one {config.window_days}-day window"
-            )
-            continue
-        planned.append((ticker, test, bars, count))
-    episodes, seeds, books, spans = [], [], {}, []
-    for ticker, test, bars, _count in planned:
-        days = bars.loc[bars["date"] >= pd.Timestamp(test.start), "date"].tolist()
-        book = _vote_book(warehouse, settings, ticker, days)
-        if book is not None:
-            versions[ticker], books[ticker] = book.version, book
-        windows_of = window_episodes(bars, test, params.starting_cash, config)
-        first = len(episodes)
-        episodes += [*windows_of, test_period_episode(bars, test, params.starting_cash)]
-        seeds += [config.seed + i for i in range(len(windows_of))] + [config.seed]
-        spans.append((ticker, test, first, len(windows_of)))
-    total = sum(count for *_, count in planned)
+    frames, failures, windows = [], {}, 0
+    plans, left_out = _window_plans(settings, warehouse, splits, tickers or splits.tickers, config)
+    batch = _episode_batch(plans, warehouse, settings, params, config)
+    versions = batch.versions
+    total = sum(plan.windows for plan in plans)
     # every window of every ticker in one batch: a model policy decides step t of all of them at once
     step = (lambda k, n: progress(total * k // n, total)) if progress else None
-    played = backtest_many(episodes, names, params, seeds, settings, books, progress=step)
+    played = backtest_many(batch.episodes, names, params, batch.seeds, settings, batch.books, progress=step)
     if progress:
         progress(total, total)
-    for ticker, test, first, count in spans:
+    for ticker, test, first, count in batch.spans:
         results, whole = played[first : first + count], played[first + count]
         for result in (*results, whole):
             failures.update(result.failures)
@@ -376,18 +442,7 @@ def rolling_evaluation(
             f"no rolling windows: no ticker has a test split with enough days ({reasons})", left_out
         )
     summary, comparisons = summarise(rows, config)
-    clean = rows.astype(object).where(pd.notna(rows), None)
-    replace_rows(warehouse, "eval.rolling", clean, "TRUE", [])
-    replace_rows(
-        warehouse, "eval.rolling_summary", summary.astype(object).where(pd.notna(summary), None), "TRUE", []
-    )
-    replace_rows(
-        warehouse,
-        "eval.rolling_comparisons",
-        comparisons.astype(object).where(pd.notna(comparisons), None),
-        "TRUE",
-        [],
-    )
+    _write_rolling_tables(warehouse, rows, summary, comparisons)
     played = [n for n in names if n not in failures]
     record_test_look(
         warehouse,
