@@ -437,24 +437,18 @@ def _figures(data: ReportData) -> dict[str, list[dict[str, object]]]:
     return figures
 
 
-def report_context(data: ReportData, config: RollingConfig | None = None) -> dict[str, object]:
-    """Everything the templates show, computed from ``data`` alone."""
-    config = config or RollingConfig()
-    evidence = pooled_evidence(
-        data.rolling, data.curves, EvidenceConfig(config.confidence, config.resamples, seed=config.seed)
-    )
-    episodes = data.episodes
-    split_of = episode_splits(episodes, data.splits) if len(episodes) and len(data.splits) else None
-    test_episodes = episodes.loc[split_of == "test"] if split_of is not None else episodes.iloc[:0]
-    keys = episodes["key"].unique() if len(episodes) else []
-    windows = data.rolling.groupby(["ticker", "window_index"]).ngroups if len(data.rolling) else 0
-    window_days = int(data.rolling["trading_days"].max()) if len(data.rolling) else config.window_days
-    policies_seen = pd.concat([episodes.get("policy", pd.Series()), data.rolling.get("policy", pd.Series())])
-    clones = rolling_clones(data.rolling)
-    tables = {
+def _report_tables(
+    data: ReportData,
+    config: RollingConfig,
+    evidence: Evidence,
+    test_episodes: pd.DataFrame,
+    clones: dict[str, str],
+) -> dict[str, pd.DataFrame]:
+    """Every table the report shows, by name (each rendered as ``<name>_html`` and ``<name>_md``)."""
+    return {
         "splits": _splits_table(data.splits),
         "metrics_test": mean_metrics_table(test_episodes),
-        "metrics_all": mean_metrics_table(episodes),
+        "metrics_all": mean_metrics_table(data.episodes),
         "test_period": test_period_table(data.test_period) if len(data.test_period) else pd.DataFrame(),
         "rolling": rolling_table(data.summary, data.comparisons, config.baselines, clones)
         if len(data.summary)
@@ -466,6 +460,11 @@ def report_context(data: ReportData, config: RollingConfig | None = None) -> dic
         "forward_live": forward_table(data.forward, "live"),
         "forward_replayed": forward_table(data.forward, "replayed"),
     }
+
+
+def _report_notes(data: ReportData, config: RollingConfig) -> list[str]:
+    """The report's notes: the equity-curve conventions, each metric's meaning, the caveats,
+    then every distinct note the episodes and the test period carry."""
     notes = [f"{name}: {text}" for name, text in METRIC_HELP.items()]
     notes.insert(
         0,
@@ -491,12 +490,31 @@ def report_context(data: ReportData, config: RollingConfig | None = None) -> dic
         {
             n
             for n in pd.concat(
-                [episodes.get("notes", pd.Series()), data.test_period.get("notes", pd.Series())]
+                [data.episodes.get("notes", pd.Series()), data.test_period.get("notes", pd.Series())]
             ).dropna()
             if n
         }
     ):
         notes.append(text)
+    return notes
+
+
+def report_context(data: ReportData, config: RollingConfig | None = None) -> dict[str, object]:
+    """Everything the templates show, computed from ``data`` alone."""
+    config = config or RollingConfig()
+    evidence = pooled_evidence(
+        data.rolling, data.curves, EvidenceConfig(config.confidence, config.resamples, seed=config.seed)
+    )
+    episodes = data.episodes
+    split_of = episode_splits(episodes, data.splits) if len(episodes) and len(data.splits) else None
+    test_episodes = episodes.loc[split_of == "test"] if split_of is not None else episodes.iloc[:0]
+    keys = episodes["key"].unique() if len(episodes) else []
+    windows = data.rolling.groupby(["ticker", "window_index"]).ngroups if len(data.rolling) else 0
+    window_days = int(data.rolling["trading_days"].max()) if len(data.rolling) else config.window_days
+    policies_seen = pd.concat([episodes.get("policy", pd.Series()), data.rolling.get("policy", pd.Series())])
+    clones = rolling_clones(data.rolling)
+    tables = _report_tables(data, config, evidence, test_episodes, clones)
+    notes = _report_notes(data, config)
     context: dict[str, object] = {
         "title": "Stocker evaluation report",
         "generated_at": datetime.now().strftime("%Y-%m-%d %H:%M"),
