@@ -72,6 +72,93 @@ def _missing(name: str, asset: dg.AssetKey, why: str) -> dg.AssetCheckResult:
     )
 
 
+def _parse_result(asset: dg.AssetKey, figures: ModelFigures, source: dict[str, str]) -> dg.AssetCheckResult:
+    """The parse rate on valid (ERROR below ``MIN_PARSE_RATE``)."""
+    return dg.AssetCheckResult(
+        check_name=PARSE_CHECK,
+        asset_key=asset,
+        passed=bool(figures.parse_ok),
+        severity=dg.AssetCheckSeverity.ERROR,
+        metadata={
+            "parse_rate": figures.parse_rate if figures.parse_rate is not None else float("nan"),
+            "threshold": MIN_PARSE_RATE,
+            "valid_episodes": figures.episodes,
+            "policy": figures.policy,
+            **source,
+        },
+    )
+
+
+def _delta_result(
+    asset: dg.AssetKey, figures: ModelFigures, block: int, source: dict[str, str]
+) -> dg.AssetCheckResult:
+    """Δ total return vs buy-and-hold on valid with its CI (WARN unless the CI is above zero)."""
+    return dg.AssetCheckResult(
+        check_name=DELTA_CHECK,
+        asset_key=asset,
+        passed=bool(figures.beats_buy_and_hold),
+        severity=dg.AssetCheckSeverity.WARN,
+        metadata={
+            "delta_total_return_mean": _nan(figures.delta_mean),
+            "ci_low": _nan(figures.delta_low),
+            "ci_high": _nan(figures.delta_high),
+            "paired_episodes": figures.paired_episodes,
+            "episodes_per_independent_block": block,
+            "ci_method": CI_METHOD,
+            "verdict": dg.MetadataValue.md(
+                f"Δ total return vs buy-and-hold on valid: {_fmt(figures.delta_mean)} "
+                f"[{_fmt(figures.delta_low)}, {_fmt(figures.delta_high)}] over "
+                f"{figures.paired_episodes} episode(s): "
+                + (
+                    "above zero"
+                    if figures.beats_buy_and_hold
+                    else "**not above zero**"
+                    if figures.delta_low is not None
+                    else "**too few independent episodes for a CI**"
+                )
+            ),
+            **source,
+        },
+    )
+
+
+def _spread_result(
+    asset: dg.AssetKey,
+    report: Report,
+    zero: Any,
+    figures: ModelFigures,
+    source: dict[str, str],
+) -> dg.AssetCheckResult:
+    """The share of zero-spread reward groups in the last tenth of training (WARN above
+    ``MAX_ZERO_SPREAD``); passed with a note where the stage has no reward groups."""
+    supervised = report.get("stage") == "sft"
+    if zero is None and not supervised:
+        return _missing(SPREAD_CHECK, asset, "the training report has no extra.frac_reward_zero_std")
+    if figures.zero_spread_last_tenth is None:
+        note = (
+            "supervised stage: no reward groups" if supervised else "no policy-gradient steps in this stage"
+        )
+        return dg.AssetCheckResult(
+            check_name=SPREAD_CHECK,
+            asset_key=asset,
+            passed=True,
+            metadata={"training_steps": 0, "note": note, **source},
+        )
+    return dg.AssetCheckResult(
+        check_name=SPREAD_CHECK,
+        asset_key=asset,
+        passed=bool(figures.groups_have_spread),
+        severity=dg.AssetCheckSeverity.WARN,
+        metadata={
+            "zero_spread_share_last_tenth": figures.zero_spread_last_tenth,
+            "threshold": MAX_ZERO_SPREAD,
+            "training_steps": figures.zero_spread_steps,
+            "steps_in_last_tenth": -(-figures.zero_spread_steps // 10),
+            **source,
+        },
+    )
+
+
 def model_check_results(asset: dg.AssetKey, report: Report | None, why: str, block: int) -> list:
     """The three results for ``asset`` from its training ``report`` (None: not readable, ``why``)."""
     if report is None:
@@ -89,81 +176,8 @@ def model_check_results(asset: dg.AssetKey, report: Report | None, why: str, blo
         )
         results += [_missing(PARSE_CHECK, asset, why), _missing(DELTA_CHECK, asset, why)]
     else:
-        results.append(
-            dg.AssetCheckResult(
-                check_name=PARSE_CHECK,
-                asset_key=asset,
-                passed=bool(figures.parse_ok),
-                severity=dg.AssetCheckSeverity.ERROR,
-                metadata={
-                    "parse_rate": figures.parse_rate if figures.parse_rate is not None else float("nan"),
-                    "threshold": MIN_PARSE_RATE,
-                    "valid_episodes": figures.episodes,
-                    "policy": figures.policy,
-                    **source,
-                },
-            )
-        )
-        results.append(
-            dg.AssetCheckResult(
-                check_name=DELTA_CHECK,
-                asset_key=asset,
-                passed=bool(figures.beats_buy_and_hold),
-                severity=dg.AssetCheckSeverity.WARN,
-                metadata={
-                    "delta_total_return_mean": _nan(figures.delta_mean),
-                    "ci_low": _nan(figures.delta_low),
-                    "ci_high": _nan(figures.delta_high),
-                    "paired_episodes": figures.paired_episodes,
-                    "episodes_per_independent_block": block,
-                    "ci_method": CI_METHOD,
-                    "verdict": dg.MetadataValue.md(
-                        f"Δ total return vs buy-and-hold on valid: {_fmt(figures.delta_mean)} "
-                        f"[{_fmt(figures.delta_low)}, {_fmt(figures.delta_high)}] over "
-                        f"{figures.paired_episodes} episode(s): "
-                        + (
-                            "above zero"
-                            if figures.beats_buy_and_hold
-                            else "**not above zero**"
-                            if figures.delta_low is not None
-                            else "**too few independent episodes for a CI**"
-                        )
-                    ),
-                    **source,
-                },
-            )
-        )
-    supervised = report.get("stage") == "sft"
-    if zero is None and not supervised:
-        results.append(_missing(SPREAD_CHECK, asset, "the training report has no extra.frac_reward_zero_std"))
-    elif figures.zero_spread_last_tenth is None:
-        note = (
-            "supervised stage: no reward groups" if supervised else "no policy-gradient steps in this stage"
-        )
-        results.append(
-            dg.AssetCheckResult(
-                check_name=SPREAD_CHECK,
-                asset_key=asset,
-                passed=True,
-                metadata={"training_steps": 0, "note": note, **source},
-            )
-        )
-    else:
-        results.append(
-            dg.AssetCheckResult(
-                check_name=SPREAD_CHECK,
-                asset_key=asset,
-                passed=bool(figures.groups_have_spread),
-                severity=dg.AssetCheckSeverity.WARN,
-                metadata={
-                    "zero_spread_share_last_tenth": figures.zero_spread_last_tenth,
-                    "threshold": MAX_ZERO_SPREAD,
-                    "training_steps": figures.zero_spread_steps,
-                    "steps_in_last_tenth": -(-figures.zero_spread_steps // 10),
-                    **source,
-                },
-            )
-        )
+        results += [_parse_result(asset, figures, source), _delta_result(asset, figures, block, source)]
+    results.append(_spread_result(asset, report, zero, figures, source))
     return results
 
 
