@@ -64,6 +64,94 @@ class _VoteWriter:
         self.last_write = time.monotonic()
 
 
+VoteKey = tuple[str, pd.Timestamp]
+"""(role, day) of one vote."""
+RuleRow = tuple[float, float, str, bool]
+"""A rule vote as (signal, confidence, rationale, parse_error)."""
+
+
+def _write_rule_votes(
+    todo: Sequence[VoteKey],
+    computed: dict[VoteKey, RuleRow],
+    writer: _VoteWriter,
+    versions: dict[str, str],
+    progress: Progress | None,
+) -> None:
+    """Send the array rules' votes of ``todo`` to ``writer`` (when it has a cache), in order."""
+    for done, (role, day) in enumerate(todo, start=1):
+        if writer.cache is not None:
+            signal, confidence, rationale, _ = computed[(role, day)]
+            vote = SpecialistVote(role=role, signal=signal, confidence=confidence, rationale=rationale)
+            writer.add(day, vote, versions[role])
+        if progress:
+            progress(done, len(todo))
+    writer.flush()
+
+
+def _backend_votes(
+    todo: Sequence[VoteKey],
+    context_for: Callable[[pd.Timestamp], DecisionContext],
+    backend: Backend,
+    new_writer: Callable[[], _VoteWriter],
+    versions: dict[str, str],
+    max_workers: int,
+    progress: Progress | None,
+) -> dict[VoteKey, VoteResult]:
+    """``backend``'s votes of ``todo`` in threads (one thread for a CPU-bound backend), each
+    cacheable one written as it comes; a backend error is a neutral, uncached vote."""
+    results: dict[VoteKey, VoteResult] = {}
+    contexts = {day: context_for(day) for day in dict.fromkeys(d for _, d in todo)}
+    done = 0
+
+    def work(key: VoteKey) -> tuple[VoteKey, VoteResult]:
+        role, day = key
+        try:
+            return key, backend.vote(role, contexts[day])
+        except Exception as exc:  # a backend bug must not kill the run
+            return key, VoteResult(
+                SpecialistVote.neutral(role, f"backend error: {exc}"[:500], parse_error=True), cacheable=False
+            )
+
+    if not getattr(backend, "io_bound", True):
+        max_workers = 1
+    writer = new_writer()
+    if todo:
+        with ThreadPoolExecutor(max_workers=max(1, max_workers)) as pool:
+            for key, result in pool.map(work, todo):
+                results[key] = result
+                if result.cacheable:
+                    writer.add(key[1], result.vote, versions[key[0]])
+                done += 1
+                if progress:
+                    progress(done, len(todo))
+    writer.flush()
+    return results
+
+
+def _vote_frame(
+    ticker: str,
+    days: Sequence[pd.Timestamp],
+    roles: Sequence[str],
+    computed: dict[VoteKey, RuleRow],
+    found: dict[VoteKey, SpecialistVote],
+    results: dict[VoteKey, VoteResult],
+) -> pd.DataFrame:
+    """One row per day x role: the array rules', the cache's or the backend's vote."""
+    rows = []
+    for day in days:
+        for role in roles:
+            key = (role, day)
+            if key in computed:
+                rows.append((ticker, day, role, *computed[key], False))
+                continue
+            cached = key in found
+            vote = found[key] if cached else results[key].vote
+            rows.append(
+                (ticker, day, role, vote.signal, vote.confidence, vote.rationale, vote.parse_error, cached)
+            )
+    return pd.DataFrame(rows, columns=VOTE_FRAME_COLUMNS)
+
+
 def run_votes(
     ticker: str,
     dates: Sequence[date | pd.Timestamp | str],
@@ -93,59 +181,18 @@ def run_votes(
     versions = {role: backend.prompt_version(role) for role in roles}
     found = cache.lookup(ticker, days, backend.name, backend.model_id, versions) if cache else {}
     todo = [(role, day) for day in days for role in roles if (role, day) not in found]
-    results: dict[tuple[str, pd.Timestamp], VoteResult] = {}
-    computed: dict[tuple[str, pd.Timestamp], tuple[float, float, str, bool]] = {}
+    computed: dict[VoteKey, RuleRow] = {}
     misses = len(todo)
+
+    def new_writer() -> _VoteWriter:
+        return _VoteWriter(cache, ticker, backend, write_every_seconds, write_max_votes)
+
     if todo and _array_rules(backend):
         computed = _rule_rows(todo, roles, context_for, inputs)
-        writer = _VoteWriter(cache, ticker, backend, write_every_seconds, write_max_votes)
-        for done, (role, day) in enumerate(todo, start=1):
-            if cache is not None:
-                signal, confidence, rationale, _ = computed[(role, day)]
-                vote = SpecialistVote(role=role, signal=signal, confidence=confidence, rationale=rationale)
-                writer.add(day, vote, versions[role])
-            if progress:
-                progress(done, len(todo))
-        writer.flush()
+        _write_rule_votes(todo, computed, new_writer(), versions, progress)
         todo = []
-    contexts = {day: context_for(day) for day in dict.fromkeys(d for _, d in todo)}
-    done = 0
-
-    def work(key: tuple[str, pd.Timestamp]) -> tuple[tuple[str, pd.Timestamp], VoteResult]:
-        role, day = key
-        try:
-            return key, backend.vote(role, contexts[day])
-        except Exception as exc:  # a backend bug must not kill the run
-            return key, VoteResult(
-                SpecialistVote.neutral(role, f"backend error: {exc}"[:500], parse_error=True), cacheable=False
-            )
-
-    if not getattr(backend, "io_bound", True):
-        max_workers = 1
-    writer = _VoteWriter(cache, ticker, backend, write_every_seconds, write_max_votes)
-    if todo:
-        with ThreadPoolExecutor(max_workers=max(1, max_workers)) as pool:
-            for key, result in pool.map(work, todo):
-                results[key] = result
-                if result.cacheable:
-                    writer.add(key[1], result.vote, versions[key[0]])
-                done += 1
-                if progress:
-                    progress(done, len(todo))
-    writer.flush()
-    rows = []
-    for day in days:
-        for role in roles:
-            key = (role, day)
-            if key in computed:
-                rows.append((ticker, day, role, *computed[key], False))
-                continue
-            cached = key in found
-            vote = found[key] if cached else results[key].vote
-            rows.append(
-                (ticker, day, role, vote.signal, vote.confidence, vote.rationale, vote.parse_error, cached)
-            )
-    frame = pd.DataFrame(rows, columns=VOTE_FRAME_COLUMNS)
+    results = _backend_votes(todo, context_for, backend, new_writer, versions, max_workers, progress)
+    frame = _vote_frame(ticker, days, roles, computed, found, results)
     stats = {
         "hits": sum(1 for k in found if k[0] in versions),
         "misses": misses,
