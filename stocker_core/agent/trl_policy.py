@@ -79,6 +79,73 @@ def load_run(settings: Settings) -> tuple[Any, Any, dict[str, Any]]:
     return _load(str(folder))
 
 
+def _opening_states(
+    items: Sequence[tuple[str, pd.Timestamp]], settings: Settings, config: AgentConfig, horizon: int
+) -> list[dict[str, Any]]:
+    """Each (ticker, day)'s conversation so far (the system and decision prompts), its tools,
+    its mask and its tool calls counted."""
+    from stocker_core.agent.masking import agent_mask
+    from stocker_core.agent.policy import agent_data
+    from stocker_core.agent.tools import AgentTools
+    from stocker_core.agent.trl_dataset import SYSTEM_PROMPT
+    from stocker_core.agent.trl_env import decision_prompt
+
+    states = []
+    for ticker, day in items:
+        data = agent_data(ticker, settings)
+        mask = agent_mask(data, day) if settings.llm_mask else None
+        prompt = decision_prompt(ticker, day, mask, horizon, config.max_tool_calls)
+        messages = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": prompt}]
+        states.append({"tools": AgentTools(data, day), "mask": mask, "messages": messages, "calls": 0})
+    return states
+
+
+def _next_messages(
+    model: Any, tokenizer: Any, conversations: list[list[dict[str, Any]]], tools: list, max_new_tokens: int
+) -> list[dict[str, Any]]:
+    """The model's next assistant message in each conversation: one greedy batched generation,
+    each completion parsed (tool calls included) by TRL's ``parse_response``."""
+    import torch
+    from trl.chat_template_utils import parse_response
+
+    texts = [
+        tokenizer.apply_chat_template(messages, tools=tools, add_generation_prompt=True, tokenize=False)
+        for messages in conversations
+    ]
+    batch = tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False)
+    with torch.no_grad():
+        out = model.generate(
+            **batch, max_new_tokens=max_new_tokens, do_sample=False, pad_token_id=tokenizer.pad_token_id
+        )
+    width = batch["input_ids"].shape[1]
+    replies = []
+    for row in range(len(conversations)):
+        prefix = batch["input_ids"][row][batch["attention_mask"][row].bool()].tolist()
+        completion = [t for t in out[row, width:].tolist() if t != tokenizer.pad_token_id]
+        replies.append(parse_response(tokenizer, completion, prefix=prefix, tools=tools))
+    return replies
+
+
+def _answer_call(call: dict[str, Any], state: dict[str, Any], max_tool_calls: int) -> tuple[str, str | None]:
+    """The tool's answer to one call (``trade``, a masked agent tool, or the cap's error) and
+    the decision it placed (None unless a valid ``trade``)."""
+    from stocker_core.agent.trl_env import masked_tool_answer
+
+    name = call.get("function", {}).get("name")
+    arguments = call.get("function", {}).get("arguments") or {}
+    if name == "trade":
+        choice = str(arguments.get("decision", "")).strip().upper() if isinstance(arguments, dict) else ""
+        answer = (
+            {"placed": choice} if choice in DECISIONS else {"error": "decision must be BUY, SELL or HOLD"}
+        )
+        return json.dumps(answer), choice if choice in DECISIONS else None
+    if state["calls"] >= max_tool_calls:
+        return json.dumps({"error": f"tool call cap ({max_tool_calls}) reached: call trade now"}), None
+    state["calls"] += 1
+    text, _ = masked_tool_answer(state["tools"], state["mask"], name, arguments)
+    return text, None
+
+
 def decide_days(
     model: Any,
     tokenizer: Any,
@@ -90,72 +157,28 @@ def decide_days(
 ) -> list[str | None]:
     """The decision (BUY/SELL/HOLD, None when none was placed) of each (ticker, day), all
     decided together: one generation per turn for every unfinished conversation."""
-    import torch
-    from trl.chat_template_utils import parse_response
-
-    from stocker_core.agent.masking import agent_mask
-    from stocker_core.agent.policy import agent_data
-    from stocker_core.agent.tools import AgentTools
-    from stocker_core.agent.trl_dataset import SYSTEM_PROMPT
-    from stocker_core.agent.trl_env import StockerToolEnv, decision_prompt, masked_tool_answer
+    from stocker_core.agent.trl_env import StockerToolEnv
 
     schema_source = StockerToolEnv(settings, config=config)
     tools = [getattr(schema_source, name) for name in (*TOOL_NAMES, "trade")]
-    states = []
-    for ticker, day in items:
-        data = agent_data(ticker, settings)
-        mask = agent_mask(data, day) if settings.llm_mask else None
-        prompt = decision_prompt(ticker, day, mask, horizon, config.max_tool_calls)
-        messages = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": prompt}]
-        states.append({"tools": AgentTools(data, day), "mask": mask, "messages": messages, "calls": 0})
+    states = _opening_states(items, settings, config, horizon)
     decisions: list[str | None] = [None] * len(states)
     active = list(range(len(states)))
     for _ in range(config.max_tool_calls + 1):
         if not active:
             break
-        texts = [
-            tokenizer.apply_chat_template(
-                states[i]["messages"], tools=tools, add_generation_prompt=True, tokenize=False
-            )
-            for i in active
-        ]
-        batch = tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False)
-        with torch.no_grad():
-            out = model.generate(
-                **batch, max_new_tokens=max_new_tokens, do_sample=False, pad_token_id=tokenizer.pad_token_id
-            )
-        width = batch["input_ids"].shape[1]
+        replies = _next_messages(
+            model, tokenizer, [states[i]["messages"] for i in active], tools, max_new_tokens
+        )
         still = []
-        for row, i in enumerate(active):
-            prefix = batch["input_ids"][row][batch["attention_mask"][row].bool()].tolist()
-            completion = [t for t in out[row, width:].tolist() if t != tokenizer.pad_token_id]
-            message = parse_response(tokenizer, completion, prefix=prefix, tools=tools)
+        for i, message in zip(active, replies, strict=True):
             state = states[i]
             state["messages"].append(message)
             calls = message.get("tool_calls") or []
             for call in calls:
+                text, placed = _answer_call(call, state, config.max_tool_calls)
+                decisions[i] = placed if placed is not None else decisions[i]
                 name = call.get("function", {}).get("name")
-                arguments = call.get("function", {}).get("arguments") or {}
-                if name == "trade":
-                    choice = (
-                        str(arguments.get("decision", "")).strip().upper()
-                        if isinstance(arguments, dict)
-                        else ""
-                    )
-                    answer = (
-                        {"placed": choice}
-                        if choice in DECISIONS
-                        else {"error": "decision must be BUY, SELL or HOLD"}
-                    )
-                    decisions[i] = choice if choice in DECISIONS else decisions[i]
-                    text = json.dumps(answer)
-                elif state["calls"] >= config.max_tool_calls:
-                    text = json.dumps(
-                        {"error": f"tool call cap ({config.max_tool_calls}) reached: call trade now"}
-                    )
-                else:
-                    state["calls"] += 1
-                    text, _ = masked_tool_answer(state["tools"], state["mask"], name, arguments)
                 state["messages"].append({"role": "tool", "name": str(name), "content": text})
             if calls and decisions[i] is None:
                 still.append(i)
