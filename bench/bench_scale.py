@@ -118,6 +118,7 @@ def _materialize(tickers: list[str], months: list[date], concurrent: bool = Fals
 def dagster_executors(args: argparse.Namespace, root: Path) -> list[Row]:
     """Section 1: in-process SQLite vs Celery with 1 and 2 workers on Postgres + Redis."""
     from stocker_assets.engine.deploy import DeployConfig, write_deploy_files
+
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "scale"))
     from local_services import LocalServices
 
