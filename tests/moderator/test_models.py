@@ -112,3 +112,44 @@ def test_smollm2_loads_offline_as_a_plain_trainable_model(monkeypatch):
     assert "<|im_start|>assistant" in prompt
     (reply,) = generate(loaded, [prompt], max_new_tokens=4)
     assert isinstance(reply, str)
+
+
+def test_first_loads_at_once_convert_smollm2_once(tmp_path, monkeypatch):
+    """Two first loads at the same time: one converts, the other waits for the lock and reads
+    what the first kept (the conversion is ~13 CPU-s; before, each process paid it)."""
+    import threading
+    import time
+
+    from stocker_core.lm import factory
+
+    cache = tmp_path / "cache" / "smollm2-key"
+    conversions: list[str] = []
+
+    def convert(folder):
+        conversions.append(threading.current_thread().name)
+        time.sleep(0.3)  # long enough that the other load arrives meanwhile
+        return "model", "tokenizer"
+
+    def keep(model, tokenizer, where):
+        where.mkdir(parents=True)
+        (where / "model").write_text(model)
+
+    def read(where):
+        return (where / "model").read_text(), "tokenizer"  # FileNotFoundError until kept
+
+    monkeypatch.setattr(factory, "_convert_smollm2", convert)
+    monkeypatch.setattr(factory, "_keep_converted", keep)
+    monkeypatch.setattr(factory, "_read_converted", read)
+    loaded: list[tuple[str, str]] = []
+    loads = [
+        threading.Thread(
+            target=lambda: loaded.append(factory._convert_once(tmp_path, cache)), name=f"load{i}"
+        )
+        for i in range(2)
+    ]
+    for load in loads:
+        load.start()
+    for load in loads:
+        load.join(timeout=30)
+    assert loaded == [("model", "tokenizer")] * 2
+    assert len(conversions) == 1
