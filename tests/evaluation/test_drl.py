@@ -223,3 +223,15 @@ def test_backtests_play_many_episodes_in_one_batch_as_one_at_a_time(trained, epi
             assert a.method == "batched" and b.method == "per_step"
             assert np.array_equal(a.traded, b.traded) and np.array_equal(a.values, b.values)
             np.testing.assert_equal(a.metrics, b.metrics)
+
+
+def test_training_leaves_nothing_in_the_temporary_folder(tmp_path, episodes, monkeypatch):
+    """SB3's default logger made an empty ``SB3-<time>`` folder in /tmp for every training."""
+    import tempfile
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    config = DrlConfig(timesteps=32, seed=3, ppo_n_steps=16, ppo_batch_size=8)
+    train_drl_agent("a2c", episodes, tmp_path / "home", config)
+    assert list(scratch.iterdir()) == []

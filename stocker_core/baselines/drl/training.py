@@ -90,11 +90,16 @@ def single_thread() -> Iterator[None]:
 
 def _model(algo: str, env: Any, config: DrlConfig) -> Any:
     from stable_baselines3 import A2C, PPO
+    from stable_baselines3.common.logger import Logger
 
     common = {"seed": config.seed, "device": "cpu", "verbose": 0}
     if algo == "ppo":
-        return PPO("MlpPolicy", env, n_steps=config.ppo_n_steps, batch_size=config.ppo_batch_size, **common)
-    return A2C("MlpPolicy", env, **common)
+        model = PPO("MlpPolicy", env, n_steps=config.ppo_n_steps, batch_size=config.ppo_batch_size, **common)
+    else:
+        model = A2C("MlpPolicy", env, **common)
+    # a logger with no output: SB3's default one makes an empty /tmp/SB3-<time> folder per run
+    model.set_logger(Logger(folder=None, output_formats=[]))
+    return model
 
 
 def reward_curve(rewards: Sequence[float], lengths: Sequence[int], points: int) -> list[tuple[int, float]]:
