@@ -71,7 +71,8 @@ class Warehouse:
     any number of processes write them at once; in the DuckDB file they are views of the
     same names. Everything else lives in the file, written in short transactions:
     connections are opened per operation and closed at once, so several processes take
-    turns as its single writer. Opening waits up to ``lock_wait`` seconds (default
+    turns as its single writer (each a cursor of a host instance the file is attached to for
+    the while: ``attached``, ~1.7 CPU-ms instead of ~16 for a new instance). Opening waits up to ``lock_wait`` seconds (default
     ``LOCK_WAIT_SECONDS``) for another process's lock, then raises WarehouseBusyError.
     A warehouse from before the Parquet layout is migrated, row for row, on first write."""
 
@@ -177,8 +178,7 @@ class Warehouse:
     @contextmanager
     def session(self) -> Iterator[Warehouse]:
         """Hold one connection for a block of many small reads/writes: ``connect()`` inside
-        it hands out cheap cursors (~4 ms per lookup instead of ~40 ms to open and close the
-        file). Other processes wait for the whole block, so never hold a session around slow
+        it hands out cursors of one attachment (no attach and detach per lookup). Other processes wait for the whole block, so never hold a session around slow
         work (model calls, solving, rendering): compute first, then write in short blocks."""
         if self._session is not None:
             yield self
