@@ -72,8 +72,9 @@ class Warehouse:
     same names. Everything else lives in the file, written in short transactions:
     connections are opened per operation and closed at once, so several processes take
     turns as its single writer (each a cursor of a host instance the file is attached to for
-    the while: ``attached``, ~1.7 CPU-ms instead of ~16 for a new instance). Opening waits up to ``lock_wait`` seconds (default
-    ``LOCK_WAIT_SECONDS``) for another process's lock, then raises WarehouseBusyError.
+    the while: ``attached``, ~1.7 CPU-ms instead of ~16 for a new instance). Opening waits up
+    to ``lock_wait`` seconds (default ``LOCK_WAIT_SECONDS``) for another process's lock, then
+    raises WarehouseBusyError.
     A warehouse from before the Parquet layout is migrated, row for row, on first write."""
 
     def __init__(self, path: Path | str, lock_wait: float | None = None) -> None:
@@ -178,8 +179,9 @@ class Warehouse:
     @contextmanager
     def session(self) -> Iterator[Warehouse]:
         """Hold one connection for a block of many small reads/writes: ``connect()`` inside
-        it hands out cursors of one attachment (no attach and detach per lookup). Other processes wait for the whole block, so never hold a session around slow
-        work (model calls, solving, rendering): compute first, then write in short blocks."""
+        it hands out cursors of one attachment (no attach and detach per lookup). Other
+        processes wait for the whole block, so never hold a session around slow work (model
+        calls, solving, rendering): compute first, then write in short blocks."""
         if self._session is not None:
             yield self
             return
