@@ -7,7 +7,7 @@ import os
 import sys
 import time
 from dataclasses import dataclass, replace
-from datetime import date
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -296,6 +296,39 @@ class _Job:
     """Universe tickers the source cannot serve, and why."""
 
 
+def _fetch_in_batches(settings, source, tickers: list[str], start: str | None, end: str | None) -> None:
+    """Have a source that fetches in multi-ticker batches (yfinance) fetch every ticker's months
+    of the run at once, before the plan asks each ticker's history (one request a ticker
+    otherwise); what its store or the warehouse holds is not asked again. A failure is said
+    and the tickers are then fetched one by one, as without it."""
+    import pandas as pd
+
+    from stocker_core.data_sources import prefetch
+    from stocker_core.market.calendar import month_end
+    from stocker_core.warehouse import Warehouse
+
+    if len(tickers) < 2:
+        return
+    first = _month(start) or _month(settings.start_month)
+    last = month_end(_month(end)) if end else date.today() + timedelta(days=1)
+    warehouse = Warehouse(settings.warehouse_path) if settings.warehouse_path.exists() else None
+
+    def held(name: str) -> set[date]:
+        if warehouse is None:
+            return set()
+        return {pd.Timestamp(m).date() for m in warehouse.price_months(name, first, last)["month"]}
+
+    try:
+        report = prefetch(source, tickers, first, last, held)
+    except StockerError as exc:
+        console.print(
+            f"[yellow]the batched fetch failed; each ticker is fetched alone: {escape(str(exc))}[/yellow]"
+        )
+        return
+    if report is not None and report.requests:
+        console.print(f"fetched {len(tickers)} tickers in {report.batches} batch(es) from {source.name}")
+
+
 def _select(
     settings, defs, ticker: list[str] | None, groups: str | None, skip: str, start: str, end: str
 ) -> _Job:
@@ -314,10 +347,12 @@ def _select(
         source = StockerResource().market_source()
         if ticker:  # asked for by name: the source must have each before the universe changes
             tickers = _known_to_source(settings, [*ticker])
+            _fetch_in_batches(settings, source, tickers, start, end)
             plan = {t: months_with_data(source, t, _month(start), _month(end)) for t in tickers}
             add_tickers(settings, tickers)
         else:  # from the universe: a symbol the source lacks is reported, the others still run
             tickers = read_universe(settings)
+            _fetch_in_batches(settings, source, tickers, start, end)
             plan = {}
             for name in tickers:
                 try:

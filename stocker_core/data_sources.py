@@ -59,6 +59,22 @@ class MarketDataSource(Protocol):
         ...
 
 
+def prefetch(
+    source: MarketDataSource,
+    tickers: list[str],
+    start: date,
+    end: date,
+    held: Callable[[str], set[date]] | None = None,
+) -> Any | None:
+    """Have ``source`` fetch the bars of ``tickers`` in ``[start, end)`` ahead, in
+    multi-ticker batches, when it can (an online source with a download store, such as
+    yfinance: ``prefetch(tickers, start, end, held)``; wrappers pass it on); ``held``: the
+    months of a ticker stored elsewhere (the warehouse), never asked again once closed. Its
+    report, or None for a source that reads each ticker as cheaply on its own."""
+    batch = getattr(source, "prefetch", None)
+    return batch(tickers, start, end, held) if callable(batch) else None
+
+
 DEFAULT_CALENDAR = "XNYS"
 """The exchange calendar (an ``exchange_calendars`` name) of a source that names none, and of
 every built-in source: the New York Stock Exchange."""

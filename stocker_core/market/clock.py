@@ -14,7 +14,7 @@ from datetime import UTC, date, datetime
 
 import pandas as pd
 
-from stocker_core.data_sources import MarketDataSource, SymbolInfo
+from stocker_core.data_sources import MarketDataSource, SymbolInfo, prefetch
 from stocker_core.errors import StockerError, UnknownTickerError
 from stocker_core.market.calendar import NEW_YORK, session_close, trading_calendar
 
@@ -106,6 +106,10 @@ class ClockedSource:
     def fetch(self, ticker: str, start: date, end: date) -> pd.DataFrame:
         """Bars with ``start <= date < end`` whose session closed by the clock."""
         return self.inner.fetch(ticker, start, max(start, self._end(end)))
+
+    def prefetch(self, tickers: list[str], start: date, end: date, held=None) -> object | None:
+        """The inner source's batch prefetch (``data_sources.prefetch``) up to the clock."""
+        return prefetch(self.inner, tickers, start, max(start, self._end(end)), held)
 
     def symbol_info(self, ticker: str) -> SymbolInfo:
         """The inner source's history cut at the clock; UnknownTickerError when none closed by it."""

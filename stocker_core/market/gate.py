@@ -23,7 +23,7 @@ from datetime import date, datetime, timedelta
 
 import pandas as pd
 
-from stocker_core.data_sources import MarketDataSource, SymbolInfo
+from stocker_core.data_sources import MarketDataSource, SymbolInfo, prefetch
 from stocker_core.market.calendar import month_end
 from stocker_core.market.corrections import Correction, apply_corrections
 from stocker_core.market.frames import BarIssue
@@ -73,6 +73,11 @@ class QualityGatedSource:
 
     def symbol_info(self, ticker: str) -> SymbolInfo:
         return self.inner.symbol_info(ticker)
+
+    def prefetch(self, tickers: list[str], start: date, end: date, held=None) -> object | None:
+        """The inner source's batch prefetch (``data_sources.prefetch``); what it stores is
+        judged when ``fetch`` reads it, as always."""
+        return prefetch(self.inner, tickers, start, end, held)
 
     def symbols(self) -> list[str]:
         return self.inner.symbols()

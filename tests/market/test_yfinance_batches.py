@@ -9,80 +9,16 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from yahoo_testing import DAYS, LATE, TODAY, FakeTime, FakeYahoo
 
 from stocker_core.errors import UnknownTickerError
 from stocker_core.market.download_store import DownloadStore, months_in
 from stocker_core.market.universe_fetch import BatchPolicy, UniverseFetcher, UniverseFetchError
 from stocker_core.market.yfinance_source import RateLimitedError, YFinanceSource
 
-TODAY = date(2024, 3, 15)
-DAYS = pd.bdate_range("2022-06-01", "2024-03-14")
 START, END = date(2023, 1, 1), date(2024, 4, 1)  # 2023-01 … 2024-03; 2024-03 is open
 OPEN = date(2024, 3, 1)
 UNIVERSE = [f"T{i:03d}" for i in range(120)]
-LATE = "T007"  # listed 2023-06-01: its months before that are honest and empty
-
-
-def _yahoo_frame(ticker: str, days: pd.DatetimeIndex) -> pd.DataFrame:
-    """What yf.download gives one ticker: (Price, Ticker) columns, a tz-aware index."""
-    level = 100.0 + sum(map(ord, ticker)) % 50 + (days - DAYS[0]).days.to_numpy() / 10  # by the day
-    columns = {
-        "Adj Close": level,
-        "Close": level,
-        "High": level + 1,
-        "Low": level - 1,
-        "Open": level,
-        "Volume": level * 1000,
-    }
-    frame = pd.DataFrame(columns, index=days.tz_localize("America/New_York").rename("Date"))
-    frame.columns = pd.MultiIndex.from_tuples([(c, ticker) for c in frame.columns], names=["Price", "Ticker"])
-    return frame
-
-
-class FakeYahoo:
-    """A fake provider that counts calls, fails on chosen calls and knows ``known`` tickers."""
-
-    def __init__(self, known: list[str]) -> None:
-        self.known = set(known)
-        self.calls: list[tuple[tuple[str, ...], date | None, date | None]] = []
-        self.fail: dict[int, BaseException] = {}  # call number (1-based) -> error
-        self.down_from: int | None = None  # every call from this one times out
-
-    def _check(self) -> None:
-        number = len(self.calls)
-        if self.down_from is not None and number >= self.down_from:
-            raise TimeoutError("read timed out")
-        if number in self.fail:
-            raise self.fail[number]
-
-    def _days(self, ticker: str, start: date | None, end: date | None) -> pd.DatetimeIndex:
-        days = DAYS[pd.Timestamp("2023-06-01") <= DAYS] if ticker == LATE else DAYS
-        if start is not None:
-            days = days[(days >= pd.Timestamp(start)) & (days < pd.Timestamp(end))]
-        return days
-
-    def download_many(self, tickers, start, end) -> dict[str, pd.DataFrame]:
-        self.calls.append((tuple(tickers), start, end))
-        self._check()
-        return {t: _yahoo_frame(t, self._days(t, start, end)) for t in tickers if t in self.known}
-
-    def download(self, ticker, start, end) -> pd.DataFrame:
-        self.calls.append(((ticker,), start, end))
-        self._check()
-        days = self._days(ticker, start, end)
-        return _yahoo_frame(ticker, days) if ticker in self.known and len(days) else pd.DataFrame()
-
-
-class FakeTime:
-    def __init__(self) -> None:
-        self.now, self.slept = 0.0, []
-
-    def clock(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.slept.append(seconds)
-        self.now += seconds
 
 
 def _fetcher(yahoo: FakeYahoo, folder: Path, fake_time: FakeTime, **policy) -> UniverseFetcher:

@@ -18,6 +18,8 @@ from stocker_assets.definitions.lineage import (
 from stocker_assets.definitions.partitions import month_window_mapping, months_by_ticker
 from stocker_assets.definitions.progress import throttled_progress
 from stocker_assets.definitions.resources import StockerResource
+from stocker_core.data_sources import MarketDataSource, prefetch
+from stocker_core.errors import DataSourceError
 from stocker_core.market.builds import (
     CHART_LOOKBACK_MONTHS,
     MonthBuild,
@@ -122,6 +124,40 @@ def _skipped_metadata(skipped: dict[str, str]) -> dict[str, object]:
     }
 
 
+def _prefetch_run(
+    context: dg.AssetExecutionContext, source: MarketDataSource, warehouse: Warehouse
+) -> dict[str, object]:
+    """Ask a source that fetches in multi-ticker batches (yfinance) for all the run's tickers and
+    months at once, so the per-ticker ingests read its download store; months the warehouse
+    holds are not asked again. A failure is logged and each ticker is fetched on its own, as
+    without it. Metadata of what it did (none for a source that cannot)."""
+    grouped = months_by_ticker(context.partition_keys)
+    if len(grouped) < 2:
+        return {}
+    months = [m for ms in grouped.values() for m in ms]
+    start, end = min(months), month_end(max(months))
+
+    def held(ticker: str) -> set:
+        return {pd.Timestamp(m).date() for m in warehouse.price_months(ticker, start, end)["month"]}
+
+    try:
+        report = prefetch(source, list(grouped), start, end, held)
+    except DataSourceError as exc:
+        context.log.warning(f"the batched fetch failed; each ticker is fetched on its own: {exc}")
+        return {"prefetch": f"failed: {str(exc)[:300]}"}
+    if report is None:
+        return {}
+    context.log.info(
+        f"fetched {len(grouped)} tickers in {report.batches} batch(es), {report.requests} request(s); "
+        f"{len(report.up_to_date)} needed none"
+    )
+    return {
+        "prefetch_batches": report.batches,
+        "prefetch_requests": report.requests,
+        "prefetch_up_to_date": len(report.up_to_date),
+    }
+
+
 @partitioned_asset(
     MARKET,
     "Daily OHLCV bars (table market.prices) from the configured source. Months that break a "
@@ -141,9 +177,11 @@ def prices(context: dg.AssetExecutionContext, stocker: StockerResource) -> dg.Ma
         corrections.extend(report.corrections)
         return MonthBuild(report.rows, report.data_versions, report.empty, report.notes)
 
+    fetched = _prefetch_run(context, source, warehouse)
     build, grouped = _build_each_ticker(context, warehouse, ingest)
     metadata = _summary(build, len(context.partition_keys))
     metadata["source"] = source.name
+    metadata.update(fetched)
     metadata["run_partitions_quarantined"] = len(failed)
     metadata["quarantined"] = dg.MetadataValue.json(dict(sorted(failed.items())[:100]))
     metadata["corrections_applied"] = dg.MetadataValue.md("\n".join(f"- {c}" for c in corrections) or "none")
