@@ -11,9 +11,11 @@ otherwise on CPU in fp32, never quantized.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -203,12 +205,34 @@ def _keep_converted(model: Any, tokenizer: Any, cache: Path) -> None:
         staging.rename(cache)
     except OSError:  # another process put it there first, or no room: keep what is there
         shutil.rmtree(staging, ignore_errors=True)
+        return
+    _prune_converted(cache)
+
+
+KEPT_CONVERSIONS = 2
+"""SmolLM2 conversions kept in the per-user cache (542 MB each): a new install (another wheel's
+file time, another transformers) gets a new key, so older ones are removed, the most recently
+used first kept (two installs used in turn convert once each)."""
+
+
+def _prune_converted(cache: Path) -> None:
+    """Remove the conversions beside ``cache`` but the ``KEPT_CONVERSIONS`` last used (a read
+    touches its folder); a folder another process still reads costs that process a conversion."""
+    import shutil
+
+    others = [f for f in cache.parent.glob("smollm2-*") if f.is_dir() and f != cache]
+    others.sort(key=lambda f: f.stat().st_mtime, reverse=True)
+    for old in others[KEPT_CONVERSIONS - 1 :]:
+        shutil.rmtree(old, ignore_errors=True)
 
 
 def _read_converted(cache: Path) -> tuple[Any, Any]:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    return AutoModelForCausalLM.from_pretrained(cache), AutoTokenizer.from_pretrained(cache)
+    loaded = AutoModelForCausalLM.from_pretrained(cache), AutoTokenizer.from_pretrained(cache)
+    with contextlib.suppress(OSError):  # the last use, for pruning (a read-only cache keeps its time)
+        os.utime(cache)
+    return loaded
 
 
 def _convert_once(folder: Path, cache: Path) -> tuple[Any, Any]:

@@ -2,6 +2,7 @@
 
 import importlib.util
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 import torch
@@ -153,3 +154,29 @@ def test_first_loads_at_once_convert_smollm2_once(tmp_path, monkeypatch):
         load.join(timeout=30)
     assert loaded == [("model", "tokenizer")] * 2
     assert len(conversions) == 1
+
+
+def test_a_new_conversion_keeps_only_the_last_used_other(tmp_path):
+    """Each install has its own key (542 MB a conversion): a new one removes all but the most
+    recently used other, so the per-user cache does not grow with every reinstall."""
+    import os
+
+    from stocker_core.lm import factory
+
+    for age, name in enumerate(["smollm2-old", "smollm2-older", "smollm2-recent"]):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "model.safetensors").write_text("x")
+        os.utime(folder, (1_000_000 - age * 1000 if name != "smollm2-recent" else 2_000_000,) * 2)
+    (tmp_path / "xnys-calendar.pickle").write_text("kept")
+
+    class Saves:
+        def save_pretrained(self, where):
+            (Path(where) / "model.safetensors").write_text("new")
+
+    factory._keep_converted(Saves(), Saves(), tmp_path / "smollm2-new")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "smollm2-new",
+        "smollm2-recent",
+        "xnys-calendar.pickle",
+    ]
