@@ -298,28 +298,17 @@ class _Job:
 
 def _fetch_in_batches(settings, source, tickers: list[str], start: str | None, end: str | None) -> None:
     """Have a source that fetches in multi-ticker batches (yfinance) fetch every ticker's months
-    of the run at once, before the plan asks each ticker's history (one request a ticker
-    otherwise); what its store or the warehouse holds is not asked again. A failure is said
-    and the tickers are then fetched one by one, as without it."""
-    import pandas as pd
-
-    from stocker_core.data_sources import prefetch
+    of the run at once (``market.bars.prefetch_missing``), before the plan asks each ticker's
+    history (one request a ticker otherwise). A failure is said and the tickers are then
+    fetched one by one, as without it."""
+    from stocker_core.market.bars import prefetch_missing
     from stocker_core.market.calendar import month_end
     from stocker_core.warehouse import Warehouse
 
-    if len(tickers) < 2:
-        return
     first = _month(start) or _month(settings.start_month)
     last = month_end(_month(end)) if end else date.today() + timedelta(days=1)
-    warehouse = Warehouse(settings.warehouse_path) if settings.warehouse_path.exists() else None
-
-    def held(name: str) -> set[date]:
-        if warehouse is None:
-            return set()
-        return {pd.Timestamp(m).date() for m in warehouse.price_months(name, first, last)["month"]}
-
     try:
-        report = prefetch(source, tickers, first, last, held)
+        report = prefetch_missing(source, Warehouse(settings.warehouse_path), tickers, first, last)
     except StockerError as exc:
         console.print(
             f"[yellow]the batched fetch failed; each ticker is fetched alone: {escape(str(exc))}[/yellow]"

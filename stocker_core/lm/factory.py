@@ -241,21 +241,21 @@ def _convert_once(folder: Path, cache: Path) -> tuple[Any, Any]:
     can be taken (a read-only cache folder), each converts on its own."""
     from filelock import FileLock, Timeout
 
+    def convert() -> tuple[Any, Any]:
+        model, tokenizer = _convert_smollm2(folder)
+        _keep_converted(model, tokenizer, cache)
+        return model, tokenizer
+
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
         lock = FileLock(str(cache.parent / f".{cache.name}.lock"), timeout=600)
         lock.acquire()
     except (OSError, Timeout):
-        model, tokenizer = _convert_smollm2(folder)
-        _keep_converted(model, tokenizer, cache)
-        return model, tokenizer
+        return convert()
     try:
-        try:
-            return _read_converted(cache)  # kept by another process while this one waited
-        except Exception:
-            model, tokenizer = _convert_smollm2(folder)
-            _keep_converted(model, tokenizer, cache)
-            return model, tokenizer
+        return _read_converted(cache)  # kept by another process while this one waited
+    except Exception:
+        return convert()
     finally:
         lock.release()
 

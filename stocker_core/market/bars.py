@@ -11,7 +11,7 @@ from functools import lru_cache
 import pandas as pd
 
 from stocker_core.config import Settings
-from stocker_core.data_sources import MarketDataSource, known_source
+from stocker_core.data_sources import MarketDataSource, known_source, prefetch
 from stocker_core.errors import UnknownTickerError
 from stocker_core.market.source_builder import get_source
 from stocker_core.warehouse.db import Warehouse
@@ -69,6 +69,25 @@ def warehouse_covers(
         return False
     stored = {pd.Timestamp(m).to_period("M") for m in months["month"]}
     return all(p in stored for p in pd.period_range(first, last, freq="M"))
+
+
+def prefetch_missing(
+    source: MarketDataSource, warehouse: Warehouse | None, tickers: list[str], start: date, end: date
+) -> object | None:
+    """``data_sources.prefetch`` of ``tickers`` in ``[start, end)`` for a run of many tickers:
+    a source that fetches in multi-ticker batches (yfinance) asks for them all at once, never
+    for the months ``warehouse`` holds; None for one ticker or a source that cannot. Raises the
+    source's DataSourceError when a batch fails for good (each ticker can then be fetched on
+    its own)."""
+    if len(tickers) < 2:
+        return None
+
+    def held(ticker: str) -> set[date]:
+        if warehouse is None or not warehouse.path.exists():
+            return set()
+        return {pd.Timestamp(m).date() for m in warehouse.price_months(ticker, start, end)["month"]}
+
+    return prefetch(source, tickers, start, end, held)
 
 
 def load_bars(

@@ -32,7 +32,8 @@ ALIAS = "stocker"
 resolve as in a connection of the file itself)."""
 
 
-def _quoted(path: Path) -> str:
+def quoted(path: Path | str) -> str:
+    """``path`` as an SQL string literal."""
     return "'" + str(path).replace("'", "''") + "'"
 
 
@@ -71,7 +72,7 @@ class AttachedHosts:
         self.hosts[key] = host  # the most recently used last
         if not host.attached:
             options = " (READ_ONLY)" if read_only else ""
-            host.instance.execute(f"ATTACH {_quoted(resolved)} AS {ALIAS}{options}")
+            host.instance.execute(f"ATTACH {quoted(resolved)} AS {ALIAS}{options}")
             host.attached = True
         cursor = host.instance.cursor()
         try:

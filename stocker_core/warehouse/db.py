@@ -17,7 +17,7 @@ import pandas as pd
 from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_random_exponential
 
 from stocker_core.errors import EmptyDataError, StockerError
-from stocker_core.warehouse.attached import hosts
+from stocker_core.warehouse.attached import hosts, quoted
 from stocker_core.warehouse.connections import slots
 from stocker_core.warehouse.home_paths import (
     HOME_PATH_COLUMNS,
@@ -162,10 +162,10 @@ class Warehouse:
         attached: the file itself (and its WAL) is the one path outside the partitions folder it
         may open."""
         wanted = self.read_settings
-        quoted = ", ".join("'" + str(d).replace("'", "''") + "'" for d in wanted["allowed_directories"])
+        folders = ", ".join(quoted(d) for d in wanted["allowed_directories"])  # type: ignore[union-attr]
         resolved = self.path.resolve()
-        files = ", ".join("'" + str(f).replace("'", "''") + "'" for f in (resolved, f"{resolved}.wal"))
-        host.execute(f"SET allowed_directories = [{quoted}]")
+        files = ", ".join(quoted(f) for f in (resolved, f"{resolved}.wal"))
+        host.execute(f"SET allowed_directories = [{folders}]")
         host.execute(f"SET allowed_paths = [{files}]")
         host.execute("SET enable_external_access = false")
         host.execute("SET lock_configuration = true")

@@ -18,8 +18,9 @@ from stocker_assets.definitions.lineage import (
 from stocker_assets.definitions.partitions import month_window_mapping, months_by_ticker
 from stocker_assets.definitions.progress import throttled_progress
 from stocker_assets.definitions.resources import StockerResource
-from stocker_core.data_sources import MarketDataSource, prefetch
+from stocker_core.data_sources import MarketDataSource
 from stocker_core.errors import DataSourceError
+from stocker_core.market.bars import prefetch_missing
 from stocker_core.market.builds import (
     CHART_LOOKBACK_MONTHS,
     MonthBuild,
@@ -132,16 +133,9 @@ def _prefetch_run(
     holds are not asked again. A failure is logged and each ticker is fetched on its own, as
     without it. Metadata of what it did (none for a source that cannot)."""
     grouped = months_by_ticker(context.partition_keys)
-    if len(grouped) < 2:
-        return {}
     months = [m for ms in grouped.values() for m in ms]
-    start, end = min(months), month_end(max(months))
-
-    def held(ticker: str) -> set:
-        return {pd.Timestamp(m).date() for m in warehouse.price_months(ticker, start, end)["month"]}
-
     try:
-        report = prefetch(source, list(grouped), start, end, held)
+        report = prefetch_missing(source, warehouse, list(grouped), min(months), month_end(max(months)))
     except DataSourceError as exc:
         context.log.warning(f"the batched fetch failed; each ticker is fetched on its own: {exc}")
         return {"prefetch": f"failed: {str(exc)[:300]}"}
