@@ -3,7 +3,7 @@ shared by the moderator's fits and the agent's (the language-model floor, below 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -39,3 +39,5 @@ class StageResult:
     steps: int
     fit: Any = None
     """The fit's result (valid curve, kept step) of a reward-table fit."""
+    details: dict[str, Any] = field(default_factory=dict)
+    """What else the stage chose (a fields head's layer and ridge penalty), for its report."""

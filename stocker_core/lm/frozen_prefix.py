@@ -43,8 +43,9 @@ def decoder_parts(model: Any) -> tuple[Any, Any] | None:
 
 def adapted_from(model: Any) -> int | None:
     """Index of the lowest decoder block holding a trainable weight, when every trainable
-    weight sits in the decoder blocks (None otherwise: embeddings or head train, or nothing
-    does, or the model is not a Llama-like decoder). Blocks below it are frozen."""
+    weight sits in the decoder blocks or a fields head (None otherwise: embeddings or the output
+    head train, or nothing does, or the model is not a Llama-like decoder). Blocks below it are
+    frozen."""
     parts = decoder_parts(model)
     if parts is None:
         return None
@@ -56,7 +57,11 @@ def adapted_from(model: Any) -> int | None:
         if trainable:
             lowest = index if lowest is None else lowest
             in_layers += sum(p.numel() for p in trainable)
-    total = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    from stocker_core.lm.fields_head import head_of
+
+    head = head_of(model)  # a fields head reads the top block's output: it trains above the blocks
+    outside = {id(p) for p in head.parameters()} if head is not None else set()
+    total = sum(p.numel() for p in model.parameters() if p.requires_grad and id(p) not in outside)
     if lowest is None or total != in_layers:
         return None
     return lowest
@@ -159,11 +164,17 @@ class FrozenPrefix:
     def logits(self, model: Any, index: Sequence[int] | Any, states: Any = None) -> Any:
         """Summed log-likelihood of each answer after the prompts at ``index``,
         ``[len(index), len(tails)]``: the adapted blocks, the norm and the head only (with
-        gradient when the model trains); ``states`` reuses ``top_states(model, index)``."""
+        gradient when the model trains); ``states`` reuses ``top_states(model, index)``. A model
+        with a fields head scores the answers with it instead (``lm.fields_head``)."""
         import torch
+
+        from stocker_core.lm.fields_head import head_of
 
         causal, decoder = decoder_parts(model)  # type: ignore[misc]
         hidden = self.top_states(model, index) if states is None else states
+        head = head_of(model)
+        if head is not None:
+            return head(hidden)
         rows = sorted({row for reads in self.tree.reads for row in reads})
         where = {row: i for i, row in enumerate(rows)}
         picked = decoder.norm(hidden[:, rows])

@@ -54,15 +54,37 @@ def encode_choices(loaded: LoadedModel, prompts: Sequence[str]) -> list[tuple[li
 
 def answer_logits(loaded: LoadedModel, prompts: Sequence[str]) -> Any:
     """Summed log-likelihood of each answer after each prompt, ``[len(prompts), 9]``
-    (with gradient when the model trains; wrap in ``torch.no_grad`` to read).
+    (with gradient when the model trains; wrap in ``torch.no_grad`` to read). A model with a
+    fields head (``lm.fields_head``) is scored by the head over the prompts' value positions.
 
     When every prompt has the same length (the tiny model's fixed grammar), each prompt is
     read once with the nine answers laid after it as a tree (``lm.choices.answer_tree``):
     one pass of prompt + 12 tokens instead of nine sequences; otherwise each prompt + answer
     is scored as a whole sequence. Both give the same numbers (tested)."""
     heads = [_prompt_ids(loaded, p) for p in prompts]
+    if fields_head_of(loaded.model) is not None:
+        return _head_scores(loaded, heads)
     pad = loaded.tokenizer.pad_token_id
     return choices.answer_logits(loaded.model, heads, _answer_ids(loaded), pad, loaded.device)
+
+
+def fields_head_of(model: Any) -> Any:
+    """The model's fields head (``lm.fields_head``), None when it reads the answer tokens."""
+    from stocker_core.lm.fields_head import head_of
+
+    return head_of(model)
+
+
+def _head_scores(loaded: LoadedModel, heads: Sequence[Sequence[int]]) -> Any:
+    """The nine answers' scores from the fields head over the prompts' value positions."""
+    import torch
+
+    from stocker_core.lm.fields_head import prompt_states
+
+    if len({len(h) for h in heads}) > 1:
+        raise ValueError("a fields head reads prompts of one token length (the compact prompt)")
+    ids = torch.tensor([list(h) for h in heads], dtype=torch.long, device=loaded.device)
+    return fields_head_of(loaded.model)(prompt_states(loaded.model, ids))
 
 
 def frozen_prefix(loaded: LoadedModel, prompts: Sequence[str]) -> Any:

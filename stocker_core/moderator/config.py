@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
-from pydantic import Field, ValidationError
+from pydantic import Field, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from stocker_core.config import config_problems
@@ -27,6 +27,7 @@ SftTeacher = Literal["reward", "ideal"]
 Objective = Literal["reward_regression", "soft_target", "policy_gradient"]
 Checkpoint = Literal["best_valid", "last"]
 PretrainedPrompt = Literal["compact", "chat"]
+Readout = Literal["answers", "fields_head"]
 STAGES = ("base", "sft", "grpo")
 
 
@@ -170,6 +171,20 @@ class TrainingConfig(TinyModelFields, LoraFields, BaseSettings):
         "sells each summed: measured on the dev market, the side is learned and the size is not) or "
         "generate (greedy text, parsed; kept for comparison)",
     )
+    readout: Readout = Field(
+        default="answers",
+        description="where the decision is read: answers (each answer's log-likelihood after the prompt) or "
+        "fields_head (a linear head over the prompt's value positions after block head_layer, the model cut "
+        "there; its warm start is fitted in closed form to the reward table and the RL stage trains it with "
+        "the LoRA: lm.fields_head). Needs prompts of one token length and decode scored or side",
+    )
+    head_layer: int = Field(
+        default=10,
+        ge=1,
+        le=512,
+        description="fields_head: the block after which the head reads (the model's blocks above are never "
+        "run; lora_layers then counts down from it)",
+    )
     report_to: list[str] = Field(
         default_factory=list, description="also log curves to: tensorboard (offline, under the model dir)"
     )
@@ -197,6 +212,14 @@ class TrainingConfig(TinyModelFields, LoraFields, BaseSettings):
     eval_max_episodes: int = Field(default=0, ge=0, description="cap on held-out episodes (0: all)")
     threads: int = Field(default=1, ge=1, description="torch CPU threads (1 is steadiest)")
     logging_steps: int = Field(default=5, ge=1, description="Steps between logged training lines")
+
+    @model_validator(mode="after")
+    def _head_decides_by_scores(self) -> TrainingConfig:
+        if self.readout == "fields_head" and self.decode == "generate":
+            raise ValueError(
+                "readout fields_head scores the answers: use decode scored or side, not generate"
+            )
+        return self
 
     def model_spec(self) -> ModelSpec:
         """What the language-model floor's factory builds for the moderator: ``model`` with

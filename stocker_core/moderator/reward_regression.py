@@ -160,8 +160,11 @@ def run_answer_fit(
         progress=progress,
         log=log,
     )
+    from stocker_core.lm.fields_head import save_head
+
     adapter_dir.mkdir(parents=True, exist_ok=True)
     policy.model.save_pretrained(adapter_dir)
+    save_head(policy.model, adapter_dir)
     _save_continuation(policy, fit, adapter_dir, stage == "sft" and config.checkpoint == "last")
     result = StageResult(adapter_dir, fit.log, time.perf_counter() - started, settings.steps, fit)
     return result, table, fit
@@ -176,6 +179,8 @@ def continue_dir(adapter_dir: Path) -> Path:
 def _save_continuation(policy: LoadedModel, fit: FitResult, adapter_dir: Path, wanted: bool) -> None:
     import shutil
 
+    from stocker_core.lm.fields_head import save_head
+
     target = continue_dir(adapter_dir)
     shutil.rmtree(target, ignore_errors=True)
     if not wanted or fit.last_state is None:
@@ -183,6 +188,7 @@ def _save_continuation(policy: LoadedModel, fit: FitResult, adapter_dir: Path, w
     kept = trainable_state(policy.model)
     restore_trainable(policy.model, fit.last_state)
     policy.model.save_pretrained(target)
+    save_head(policy.model, target)
     restore_trainable(policy.model, kept)
 
 

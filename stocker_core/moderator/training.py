@@ -337,7 +337,19 @@ def run_sft_stage(
     started = time.perf_counter()
     base = load_base(model_dir(settings, "base"))
     with library_warnings_silenced():
-        if config.sft_teacher == "reward":
+        if config.readout == "fields_head":
+            from stocker_core.moderator.head_fit import run_head_fit
+
+            result = run_head_fit(
+                base,
+                data.rows,
+                data.train_contexts,
+                config,
+                model_dir(settings, "sft"),
+                data.valid_states(config.state_path),
+                progress,
+            )
+        elif config.sft_teacher == "reward":
             result = run_reward_sft(
                 base,
                 data.rows,
@@ -356,8 +368,9 @@ def run_sft_stage(
     report.extra = {
         "rows": len(data.rows),
         "train_seconds": result.wall_seconds,
-        "teacher": config.sft_teacher,
+        "teacher": "fields_head" if config.readout == "fields_head" else config.sft_teacher,
         "trainable_parameters": trainable_parameters(base.model),
+        **result.details,
         "train_days": sum(len(c.env.closes) for c in data.train_contexts.values()),
         **fit_summary(result.fit),
     }
