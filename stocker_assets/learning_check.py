@@ -134,8 +134,8 @@ class StageClock:
 
 
 def trainable_parameters(reports: Sequence[Any]) -> int | None:
-    """Weights the moderator's adapter trains (read from its saved adapter)."""
-    for report in reports:
+    """Weights the moderator's last stage trains (its adapter, and a fields head's weights)."""
+    for report in reversed(reports):
         if report.stage != "base" and "trainable_parameters" in report.extra:
             return int(report.extra["trainable_parameters"])
     return None
@@ -282,8 +282,8 @@ def check_learning_command(
         "tiny",
         "--model",
         help="the moderator's base model: tiny, smollm2, a Hugging Face id or a model folder "
-        "(pretrained models get LoRA on their top blocks and the compact prompt; the agent "
-        "trains in the tiny model's check only)",
+        "(pretrained models read the compact prompt through a head over its values, with LoRA "
+        "below; the agent trains in the tiny model's check only)",
     ),
     budget: str = typer.Option(
         "full",
