@@ -331,26 +331,16 @@ def run_sft_stage(
     config: TrainingConfig, settings: Settings, data: TrainingData, progress: Progress | None = None
 ) -> StageReport:
     """SFT warm start from the saved base (``config.sft_teacher``: the reward teacher, or the
-    ideal completions); adapter saved."""
+    ideal completions; a fields head's closed-form fit whatever the teacher); adapter saved."""
+    from stocker_core.moderator.head_fit import run_head_fit
     from stocker_core.moderator.sft import run_reward_sft, run_sft
 
     started = time.perf_counter()
     base = load_base(model_dir(settings, "base"))
     with library_warnings_silenced():
-        if config.readout == "fields_head":
-            from stocker_core.moderator.head_fit import run_head_fit
-
-            result = run_head_fit(
-                base,
-                data.rows,
-                data.train_contexts,
-                config,
-                model_dir(settings, "sft"),
-                data.valid_states(config.state_path),
-                progress,
-            )
-        elif config.sft_teacher == "reward":
-            result = run_reward_sft(
+        if config.readout == "fields_head" or config.sft_teacher == "reward":
+            fit = run_head_fit if config.readout == "fields_head" else run_reward_sft
+            result = fit(
                 base,
                 data.rows,
                 data.train_contexts,
@@ -362,7 +352,7 @@ def run_sft_stage(
         else:
             result = run_sft(base, data.rows, config, model_dir(settings, "sft"), progress)
     report = _report("sft", config, data, result.adapter_dir, started, base.name)
-    curve = "reward" if config.sft_teacher == "reward" else "loss"
+    curve = "reward" if config.sft_teacher == "reward" or config.readout == "fields_head" else "loss"
     report.steps, report.curve_name, report.curve = result.steps, curve, result.log.series(curve)
     report.steps_log = result.log.records() if hasattr(result.log, "records") else []
     report.extra = {

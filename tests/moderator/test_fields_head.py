@@ -13,7 +13,7 @@ import torch
 
 pytest.importorskip("peft")
 
-from training_testing import seed_settings, tiny_config  # noqa: E402
+from training_testing import pretrained_folder, seed_settings, tiny_config  # noqa: E402
 
 from stocker_core.lm.factory import LoadedModel, load_with_adapter  # noqa: E402
 from stocker_core.lm.fields_head import (  # noqa: E402
@@ -39,27 +39,8 @@ COMPACT_WORDS = ["votes", "move", "invested", "pnl", "step", "action:", *SIGNED,
 
 def compact_model_folder(folder: Path) -> Path:
     """A three-block Llama over the compact prompt's words, saved as a local model folder."""
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    from stocker_core.lm.tokenizer import build_word_tokenizer
-
-    tokenizer = build_word_tokenizer(COMPACT_WORDS + ["hold", "buy", "sell", "q0", "q1", "q2", "q3", "q4"])
-    config = LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=16,
-        intermediate_size=32,
-        num_hidden_layers=BLOCKS,
-        num_attention_heads=2,
-        num_key_value_heads=2,
-        max_position_embeddings=64,
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-        pad_token_id=tokenizer.pad_token_id,
-    )
-    torch.manual_seed(0)
-    LlamaForCausalLM(config).save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return folder
+    answers = ["hold", "buy", "sell", "q0", "q1", "q2", "q3", "q4"]
+    return pretrained_folder(folder, COMPACT_WORDS + answers, BLOCKS)
 
 
 def prompts(n: int, seed: int = 0) -> list[str]:

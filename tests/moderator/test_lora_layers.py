@@ -12,39 +12,14 @@ import pytest
 pytest.importorskip("trl")
 
 from safetensors import safe_open  # noqa: E402
+from training_testing import pretrained_folder  # noqa: E402
 
 from stocker_core.lm.factory import create_base  # noqa: E402
-from stocker_core.lm.tokenizer import build_word_tokenizer  # noqa: E402
 from stocker_core.moderator.config import TrainingConfig  # noqa: E402
 from stocker_core.moderator.sft import run_sft  # noqa: E402
 
 WORDS = ["up", "down", "flat", "buy", "sell", "hold"]
 BLOCKS = 3
-
-
-def pretrained_folder(folder: Path) -> Path:
-    """A three-block Llama saved as a local model folder: ``TrainingConfig.model`` takes it as
-    a pretrained model (LoRA only, embeddings and head frozen)."""
-    import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    tokenizer = build_word_tokenizer(WORDS)
-    config = LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=16,
-        intermediate_size=32,
-        num_hidden_layers=BLOCKS,
-        num_attention_heads=2,
-        num_key_value_heads=2,
-        max_position_embeddings=64,
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-        pad_token_id=tokenizer.pad_token_id,
-    )
-    torch.manual_seed(0)
-    LlamaForCausalLM(config).save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return folder
 
 
 def adapted_blocks(adapter_dir: Path) -> set[int]:
@@ -57,7 +32,7 @@ def adapted_blocks(adapter_dir: Path) -> set[int]:
 
 def test_the_sft_teacher_path_adapts_only_the_last_lora_layers_blocks(tmp_path: Path) -> None:
     config = TrainingConfig(
-        model=str(pretrained_folder(tmp_path / "base")),
+        model=str(pretrained_folder(tmp_path / "base", WORDS, BLOCKS)),
         lora_layers=1,
         sft_teacher="ideal",
         sft_max_steps=1,

@@ -38,3 +38,30 @@ class SeedRun:
     settings: Settings
     config: TrainingConfig
     reports: list
+
+
+def pretrained_folder(folder: Path, words: list[str], blocks: int) -> Path:
+    """A small Llama over ``words`` saved as a local model folder: ``TrainingConfig.model``
+    takes it as a pretrained model (LoRA only, embeddings and head frozen)."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from stocker_core.lm.tokenizer import build_word_tokenizer
+
+    tokenizer = build_word_tokenizer(words)
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=blocks,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        max_position_embeddings=64,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+    )
+    torch.manual_seed(0)
+    LlamaForCausalLM(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
