@@ -8,6 +8,8 @@ month partition of each of the 7 partitioned assets (stored in batches, as the "
 markers are: the UI reads the same rows a build leaves), then ``stocker ui`` is started and the
 GraphQL requests the UI makes for the asset graph, the ``prices`` asset page and its partition
 status are timed (median of three, after a first request that loads the code location).
+Before the UI, the automation sensor's evaluation over every asset is timed twice: its first
+tick (every partition's history read) and the next one (from the first one's cursor).
 Prints the seconds per size and the universe's ratio to the sample.
 """
 
@@ -65,6 +67,26 @@ def fill(env: dict[str, str], tickers: int, month_count: int) -> float:
     return time.perf_counter() - began
 
 
+def automation_ticks(env: dict[str, str]) -> dict[str, float]:
+    """Seconds of the automation sensor's evaluation over every asset (what
+    ``default_automation_condition_sensor`` runs each tick): the first tick, which reads every
+    partition's history, and the next, which starts from the first one's cursor."""
+    from stocker_assets.definitions.location import defs
+    from stocker_assets.engine.instance import dagster_instance
+    from stocker_core.config import get_settings
+
+    os.environ.update(env)
+    found = {}
+    with dagster_instance(get_settings(fresh=True)) as instance:
+        began = time.perf_counter()
+        first = dg.evaluate_automation_conditions(defs=defs, instance=instance)
+        found["automation first tick"] = time.perf_counter() - began
+        began = time.perf_counter()
+        dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=first.cursor)
+        found["automation next tick"] = time.perf_counter() - began
+    return found
+
+
 def ui_latencies(env: dict[str, str], home: Path) -> dict[str, float]:
     port = free_port()
     ui = serving(env, ["ui", "--port", str(port)], f"http://127.0.0.1:{port}/server_info", home / "ui.log")
@@ -99,13 +121,15 @@ def main() -> None:
             env = base_env(tmp, 1)
             print(f"[{label}] recording partitions ...", file=sys.stderr, flush=True)
             figures = {"record partitions": fill(env, tickers, month_count)}
+            print(f"[{label}] automation ticks ...", file=sys.stderr, flush=True)
+            figures.update(automation_ticks(env))
             figures.update(ui_latencies(env, Path(tmp)))
             columns[label] = figures
     sample, universe = columns.values()
     print(f"{'':22}" + "".join(f"{label:>22}" for label in columns) + "   ratio   bar")
     for name in sample:
         ratio = universe[name] / sample[name] if sample[name] else float("nan")
-        bar = "<= 3" if name.startswith("UI") else ""
+        bar = "<= 3" if name.startswith("UI") else "<= 30" if name.startswith("automation") else ""
         print(f"{name:22}{sample[name]:>22.2f}{universe[name]:>22.2f}{ratio:>8.1f}x   {bar}")
     print(f"seconds; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
 

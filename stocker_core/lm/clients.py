@@ -350,6 +350,14 @@ class TransformersClient:
                 from peft import PeftModel
             except ImportError as exc:
                 raise LLMError("STOCKER_HF_ADAPTER needs the peft package: pip install peft") from exc
+            from stocker_core.lm.fields_head import saved_layer
+
+            if saved_layer(Path(adapter)) is not None:
+                raise LLMError(
+                    f"{adapter} holds a moderator with a fields head: it scores the nine answers and "
+                    "writes no text, so it plays as the moderator (moderator_sft / moderator_grpo), "
+                    "not as a council LLM (STOCKER_HF_ADAPTER)"
+                )
             self.model = PeftModel.from_pretrained(self.model, adapter)
         if "device_map" not in kwargs:
             self.model.to(self.device)

@@ -130,7 +130,15 @@ def run_head_fit(
     if len(table.rows) < 2:
         raise ValueError("a fields head needs at least two training states with a next session")
     train = answer_set(base, table.rows, table.rewards)
-    positions = varying_positions([_prompt_ids(base, p) for p in train.prompts])
+    heads = [_prompt_ids(base, p) for p in train.prompts]
+    lengths = sorted({len(h) for h in heads})
+    if len(lengths) > 1:
+        raise ValueError(
+            f"a fields head reads prompts of one token length, and this tokenizer gives the "
+            f"{config.prompt} prompt {len(lengths)} lengths ({lengths[0]}..{lengths[-1]} tokens): use "
+            "readout: answers, or prompt: compact with a tokenizer that reads digits and signs one token each"
+        )
+    positions = varying_positions(heads)
     if not positions:
         raise ValueError("every training prompt is the same: a fields head has no value position to read")
     if progress is not None:

@@ -93,6 +93,16 @@ def test_lora_adapter_is_loaded_on_top_of_the_base(tiny_model_dir, tmp_path):
         assert not torch.allclose(plain.model(ids).logits, adapted.model(ids).logits)
 
 
+def test_a_fields_head_adapter_is_refused_as_a_council_llm(tiny_model_dir, tmp_path):
+    from stocker_core.lm.clients import LLMError, TransformersClient
+    from stocker_core.lm.fields_head import HEAD_CONFIG
+
+    (tmp_path / "adapter").mkdir()
+    (tmp_path / "adapter" / HEAD_CONFIG).write_text('{"layer": 1}')
+    with pytest.raises(LLMError, match="fields head.*writes no text"):
+        TransformersClient(str(tiny_model_dir), str(tmp_path / "adapter"), max_new_tokens=1)
+
+
 def test_scored_vote_is_the_expectation_of_the_scored_answers(tiny_model_dir, easy_inputs):
     from stocker_core.council.backends import VOTE_ANSWERS, VOTE_PREFIX, VOTE_VALUES, LLMBackend
     from stocker_core.lm.choices import confidence_of, expected_value
