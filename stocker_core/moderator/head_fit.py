@@ -40,9 +40,15 @@ CHUNK = 128
 """States per pass when reading the value positions' states."""
 
 
-def value_states(policy: LoadedModel, prompts: Sequence[str], positions: Sequence[int]) -> np.ndarray:
+def value_states(
+    policy: LoadedModel,
+    prompts: Sequence[str],
+    positions: Sequence[int],
+    progress: Progress | None = None,
+) -> np.ndarray:
     """The states after the model's last block at ``positions`` for every prompt, ``[n, P, W]``
-    (no gradient): through the frozen prefix the RL stage reuses when it applies."""
+    (no gradient): through the frozen prefix the RL stage reuses when it applies; ``progress``
+    hears ``("sft", prompts read, prompts)`` after each chunk."""
     import torch
 
     from stocker_core.lm.fields_head import prompt_states
@@ -60,6 +66,8 @@ def value_states(policy: LoadedModel, prompts: Sequence[str], positions: Sequenc
                 ids = [_prompt_ids(policy, prompts[i]) for i in index]
                 hidden = prompt_states(policy.model, torch.tensor(ids, device=policy.device))
             out.append(hidden[:, list(positions)].float().cpu().numpy())
+            if progress is not None:
+                progress("sft", index[-1] + 1, len(prompts))
     policy.model.train(was_training)
     return np.concatenate(out)
 
@@ -143,7 +151,7 @@ def run_head_fit(
         raise ValueError("every training prompt is the same: a fields head has no value position to read")
     if progress is not None:
         progress(f"sft: the states of {len(train.prompts)} prompts after block {config.head_layer}", 0, 0)
-    states = value_states(base, train.prompts, positions)
+    states = value_states(base, train.prompts, positions, progress)
     width = int(states.shape[-1])
     head = FieldsHead(positions, width, len(ANSWERS), config.head_layer)
     x = fit_projection(head, states)
@@ -163,8 +171,6 @@ def run_head_fit(
         valid_set = answer_set(base, valid_table.rows, valid_table.rewards)
         probabilities = answer_probabilities(base, valid_set.prompts)
         fit.valid_curve.append((0, valid_set.greedy_reward(probabilities, by_side)))
-    if progress is not None:
-        progress("sft", 1, 1)
     adapter_dir.mkdir(parents=True, exist_ok=True)
     base.model.save_pretrained(adapter_dir)
     save_head(base.model, adapter_dir)

@@ -186,7 +186,10 @@ def test_training_with_a_fields_head_end_to_end(tmp_path):
         lora_layers=1,
         grpo_steps=3,
     )
-    reports = {r.stage: r for r in train(config, settings)}
+    heard: list[tuple[str, int, int]] = []
+    reports = {r.stage: r for r in train(config, settings, progress=lambda *a: heard.append(a))}
+    read = [(done, total) for stage, done, total in heard if stage == "sft" and total]
+    assert read and read[-1][0] == read[-1][1], "the head's states are read with progress to the end"
     sft = reports["sft"].extra
     assert sft["teacher"] == "fields_head" and sft["head_layer"] == 2 and sft["value_positions"] > 0
     assert sft["ridge_alpha"] in [float(a) for a in sft["inner_rewards"]]
