@@ -32,13 +32,13 @@ from rule_oracle import ORACLE_RULES, old_rule_votes  # noqa: E402
 
 from stocker_core.composition import register_all  # noqa: E402
 from stocker_core.config import REFERENCE_TASKS_DIR, Settings  # noqa: E402
-from stocker_core.context.decision import CouncilInputs, load_council_inputs  # noqa: E402
 from stocker_core.council.backends import RuleBackend  # noqa: E402
 from stocker_core.council.cache import VoteCache  # noqa: E402
 from stocker_core.council.rule_batch import rule_table  # noqa: E402
 from stocker_core.council.voting import Council, run_votes  # noqa: E402
+from stocker_core.decision_context.decision import CouncilInputs, load_council_inputs  # noqa: E402
 from stocker_core.market.files_source import FilesSource  # noqa: E402
-from stocker_core.text.events import load_text_folder  # noqa: E402
+from stocker_core.text_events.events import load_text_folder  # noqa: E402
 from stocker_core.warehouse.db import Warehouse  # noqa: E402
 
 

@@ -6,7 +6,7 @@ portfolio's values, added to the answers' log-likelihoods, against the check's r
 value positions at every depth (0.74–0.82 balanced accuracy) but faint at the last position
 entering the check's adapted blocks (0.57–0.68). Both arms here start from the same base and a
 fresh LoRA on the top ``--top`` blocks (the check's recipe: ``lora_config`` with
-``PRETRAINED_MODERATOR``), read the same cached frozen blocks (``lm.frozen_prefix``, the check's
+``PRETRAINED_MODERATOR``), read the same cached frozen blocks (``language_model.frozen_prefix``, the check's
 cache) and fit the check's objective, ``reward_regression`` on its reward table (τ =
 ``target_temperature``, rewards in units of the train table's spread), for ``--steps`` steps of
 ``--batch`` states:
@@ -91,7 +91,7 @@ def run_arm(
 ) -> dict[str, Any]:
     import torch
 
-    from stocker_core.lm.frozen_prefix import decoder_parts
+    from stocker_core.language_model.frozen_prefix import decoder_parts
     from stocker_core.moderator.answer_fit import reward_scale
 
     _, decoder = decoder_parts(policy.model)
@@ -165,12 +165,12 @@ def main() -> None:
     from peft import get_peft_model
 
     from stocker_core.composition import register_all
-    from stocker_core.lm.checkpoints import restore_trainable, trainable_state
-    from stocker_core.lm.factory import create_base
-    from stocker_core.lm.frozen_prefix import FrozenPrefix, adapted_from
-    from stocker_core.lm.layer_features import varying_positions
-    from stocker_core.lm.lora import lora_config
-    from stocker_core.lm.runtime import quiet_libraries, seed_everything
+    from stocker_core.language_model.checkpoints import restore_trainable, trainable_state
+    from stocker_core.language_model.factory import create_base
+    from stocker_core.language_model.frozen_prefix import FrozenPrefix, adapted_from
+    from stocker_core.language_model.layer_features import varying_positions
+    from stocker_core.language_model.lora import lora_config
+    from stocker_core.language_model.runtime import quiet_libraries, seed_everything
     from stocker_core.moderator.answers import _answer_ids, _prompt_ids
     from stocker_core.moderator.generation import render_prompt
     from stocker_core.moderator.learning_check import LearningCheckConfig

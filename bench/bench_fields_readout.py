@@ -12,7 +12,7 @@ valid split, never its test split), read from its cache (``--cache``, built by t
 
     python bench/bench_fields_readout.py --home H --cache C [--layers 0,10,15,20] [--ranks 1,2,4,8,16]
 
-``perpos`` at ``r = 1`` is what the moderator's fields head (``lm.fields_head``) reads.
+``perpos`` at ``r = 1`` is what the moderator's fields head (``language_model.fields_head``) reads.
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def main() -> None:
     from sklearn.exceptions import ConvergenceWarning
 
     from stocker_core.composition import register_all
-    from stocker_core.lm.layer_features import LayerReadouts
+    from stocker_core.language_model.layer_features import LayerReadouts
     from stocker_core.moderator.learning_check import LearningCheckConfig
 
     warnings.filterwarnings("ignore", category=ConvergenceWarning)

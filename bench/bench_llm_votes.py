@@ -16,13 +16,13 @@ import time
 
 from stocker_core.composition import register_all
 from stocker_core.config import get_settings
-from stocker_core.context.decision import load_council_inputs
 from stocker_core.council.backends import VOTE_ANSWERS, VOTE_PREFIX, LLMBackend
 from stocker_core.council.parsing import parse_vote
 from stocker_core.council.roles import ROLE_NAMES
+from stocker_core.decision_context.decision import load_council_inputs
 from stocker_core.env.peers import context_symbols
 from stocker_core.env.tasks import TASKS
-from stocker_core.lm.clients import TransformersClient
+from stocker_core.language_model.clients import TransformersClient
 
 
 def main() -> None:

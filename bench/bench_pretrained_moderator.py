@@ -2,7 +2,7 @@
 straightforward way, measured in the same run, in CPU-seconds (user + system of this process).
 
 1. **frozen prefix**: LoRA on the last ``--top`` blocks, the frozen blocks below computed once
-   per state (``lm.frozen_prefix``) — against LoRA on every block, the whole model forward and
+   per state (``language_model.frozen_prefix``) — against LoRA on every block, the whole model forward and
    backward at every step (what ``stocker train`` did before). Per training step, and for a
    whole fit of ``--steps`` steps over ``--states`` states (the cache's one-off cost included).
 2. **compact prompt**: the votes and portfolio as signed digits, one length for every state, the
@@ -95,10 +95,10 @@ def main() -> None:
     import torch
     from peft import get_peft_model
 
-    from stocker_core.lm import choices
-    from stocker_core.lm.factory import load_smollm2
-    from stocker_core.lm.frozen_prefix import FrozenPrefix, adapted_from
-    from stocker_core.lm.lora import LoraSpec, lora_config
+    from stocker_core.language_model import choices
+    from stocker_core.language_model.factory import load_smollm2
+    from stocker_core.language_model.frozen_prefix import FrozenPrefix, adapted_from
+    from stocker_core.language_model.lora import LoraSpec, lora_config
     from stocker_core.moderator import answers
     from stocker_core.moderator.generation import render_prompt
     from stocker_core.moderator.prompts import prompt_text, prompt_words

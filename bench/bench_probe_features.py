@@ -9,7 +9,7 @@ SmolLM2, the word prompt for the tiny model), its states along the rule council'
 buy-and-hold, 5 sessions, market-relative: what the check's valid curve scores). The test split
 is never read.
 
-Each prompt runs once through the frozen base model (``lm.layer_features``: every layer's last
+Each prompt runs once through the frozen base model (``language_model.layer_features``: every layer's last
 position, mean over positions, and the positions that hold the votes' and portfolio's values,
 concatenated and probed on their top 512 principal components); the readouts are cached in
 ``--cache``. Per model, readout and layer, three probes (``moderator.probes``): a ridge
@@ -211,15 +211,15 @@ def readouts(
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Every layer's readouts of each split's prompts (cached in ``cache/<split>``), the same
     field positions for every split, and what they cost (the model loaded once)."""
-    from stocker_core.lm.layer_features import LayerReadouts, layer_readouts, varying_positions
+    from stocker_core.language_model.layer_features import LayerReadouts, layer_readouts, varying_positions
 
     cached = {split: LayerReadouts.load(cache / split) for split in splits}
     if all(found is not None for found in cached.values()):
         return cached, {"cached": str(cache)}
     import torch
 
-    from stocker_core.lm.factory import create_base
-    from stocker_core.lm.runtime import quiet_libraries
+    from stocker_core.language_model.factory import create_base
+    from stocker_core.language_model.runtime import quiet_libraries
     from stocker_core.moderator.answers import _prompt_ids
     from stocker_core.moderator.generation import render_prompt
 

@@ -22,7 +22,7 @@ def main() -> None:
 
     import torch
 
-    from stocker_core.lm.factory import build_tiny
+    from stocker_core.language_model.factory import build_tiny
     from stocker_core.moderator.answers import answer_logits, full_sequence_logits
     from stocker_core.moderator.config import TrainingConfig
     from stocker_core.moderator.prompts import vocabulary

@@ -28,7 +28,7 @@ def measure(ic: float, years: float, tickers: int, persistence: float, policies:
     from stocker_core.env.episode import episode_from_bars
     from stocker_core.evaluation.backtests import backtest
     from stocker_core.market.synthetic import SyntheticSpec, synthetic_market
-    from stocker_core.text.synthetic import synthetic_text
+    from stocker_core.text_events.synthetic import synthetic_text
 
     register_all()
     settings = Settings(
@@ -88,7 +88,7 @@ def measure_size(tickers: int, years: float) -> dict:
 
     from stocker_core.config import Settings
     from stocker_core.market.synthetic import SyntheticSpec, synthetic_market
-    from stocker_core.text.synthetic import synthetic_text
+    from stocker_core.text_events.synthetic import synthetic_text
 
     settings = Settings(source="synthetic", synth_tickers=str(tickers), synth_years=years)
     spec = SyntheticSpec.from_settings(settings)  # 10 years: 2014-01 … 2023-12

@@ -33,14 +33,14 @@ def main() -> None:
     from peft import get_peft_model
 
     from stocker_core.config import Settings
-    from stocker_core.lm.factory import (
+    from stocker_core.language_model.factory import (
         SMOLLM2_PACKAGE,
         build_tiny,
         load_smollm2,
         load_with_adapter,
         save_base,
     )
-    from stocker_core.lm.lora import lora_config
+    from stocker_core.language_model.lora import lora_config
     from stocker_core.moderator.config import TrainingConfig
     from stocker_core.moderator.reward_regression import run_reward_regression
     from stocker_core.moderator.rewards import ExcessReward, RolloutReward

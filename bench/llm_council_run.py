@@ -21,11 +21,11 @@ from scipy.stats import spearmanr
 
 from stocker_core.composition import register_all
 from stocker_core.config import get_settings
-from stocker_core.context.decision import load_council_inputs
 from stocker_core.council.backends import get_backend
 from stocker_core.council.cache import VoteCache
 from stocker_core.council.roles import ROLE_NAMES
 from stocker_core.council.voting import run_votes
+from stocker_core.decision_context.decision import load_council_inputs
 from stocker_core.env.peers import context_symbols
 from stocker_core.env.tasks import TASKS
 from stocker_core.warehouse.db import Warehouse

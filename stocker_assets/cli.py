@@ -4,7 +4,7 @@ import typer
 
 from stocker_assets import deploy_cli, learning_check, pipeline_cli
 from stocker_core.cli import CORE_AREAS, build_app
-from stocker_core.moderator import cli as moderator_cli
+from stocker_core.moderator import commands as moderator_cli
 from stocker_core.warehouse import sql_cli
 
 

@@ -155,7 +155,7 @@ def _train_and_judge(
     from stocker_core.agent.training import train_agent
     from stocker_core.evaluation.splits import SplitConfig
     from stocker_core.evaluation.steps import backtest_partitions, compute_and_store_splits
-    from stocker_core.lm.runtime import EtaProgress
+    from stocker_core.language_model.runtime import EtaProgress
     from stocker_core.moderator.config import load_config
     from stocker_core.moderator.learning_check import verdict_lines, verdicts
     from stocker_core.moderator.training import train

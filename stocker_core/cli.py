@@ -13,16 +13,16 @@ from collections.abc import Collection, Sequence
 
 import typer
 
-from stocker_core.agent import cli as agent_cli
-from stocker_core.baselines.drl import cli as drl_cli
-from stocker_core.council import cli as council_cli
-from stocker_core.env import cli as env_cli
-from stocker_core.evaluation import cli as evaluation_cli
-from stocker_core.ledger import cli as ledger_cli
+from stocker_core.agent import commands as agent_cli
+from stocker_core.baselines.drl import commands as drl_cli
+from stocker_core.council import commands as council_cli
+from stocker_core.env import commands as env_cli
+from stocker_core.evaluation import commands as evaluation_cli
+from stocker_core.ledger import commands as ledger_cli
 from stocker_core.market import chart_cli
-from stocker_core.moderator import cli as moderator_cli
-from stocker_core.warehouse import cli as warehouse_cli
-from stocker_core.web import cli as web_cli
+from stocker_core.moderator import commands as moderator_cli
+from stocker_core.warehouse import commands as warehouse_cli
+from stocker_core.web import commands as web_cli
 
 CORE_AREAS: tuple[typer.Typer, ...] = (
     env_cli.commands,

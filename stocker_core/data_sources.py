@@ -112,7 +112,7 @@ class DataSource:
     neither ``STOCKER_TEXT_DIR`` nor ``STOCKER_FILES_DIR`` is set (``Settings.text_folder``)."""
     synthetic_spec: Callable[[Any], Hashable] | None = None
     """The seeded market its bars are generated from (``market.synthetic.SyntheticSpec``, made
-    from the settings): its text is generated from the same spec (``text.configured``)."""
+    from the settings): its text is generated from the same spec (``text_events.configured``)."""
     reuse_key: Callable[[Any], Hashable] | None = None
     """How a built source is kept between calls (``market.bars.configured_source``): settings
     with the same key share one built source. None: it is built on each call (a costly source

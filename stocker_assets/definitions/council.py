@@ -28,7 +28,7 @@ from stocker_core.market.builds import MonthBuild
 from stocker_core.market.calendar import month_end
 from stocker_core.market.indicators import LOOKBACK_MONTHS
 from stocker_core.market.validation import parse_partition_key, partition_key
-from stocker_core.text.store import warehouse_text
+from stocker_core.text_events.store import warehouse_text
 from stocker_core.warehouse.db import Warehouse, frame_version
 
 COUNCIL = "council"

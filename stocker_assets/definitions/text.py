@@ -7,9 +7,9 @@ import pandas as pd
 from stocker_assets.definitions.factories import warehouse_asset
 from stocker_assets.definitions.resources import StockerResource
 from stocker_core.market.clock import text_before
-from stocker_core.text.configured import configured_events
-from stocker_core.text.events import EventKind, fetch_yfinance_news
-from stocker_core.text.store import replace_events
+from stocker_core.text_events.configured import configured_events
+from stocker_core.text_events.events import EventKind, fetch_yfinance_news
+from stocker_core.text_events.store import replace_events
 from stocker_core.warehouse.db import frame_version
 
 TEXT = "text"

@@ -283,7 +283,7 @@ class UpToDate:
     def _text_events(self) -> dict[str, pd.DataFrame]:
         """The configured text events by kind, as the text assets would store them."""
         if self._events is None:
-            from stocker_core.text.configured import configured_events
+            from stocker_core.text_events.configured import configured_events
 
             self._events = {}
             for kind in set(TEXT_KINDS.values()):

@@ -9,9 +9,9 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from stocker_core.agent.errors import AgentError
 from stocker_core.config import config_problems
-from stocker_core.lm.forward_return import MAX_HORIZON
-from stocker_core.lm.lora import LoraFields
-from stocker_core.lm.tiny_model import TinyModelFields
+from stocker_core.language_model.forward_return import MAX_HORIZON
+from stocker_core.language_model.lora import LoraFields
+from stocker_core.language_model.tiny_model import TinyModelFields
 
 DEFAULT_THETA = 0.015
 THETA_GRID = (0.010, 0.015, 0.020)
@@ -28,8 +28,8 @@ class AgentConfig(
     Reward: ``theta`` and ``horizon`` of the result score, ``w_format`` / ``w_tool`` of the
     process score, the reasoning length range. Model and training: ``model`` (``tiny``,
     ``smollm2``, a Hub id or folder), the warm start and RL budgets. The tiny model's sizes and
-    the LoRA are the language-model floor's blocks (``lm.tiny_model``, ``lm.lora``), the tiny
-    model smaller than the moderator's and the adapter of rank 8.
+    the LoRA are the language-model floor's blocks (``language_model.tiny_model``,
+    ``language_model.lora``), the tiny model smaller than the moderator's and the adapter of rank 8.
     """
 
     model_config = SettingsConfigDict(env_prefix="STOCKER_AGENT_", extra="forbid", allow_inf_nan=False)

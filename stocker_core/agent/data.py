@@ -17,11 +17,11 @@ import pandas as pd
 
 from stocker_core.agent.errors import AgentError, NoForwardReturnError
 from stocker_core.config import Settings
-from stocker_core.context.point_in_time import point_in_time, visible_events
+from stocker_core.decision_context.point_in_time import point_in_time, visible_events
 from stocker_core.errors import StockerError
-from stocker_core.lm.forward_return import forward_return
+from stocker_core.language_model.forward_return import forward_return
 from stocker_core.market.indicators import compute_indicators
-from stocker_core.text.events import TextEvents, publication_times
+from stocker_core.text_events.events import TextEvents, publication_times
 from stocker_core.warehouse.db import Warehouse
 
 TEXT_KINDS = ("news", "forums", "macro")
@@ -41,7 +41,7 @@ MACRO_SYMBOLS: dict[str, str] = {
 
 
 def with_published_at(frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` with a UTC ``published_at`` (``text.events.publication_times``: the stated
+    """``frame`` with a UTC ``published_at`` (``text_events.events.publication_times``: the stated
     instant, else the end of the event's date in New York, i.e. after that day's close)."""
     stated = (
         frame["published_at"] if "published_at" in frame.columns else pd.Series(pd.NaT, index=frame.index)
@@ -120,7 +120,7 @@ class AgentData:
         return i < len(self._dates) and pd.Timestamp(self._dates[i]) == day
 
     def forward_return(self, day: pd.Timestamp, horizon: int) -> float:
-        """close[D + horizon sessions] / close[D] - 1 (``lm.forward_return``) — the reward's
+        """close[D + horizon sessions] / close[D] - 1 (``language_model.forward_return``) — the reward's
         only look ahead."""
         i = int(np.searchsorted(self._dates, np.datetime64(day), "left"))
         if i >= len(self._dates) or pd.Timestamp(self._dates[i]) != day:
@@ -140,8 +140,8 @@ class AgentData:
 
 def _text_events(settings: Settings, warehouse: Warehouse | None) -> TextEvents:
     """Text events stored by the text assets; else the text folder's; else none."""
-    from stocker_core.text.configured import configured_text
-    from stocker_core.text.store import read_events
+    from stocker_core.text_events.configured import configured_text
+    from stocker_core.text_events.store import read_events
 
     if warehouse is not None and warehouse.path.exists():
         stored = TextEvents(*(read_events(warehouse, kind) for kind in TEXT_KINDS))

@@ -27,9 +27,9 @@ from stocker_core.agent.parsing import DECISIONS
 from stocker_core.agent.rewards import result_score
 from stocker_core.agent.sequences import encode_trace
 from stocker_core.agent.trace import Trace
-from stocker_core.lm.checkpoints import restore_trainable, trainable_state
-from stocker_core.lm.factory import LoadedModel
-from stocker_core.lm.policy_gradient import (
+from stocker_core.language_model.checkpoints import restore_trainable, trainable_state
+from stocker_core.language_model.factory import LoadedModel
+from stocker_core.language_model.policy_gradient import (
     apply_update,
     collate,
     expected_reward_weights,

@@ -6,7 +6,7 @@ A decision depends only on (ticker, day) given the writer's model, the agent set
 ticker's data and the code of the tools and the loop, so all of these key the store: the
 model's run folder (a new training run is a new folder), the ``AgentConfig`` and prompt
 masking, a digest of the ticker's data (bars, indicators, text, macro closes) and a digest of
-the source of ``stocker_core.agent`` and ``stocker_core.context``. Anything that changes a
+the source of ``stocker_core.agent`` and ``stocker_core.decision_context``. Anything that changes a
 decision therefore misses the store. Files: ``$STOCKER_HOME/cache/agent_decisions/<key>/
 <TICKER>-<unique>.json`` (``{day: decision or null}``), each written atomically; a write folds
 the files it read into one, so readers never see half a file and writers never lose a day.

@@ -4,7 +4,7 @@ Each step draws ``rl_prompts_per_step`` train pairs and samples ``num_generation
 multi-turn rollouts of each (real tool answers between turns), scores every rollout
 (graded result + format + tool), and takes one gradient step on
 ``-mean_token(A · log π(own tokens))`` with the group-relative advantage
-``A = (r − mean_group) / (std_group + ε)`` (``lm.policy_gradient``) — GRPO with one
+``A = (r − mean_group) / (std_group + ε)`` (``language_model.policy_gradient``) — GRPO with one
 iteration per batch (so the PPO ratio is 1 and clipping never binds) and no KL term, as
 TRL's defaults (``num_iterations=1``, ``beta=0``, token-level ``dapo`` normalisation).
 Groups without spread carry no gradient and are skipped; their share is logged as
@@ -27,9 +27,9 @@ from stocker_core.agent.parsing import DECISIONS
 from stocker_core.agent.scoring import run_scored
 from stocker_core.agent.sequences import encode_trace
 from stocker_core.agent.trace import Trace
-from stocker_core.lm.factory import LoadedModel
-from stocker_core.lm.lora import lora_config
-from stocker_core.lm.policy_gradient import (
+from stocker_core.language_model.factory import LoadedModel
+from stocker_core.language_model.lora import lora_config
+from stocker_core.language_model.policy_gradient import (
     PgLog,
     PgStep,
     action_shares,

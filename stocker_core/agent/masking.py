@@ -1,5 +1,5 @@
 """The agent's prompt mask: the ticker as a label, dates as sessions, prices rebased
-(``stocker_core.text.masking``), built from the agent's own bars."""
+(``stocker_core.text_events.masking``), built from the agent's own bars."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from stocker_core.agent.data import MACRO_SYMBOLS, AgentData
-from stocker_core.text.masking import PromptMask
+from stocker_core.text_events.masking import PromptMask
 
 
 def agent_mask(data: AgentData, day: str | pd.Timestamp) -> PromptMask:

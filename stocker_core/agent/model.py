@@ -1,11 +1,11 @@
 """The agent's language model: the tiny word-level Llama over the agent vocabulary, or a
-chat model through the language-model floor's factory (``stocker_core.lm.factory``:
+chat model through the language-model floor's factory (``stocker_core.language_model.factory``:
 ``smollm2``, a Hub id or folder), and a ``ModelWriter`` that writes the next turn of many
 traces at once.
 
-Reused from ``stocker_core.lm`` (the factory the moderator uses too): the word tokenizer
-builder (``lm.tokenizer``), device placement, the tiny Llama, the SmolLM2 / Hub loaders,
-``save_base`` / ``load_base`` / ``load_with_adapter`` (``lm.factory``). Separate here: the
+Reused from ``stocker_core.language_model`` (the factory the moderator uses too): the word tokenizer
+builder (``language_model.tokenizer``), device placement, the tiny Llama, the SmolLM2 / Hub loaders,
+``save_base`` / ``load_base`` / ``load_with_adapter`` (``language_model.factory``). Separate here: the
 tiny agent model itself (its own vocabulary and a longer context than the moderator's,
 since a trace holds several turns). A Hub model is loaded in 4-bit when CUDA is present.
 """
@@ -20,8 +20,8 @@ from stocker_core.agent.config import AgentConfig
 from stocker_core.agent.parsing import DECISIONS
 from stocker_core.agent.render import chat_messages, render_words, vocabulary
 from stocker_core.agent.trace import Trace
-from stocker_core.lm.factory import SMOLLM2, TINY, LoadedModel
-from stocker_core.text.masking import PromptMask
+from stocker_core.language_model.factory import SMOLLM2, TINY, LoadedModel
+from stocker_core.text_events.masking import PromptMask
 
 TINY_CONTEXT = 512
 STOP_TAGS = ("</tool>", "</answer>")
@@ -29,8 +29,8 @@ STOP_TAGS = ("</tool>", "</answer>")
 
 def build_tiny_agent(config: AgentConfig) -> LoadedModel:
     """A small Llama over the agent vocabulary (sizes from ``config``), seeded."""
-    from stocker_core.lm.factory import device_and_dtype, tiny_llama
-    from stocker_core.lm.tokenizer import build_word_tokenizer
+    from stocker_core.language_model.factory import device_and_dtype, tiny_llama
+    from stocker_core.language_model.tokenizer import build_word_tokenizer
 
     tokenizer = build_word_tokenizer(vocabulary())
     tokenizer.model_max_length = TINY_CONTEXT
@@ -41,7 +41,7 @@ def build_tiny_agent(config: AgentConfig) -> LoadedModel:
 
 def create_agent_base(config: AgentConfig) -> LoadedModel:
     """The untrained base named by ``config.model``: tiny (built), smollm2 or a Hub id/folder."""
-    from stocker_core.lm.factory import load_pretrained, load_smollm2
+    from stocker_core.language_model.factory import load_pretrained, load_smollm2
 
     if config.model == TINY:
         return build_tiny_agent(config)
@@ -156,7 +156,7 @@ class ModelWriter:
     def _scored(self, prompt: str, trace: Trace, text: str) -> str:
         """``text`` with its decision replaced by the most likely of BUY/SELL/HOLD when it
         opens an answer or is the last turn allowed; otherwise unchanged."""
-        from stocker_core.lm.choices import score_choices
+        from stocker_core.language_model.choices import score_choices
 
         lower = text.lower()
         at = lower.find("<answer>")

@@ -47,8 +47,8 @@ def decision_action(decision: str, observation: Observation, cost: float) -> Act
 def _loaded_model(kind: str, run_dir: str, threads: int) -> Any:
     import torch
 
-    from stocker_core.lm.factory import load_base, load_with_adapter
-    from stocker_core.lm.runtime import quiet_libraries
+    from stocker_core.language_model.factory import load_base, load_with_adapter
+    from stocker_core.language_model.runtime import quiet_libraries
 
     quiet_libraries()
     torch.set_num_threads(threads)

@@ -19,7 +19,7 @@ from stocker_core.agent.fundamentals import FUNDAMENTAL_KINDS
 from stocker_core.agent.parsing import DECISIONS
 from stocker_core.agent.trace import Trace
 from stocker_core.market.indicators import INDICATOR_COLUMNS
-from stocker_core.text.masking import PromptMask, mask_json
+from stocker_core.text_events.masking import PromptMask, mask_json
 
 TASK_WORDS = "decide buy sell or hold at the close use tools first"
 TAG_WORDS = [f"<{t}>" for t in ("plan", "think", "tool", "answer", "result")]

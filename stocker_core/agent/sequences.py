@@ -7,7 +7,7 @@ from typing import Any
 
 from stocker_core.agent.model import TINY_CONTEXT, trace_segments
 from stocker_core.agent.trace import Trace
-from stocker_core.lm.factory import LoadedModel
+from stocker_core.language_model.factory import LoadedModel
 
 
 def encode_trace(

@@ -23,7 +23,7 @@ from stocker_core.agent import tools_macro, tools_market, tools_text
 from stocker_core.agent.arguments import ToolArgumentError
 from stocker_core.agent.data import AgentData, decision_day
 from stocker_core.agent.tool_catalog import SCHEMAS_FILE, TOOL_FAMILIES, TOOL_NAMES, tool_schemas
-from stocker_core.context.point_in_time import decision_cutoff
+from stocker_core.decision_context.point_in_time import decision_cutoff
 
 __all__ = ["TOOL_FAMILIES", "TOOL_NAMES", "AgentTools", "ToolOutcome", "result_text", "tool_schemas"]
 

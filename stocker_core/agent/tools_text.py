@@ -1,5 +1,5 @@
 """Sentiment and macro-event tools: text published before the decision's close, scored with
-the finance VADER lexicon (``stocker_core.text.sentiment``)."""
+the finance VADER lexicon (``stocker_core.text_events.sentiment``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pandas as pd
 
 from stocker_core.agent.arguments import MAX_LIST_ITEMS, int_in_range, rounded
 from stocker_core.market.calendar import NEW_YORK
-from stocker_core.text.sentiment import score_text, weighted_sentiment
+from stocker_core.text_events.sentiment import score_text, weighted_sentiment
 
 MAX_TEXT_DAYS = 30
 MAX_MACRO_DAYS = 90

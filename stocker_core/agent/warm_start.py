@@ -11,8 +11,8 @@ from typing import Any
 from stocker_core.agent.config import AgentConfig
 from stocker_core.agent.sequences import encode_trace
 from stocker_core.agent.trace import Trace
-from stocker_core.lm.factory import LoadedModel
-from stocker_core.lm.policy_gradient import collate, token_logprobs
+from stocker_core.language_model.factory import LoadedModel
+from stocker_core.language_model.policy_gradient import collate, token_logprobs
 
 
 @dataclass
@@ -41,7 +41,7 @@ def warm_start(
     if lora:
         from peft import get_peft_model
 
-        from stocker_core.lm.lora import lora_config
+        from stocker_core.language_model.lora import lora_config
 
         model = get_peft_model(model, lora_config(config.lora_spec(), loaded))
     encoded = [encode_trace(loaded, t, tools, config.max_tool_calls) for t in traces]

@@ -24,14 +24,14 @@ import pandas as pd
 
 from stocker_core.baselines.rules import LongFlatPolicy
 from stocker_core.config import Settings
-from stocker_core.context.point_in_time import decision_cutoff
+from stocker_core.decision_context.point_in_time import decision_cutoff
 from stocker_core.env.environment import Observation, TradingEnv
 from stocker_core.env.episode import Episode
 from stocker_core.env.plans import Plan, long_flat_plan
 from stocker_core.env.policies import register_policy, require_settings
 from stocker_core.env.rewards import RewardParams
 from stocker_core.market.calendar import NEW_YORK
-from stocker_core.text.sentiment import score_text
+from stocker_core.text_events.sentiment import score_text
 
 ORACLE = "oracle"
 
@@ -87,8 +87,8 @@ def _file_state(path: Path) -> tuple[int, int]:
 def _stored_news(path: Path, state: tuple) -> pd.DataFrame | None:
     """Every stored headline when the warehouse at ``path`` stores any text, else None
     (cached per file state: ``path`` and its write-ahead log, unchanged since)."""
-    from stocker_core.text.events import COLUMNS
-    from stocker_core.text.store import TEXT_TABLES, ensure_text_tables, read_events
+    from stocker_core.text_events.events import COLUMNS
+    from stocker_core.text_events.store import TEXT_TABLES, ensure_text_tables, read_events
     from stocker_core.warehouse.db import Warehouse
 
     warehouse = Warehouse(path)
@@ -101,7 +101,7 @@ def _stored_news(path: Path, state: tuple) -> pd.DataFrame | None:
 
 def ticker_news(ticker: str, settings: Settings) -> pd.DataFrame:
     """``ticker``'s headlines: the warehouse's when it stores any text, else the configured ones."""
-    from stocker_core.text.configured import configured_text
+    from stocker_core.text_events.configured import configured_text
 
     path = settings.warehouse_path
     if path.exists():

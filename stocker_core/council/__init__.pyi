@@ -10,7 +10,11 @@ from .backends import (
 )
 from .cache import VoteCache as VoteCache
 from .models import SpecialistVote as SpecialistVote, CouncilDecision as CouncilDecision
-from .moderator import Moderator as Moderator, RuleModerator as RuleModerator, LLMModerator as LLMModerator
+from .vote_moderators import (
+    Moderator as Moderator,
+    RuleModerator as RuleModerator,
+    LLMModerator as LLMModerator,
+)
 from .parsing import parse_vote as parse_vote
 from .policy import CouncilPolicy as CouncilPolicy
 from .roles import Role as Role

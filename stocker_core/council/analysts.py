@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from stocker_core.context.decision import DecisionContext
 from stocker_core.council.models import SpecialistVote
 from stocker_core.council.registry import SpecialistMap, specialist
 from stocker_core.council.rule_batch import context_vote
 from stocker_core.council.vote_columns import abstain_text
+from stocker_core.decision_context.decision import DecisionContext
 
 
 def abstain(role: str, what: str) -> SpecialistVote:

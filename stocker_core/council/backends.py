@@ -10,14 +10,14 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from stocker_core.config import Settings
-from stocker_core.context.decision import DecisionContext
 from stocker_core.council.analysts import RULE_REVISIONS, RULES_VERSION, rule_vote
 from stocker_core.council.models import SpecialistVote
 from stocker_core.council.parsing import parse_vote
 from stocker_core.council.roles import OUTPUT_RULES, ROLES, prompt_mask
+from stocker_core.decision_context.decision import DecisionContext
 from stocker_core.errors import InvalidNameError
-from stocker_core.lm.choices import confidence_of, expected_value
-from stocker_core.lm.clients import ChatClient, LLMRejected, decision_day, user_text
+from stocker_core.language_model.choices import confidence_of, expected_value
+from stocker_core.language_model.clients import ChatClient, LLMRejected, decision_day, user_text
 from stocker_core.settings.council import BackendName
 
 
@@ -244,7 +244,7 @@ class LLMBackend:
 def get_chat_client(settings: Settings, name: str) -> ChatClient:
     """The chat client of an LLM backend (``openai`` or ``transformers``)."""
     if name == "openai":
-        from stocker_core.lm.clients import OpenAIChatClient
+        from stocker_core.language_model.clients import OpenAIChatClient
 
         return OpenAIChatClient(
             settings.openai_base_url,
@@ -259,7 +259,7 @@ def get_chat_client(settings: Settings, name: str) -> ChatClient:
             supports_images=settings.openai_multimodal or settings.vision,
         )
     if name == "transformers":
-        from stocker_core.lm.clients import TransformersClient
+        from stocker_core.language_model.clients import TransformersClient
 
         if not settings.hf_model:
             raise InvalidNameError(
@@ -295,7 +295,7 @@ def get_backend(settings: Settings | None = None, name: BackendName | str | None
 def get_moderator(settings: Settings | None = None, cost_rate: float = 0.001):
     """``STOCKER_COUNCIL_MODERATOR``: ``rule`` (default) or ``llm`` — the LLM backend's
     client (``STOCKER_COUNCIL_BACKEND`` openai/transformers) as moderator."""
-    from stocker_core.council.moderator import LLMModerator, RuleModerator
+    from stocker_core.council.vote_moderators import LLMModerator, RuleModerator
 
     settings = settings or Settings()
     if settings.council_moderator == "rule":

@@ -5,7 +5,7 @@ lows, their logs, the indicator columns, the text events sorted by publication i
 the context closes per symbol. ``DayGrid``: the days voted on and where each cuts those
 arrays, for all days at once.
 
-Point in time (the cuts of ``context.decision.build_context``): an array rule reads bars
+Point in time (the cuts of ``decision_context.decision.build_context``): an array rule reads bars
 only below ``DayGrid.end`` (dated on or before the day), the indicator row below
 ``indicator_end``, a symbol's closes below ``SymbolCloses.count(day)``, and text events
 only through ``EventArrays.pairs`` (published strictly before the day's decision cut-off).
@@ -20,8 +20,8 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
-from stocker_core.context.decision import CouncilInputs, DecisionContext
-from stocker_core.context.point_in_time import decision_cutoff
+from stocker_core.decision_context.decision import CouncilInputs, DecisionContext
+from stocker_core.decision_context.point_in_time import decision_cutoff
 from stocker_core.market.calendar import NEW_YORK, REGULAR_CLOSE, trading_calendar
 
 DAY_NS = 86_400 * 10**9
@@ -117,7 +117,7 @@ class SymbolCloses:
         return np.searchsorted(self.dates, day_ns, "right")
 
     def current(self, day_ns: np.ndarray) -> np.ndarray:
-        """Whether each day has its own close (``context.decision.current_series``)."""
+        """Whether each day has its own close (``decision_context.decision.current_series``)."""
         count = self.count(day_ns)
         return (
             (count > 0) & (self.dates[np.maximum(count - 1, 0)] == day_ns) if len(self.dates) else count > 0

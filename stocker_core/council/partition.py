@@ -13,7 +13,7 @@ from stocker_core.council.cache import VoteCache
 from stocker_core.council.voting import CouncilRun, run_votes
 from stocker_core.env.peers import council_inputs
 from stocker_core.market.calendar import month_end
-from stocker_core.text.store import warehouse_text
+from stocker_core.text_events.store import warehouse_text
 from stocker_core.warehouse.db import Warehouse
 
 

@@ -5,17 +5,17 @@ from __future__ import annotations
 import pandas as pd
 
 from stocker_core.config import Settings
-from stocker_core.context.decision import PortfolioState
 from stocker_core.council.backends import Backend, get_backend, get_moderator
 from stocker_core.council.cache import VoteCache
-from stocker_core.council.moderator import Moderator
 from stocker_core.council.run_stats import CouncilTally
+from stocker_core.council.vote_moderators import Moderator
 from stocker_core.council.voting import Council
+from stocker_core.decision_context.decision import PortfolioState
 from stocker_core.env.actions import Action
 from stocker_core.env.environment import Observation, TradingEnv
 from stocker_core.env.peers import council_inputs
 from stocker_core.env.policies import register_policy, require_settings
-from stocker_core.text.store import warehouse_text
+from stocker_core.text_events.store import warehouse_text
 from stocker_core.warehouse.db import Warehouse
 
 

@@ -30,11 +30,11 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 from stocker_core.errors import InvalidNameError
 
 if TYPE_CHECKING:
-    from stocker_core.context.decision import DecisionContext
     from stocker_core.council.day_arrays import DayGrid, TickerArrays
     from stocker_core.council.models import SpecialistVote
     from stocker_core.council.vote_columns import RoleVotes
-    from stocker_core.text.masking import PromptMask
+    from stocker_core.decision_context.decision import DecisionContext
+    from stocker_core.text_events.masking import PromptMask
 
 T = TypeVar("T")
 

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from stocker_core.context.decision import RATE_SYMBOLS, DecisionContext
 from stocker_core.council.registry import SPECIALIST_NAMES, RoleMessage, SpecialistMap
-from stocker_core.text.masking import PromptMask
+from stocker_core.decision_context.decision import RATE_SYMBOLS, DecisionContext
+from stocker_core.text_events.masking import PromptMask
 
 OUTPUT_RULES = (
     'Answer with one JSON object and nothing else: {"signal": <float in [-1, 1], '

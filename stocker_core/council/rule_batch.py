@@ -16,11 +16,11 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from stocker_core.context.decision import CouncilInputs, DecisionContext
 from stocker_core.council.day_arrays import DayGrid, TickerArrays
 from stocker_core.council.models import SpecialistVote
 from stocker_core.council.registry import SPECIALIST_NAMES, specialist
 from stocker_core.council.vote_columns import RoleVotes
+from stocker_core.decision_context.decision import CouncilInputs, DecisionContext
 
 
 @dataclass(frozen=True)

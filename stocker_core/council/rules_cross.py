@@ -9,9 +9,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from stocker_core.context.decision import RATE_SYMBOLS
 from stocker_core.council.day_arrays import DayGrid, TickerArrays, trailing_return
 from stocker_core.council.vote_columns import RoleVotes, clip
+from stocker_core.decision_context.decision import RATE_SYMBOLS
 
 COMMODITY_SENSITIVITY = {"GC=F": -0.5, "CL=F": -0.4}  # gold/oil up = risk-off for equities
 

@@ -9,12 +9,12 @@ import math
 
 import numpy as np
 
-from stocker_core.context.decision import NEWS_WINDOW_DAYS
 from stocker_core.council.day_arrays import DAY_NS, DayGrid, EventPairs, TickerArrays
 from stocker_core.council.rules_cross import rate_moves
 from stocker_core.council.vote_columns import RoleVotes, clip
-from stocker_core.text.events import POLICY_VALENCE
-from stocker_core.text.sentiment import score_text, weighted_sentiment
+from stocker_core.decision_context.decision import NEWS_WINDOW_DAYS
+from stocker_core.text_events.events import POLICY_VALENCE
+from stocker_core.text_events.sentiment import score_text, weighted_sentiment
 
 LABEL_VALENCE = {"positive": 1.0, "negative": -1.0, "neutral": 0.0}
 

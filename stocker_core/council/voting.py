@@ -13,13 +13,13 @@ from typing import Any
 
 import pandas as pd
 
-from stocker_core.context.decision import CouncilInputs, DecisionContext, PortfolioState
 from stocker_core.council.backends import Backend, RuleBackend, VoteResult
 from stocker_core.council.cache import VoteCache
 from stocker_core.council.models import CouncilDecision, SpecialistVote
-from stocker_core.council.moderator import Moderator, RuleModerator
 from stocker_core.council.roles import ROLE_NAMES
 from stocker_core.council.rule_batch import context_table, rule_table
+from stocker_core.council.vote_moderators import Moderator, RuleModerator
+from stocker_core.decision_context.decision import CouncilInputs, DecisionContext, PortfolioState
 
 Progress = Callable[[int, int], None]
 VOTE_FRAME_COLUMNS = ["ticker", "date", "role", "signal", "confidence", "rationale", "parse_error", "cached"]

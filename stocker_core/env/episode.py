@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from stocker_core.config import Settings, get_settings
-from stocker_core.context.point_in_time import point_in_time
+from stocker_core.decision_context.point_in_time import point_in_time
 from stocker_core.env.tasks import resolve_episode_key
 from stocker_core.errors import EmptyDataError
 from stocker_core.market.bars import load_bars, missing_bars_message

@@ -1,6 +1,6 @@
 """The rich observation: ``TradingEnv``'s cheap core observation plus the council inputs
 of the decision day, cut point in time exactly as the council's: both read them from
-``stocker_core.context`` (``CouncilInputs.context``: bars and indicators dated on or before
+``stocker_core.decision_context`` (``CouncilInputs.context``: bars and indicators dated on or before
 the day, text published before its NYSE close, news from the 7 days before it). Bounded in
 size (``api_models`` limits).
 
@@ -23,8 +23,8 @@ from typing import Any
 import pandas as pd
 
 from stocker_core.config import Settings
-from stocker_core.context.decision import RATE_SYMBOLS, CouncilInputs, DecisionContext
-from stocker_core.context.point_in_time import decision_cutoff
+from stocker_core.decision_context.decision import RATE_SYMBOLS, CouncilInputs, DecisionContext
+from stocker_core.decision_context.point_in_time import decision_cutoff
 from stocker_core.env.api_models import (
     EVENT_LIMIT,
     PRICE_HISTORY_LIMIT,
@@ -177,7 +177,7 @@ class CouncilView:
         the ticker's peers and commodity; text from the warehouse's text tables when they
         hold any, else the configured text folder)."""
         from stocker_core.env.peers import council_inputs
-        from stocker_core.text.store import warehouse_text
+        from stocker_core.text_events.store import warehouse_text
         from stocker_core.warehouse.db import Warehouse
 
         text = warehouse_text(Warehouse(settings.warehouse_path))

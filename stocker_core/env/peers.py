@@ -12,8 +12,8 @@ from stocker_core.config import Settings
 from stocker_core.env.tasks import TASKS
 
 if TYPE_CHECKING:
-    from stocker_core.context.decision import CouncilInputs
-    from stocker_core.text.events import TextEvents
+    from stocker_core.decision_context.decision import CouncilInputs
+    from stocker_core.text_events.events import TextEvents
 
 
 def context_symbols(ticker: str, settings: Settings) -> tuple[tuple[str, ...], str | None]:
@@ -36,7 +36,7 @@ def council_inputs(
     closes of its peers and commodity (``context_symbols``), and ``text`` (None: the configured
     text folder). The one way every caller (the council policy, the votes asset, the moderator's
     missing votes, the web page, the observation's view) builds them."""
-    from stocker_core.context.decision import load_council_inputs
+    from stocker_core.decision_context.decision import load_council_inputs
 
     peers, commodity = context_symbols(ticker, settings)
     return load_council_inputs(

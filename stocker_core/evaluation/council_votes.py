@@ -19,19 +19,19 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from stocker_core.config import Settings
-from stocker_core.context.decision import PortfolioState
 from stocker_core.council.backends import get_backend, get_moderator
 from stocker_core.council.cache import VoteCache
 from stocker_core.council.models import SpecialistVote
-from stocker_core.council.moderator import Moderator
 from stocker_core.council.roles import ROLE_NAMES
+from stocker_core.council.vote_moderators import Moderator
+from stocker_core.decision_context.decision import PortfolioState
 from stocker_core.env.actions import Action
 from stocker_core.env.environment import Observation
 from stocker_core.warehouse.db import Warehouse
 
 if TYPE_CHECKING:
     from stocker_core.env.episode import Episode
-    from stocker_core.text.events import TextEvents
+    from stocker_core.text_events.events import TextEvents
 
 LOCAL_BACKENDS = frozenset({"rule"})
 """Backends whose votes ``vote_missing_days`` computes: quick, offline, deterministic. An LLM
@@ -113,7 +113,7 @@ def vote_missing_days(
     ``--policy council`` computes them (``CouncilPolicy``'s inputs: the ticker's bars with
     history, its peers' and commodity's closes, ``text``, else the configured text; then
     ``run_votes``), held in memory only: nothing is written. ``text``: the warehouse's stored
-    text events, or None when it has none (as ``text.store.warehouse_text`` answers).
+    text events, or None when it has none (as ``text_events.store.warehouse_text`` answers).
 
     Only for the backends of ``LOCAL_BACKENDS`` (ValueError otherwise) and for ``book`` of the
     configured backend and prompt versions (``load_vote_book``/``stored_vote_book``)."""

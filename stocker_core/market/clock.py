@@ -2,8 +2,8 @@
 replays of the forward flow).
 
 Under a clock a source reveals only the bars whose session closed at or before it
-(``ClockedSource``) and only text published strictly before it (``text.configured``): the
-same cut a decision at a session's close makes (``context.point_in_time``), moved to the
+(``ClockedSource``) and only text published strictly before it (``text_events.configured``): the
+same cut a decision at a session's close makes (``decision_context.point_in_time``), moved to the
 clock. Sessions come from the configured source's exchange calendar
 (``calendar.trading_calendar``: XNYS for the built-in sources), early closes included.
 """

@@ -16,7 +16,7 @@ rho = 0.8 earns ~3 basis points a day (see the README's "Synthetic market").
 turbulent with lower drift and higher volatility); ``eps`` mixes a market-wide shock
 with the ticker's own (return correlation ``MARKET_SHARE²``). ``f_D`` reaches the
 pipeline only through the sentiment of headlines published on D before its close
-(``stocker_core.text.synthetic``); with ``ic = 0`` nothing leads returns.
+(``stocker_core.text_events.synthetic``); with ``ic = 0`` nothing leads returns.
 
 Sessions come from the XNYS calendar. Every draw is made from ``numpy`` generators
 seeded by ``(seed, stream, ticker position)``, so the same settings give the same

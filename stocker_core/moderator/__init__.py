@@ -1,5 +1,5 @@
 """Training the moderator: its model spec (built by the language-model floor's factory,
-``stocker_core.lm``), the dataset of train-split steps, the SFT warm start, GRPO on the
+``stocker_core.language_model``), the dataset of train-split steps, the SFT warm start, GRPO on the
 environment's reward, and the trained moderators as policies.
 
 The public names are declared in ``__init__.pyi`` and imported on first use

@@ -28,10 +28,10 @@ from typing import Any
 
 import numpy as np
 
-from stocker_core.lm.checkpoints import restore_trainable, trainable_state
-from stocker_core.lm.factory import LoadedModel
-from stocker_core.lm.frozen_prefix import adapted_from
-from stocker_core.lm.policy_gradient import (
+from stocker_core.language_model.checkpoints import restore_trainable, trainable_state
+from stocker_core.language_model.factory import LoadedModel
+from stocker_core.language_model.frozen_prefix import adapted_from
+from stocker_core.language_model.policy_gradient import (
     PgLog,
     PgStep,
     apply_update,
@@ -98,7 +98,7 @@ class FitSettings:
     check's: the valid checks are still run and recorded."""
     frozen_prefix: bool = True
     """Compute the frozen lower blocks once for every state when only the top blocks train
-    (``lm.frozen_prefix``: the same numbers); False scores through the whole model each step."""
+    (``language_model.frozen_prefix``: the same numbers); False scores through the whole model each step."""
 
 
 @dataclass

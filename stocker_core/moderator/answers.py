@@ -5,7 +5,7 @@ model's log-likelihood of the answer and ``<eos>`` after the prompt; the policy 
 softmax over the nine. Reading a decision this way cannot fail to parse, and the same
 numbers train the policy (``grpo``: the exact expected gradient over the nine answers).
 
-The scoring is the language-model floor's (``stocker_core.lm.choices``); this module binds
+The scoring is the language-model floor's (``stocker_core.language_model.choices``); this module binds
 the moderator's answers and how its prompts and answers are tokenized.
 """
 
@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from stocker_core.lm import choices
-from stocker_core.lm.factory import LoadedModel
+from stocker_core.language_model import choices
+from stocker_core.language_model.factory import LoadedModel
 from stocker_core.moderator.prompts import QUARTERS, completion_for
 
 ANSWERS: tuple[str, ...] = (
@@ -55,10 +55,10 @@ def encode_choices(loaded: LoadedModel, prompts: Sequence[str]) -> list[tuple[li
 def answer_logits(loaded: LoadedModel, prompts: Sequence[str]) -> Any:
     """Summed log-likelihood of each answer after each prompt, ``[len(prompts), 9]``
     (with gradient when the model trains; wrap in ``torch.no_grad`` to read). A model with a
-    fields head (``lm.fields_head``) is scored by the head over the prompts' value positions.
+    fields head (``language_model.fields_head``) is scored by the head over the prompts' value positions.
 
     When every prompt has the same length (the tiny model's fixed grammar), each prompt is
-    read once with the nine answers laid after it as a tree (``lm.choices.answer_tree``):
+    read once with the nine answers laid after it as a tree (``language_model.choices.answer_tree``):
     one pass of prompt + 12 tokens instead of nine sequences; otherwise each prompt + answer
     is scored as a whole sequence. Both give the same numbers (tested)."""
     heads = [_prompt_ids(loaded, p) for p in prompts]
@@ -69,8 +69,8 @@ def answer_logits(loaded: LoadedModel, prompts: Sequence[str]) -> Any:
 
 
 def fields_head_of(model: Any) -> Any:
-    """The model's fields head (``lm.fields_head``), None when it reads the answer tokens."""
-    from stocker_core.lm.fields_head import head_of
+    """The model's fields head (``language_model.fields_head``), None when it reads the answer tokens."""
+    from stocker_core.language_model.fields_head import head_of
 
     return head_of(model)
 
@@ -79,7 +79,7 @@ def _head_scores(loaded: LoadedModel, heads: Sequence[Sequence[int]]) -> Any:
     """The nine answers' scores from the fields head over the prompts' value positions."""
     import torch
 
-    from stocker_core.lm.fields_head import prompt_states
+    from stocker_core.language_model.fields_head import prompt_states
 
     if len({len(h) for h in heads}) > 1:
         raise ValueError("a fields head reads prompts of one token length (the compact prompt)")
@@ -88,9 +88,9 @@ def _head_scores(loaded: LoadedModel, heads: Sequence[Sequence[int]]) -> Any:
 
 
 def frozen_prefix(loaded: LoadedModel, prompts: Sequence[str]) -> Any:
-    """The prompts' frozen lower blocks computed once (``lm.frozen_prefix``) when the model is
+    """The prompts' frozen lower blocks computed once (``language_model.frozen_prefix``) when the model is
     adapted in its top blocks only and every prompt has one length; None otherwise."""
-    from stocker_core.lm.frozen_prefix import frozen_prefix as build
+    from stocker_core.language_model.frozen_prefix import frozen_prefix as build
 
     heads = [_prompt_ids(loaded, p) for p in prompts]
     return build(loaded.model, heads, _answer_ids(loaded), loaded.device)

@@ -11,12 +11,12 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from stocker_core.config import config_problems
 from stocker_core.errors import StockerError
-from stocker_core.lm.forward_return import MAX_HORIZON
-from stocker_core.lm.lora import LoraFields
-from stocker_core.lm.tiny_model import TinyModelFields
+from stocker_core.language_model.forward_return import MAX_HORIZON
+from stocker_core.language_model.lora import LoraFields
+from stocker_core.language_model.tiny_model import TinyModelFields
 
 if TYPE_CHECKING:
-    from stocker_core.lm.factory import ModelSpec
+    from stocker_core.language_model.factory import ModelSpec
 
 StatePath = Literal["council", "ideal"]
 Continuation = Literal["rule", "hold"]
@@ -39,7 +39,7 @@ class TrainingConfig(TinyModelFields, LoraFields, BaseSettings):
     """Everything that shapes a training run. Each field can be set in YAML (``stocker train
     --config``) or as ``STOCKER_MODERATOR_<FIELD>`` (e.g. ``STOCKER_MODERATOR_MODEL=smollm2``).
     The tiny model's sizes and the LoRA are the language-model floor's blocks
-    (``lm.tiny_model``, ``lm.lora``) at their defaults."""
+    (``language_model.tiny_model``, ``language_model.lora``) at their defaults."""
 
     model_config = SettingsConfigDict(env_prefix="STOCKER_MODERATOR_", extra="forbid", allow_inf_nan=False)
 
@@ -176,7 +176,7 @@ class TrainingConfig(TinyModelFields, LoraFields, BaseSettings):
         description="where the decision is read: answers (each answer's log-likelihood after the prompt) or "
         "fields_head (a linear head over the prompt's value positions after block head_layer, the model cut "
         "there; its warm start is fitted in closed form to the reward table and the RL stage trains it with "
-        "the LoRA: lm.fields_head). Needs prompts of one token length and decode scored or side",
+        "the LoRA: language_model.fields_head). Needs prompts of one token length and decode scored or side",
     )
     head_layer: int = Field(
         default=10,
@@ -225,7 +225,7 @@ class TrainingConfig(TinyModelFields, LoraFields, BaseSettings):
         """What the language-model floor's factory builds for the moderator: ``model`` with
         the ``tiny_*`` sizes over the moderator grammar's vocabulary (its ordered word groups
         spread in order), the ``lora_*`` adapter and the seed."""
-        from stocker_core.lm.factory import ModelSpec
+        from stocker_core.language_model.factory import ModelSpec
         from stocker_core.moderator.prompts import ordered_word_groups, vocabulary
 
         return ModelSpec(

@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from stocker_core.context.decision import PortfolioState
 from stocker_core.council.models import SpecialistVote
-from stocker_core.council.moderator import RuleModerator, RuleModeratorConfig
+from stocker_core.council.vote_moderators import RuleModerator, RuleModeratorConfig
+from stocker_core.decision_context.decision import PortfolioState
 from stocker_core.env.actions import Action
 from stocker_core.env.environment import Observation, TradingEnv
 from stocker_core.env.episode import Episode

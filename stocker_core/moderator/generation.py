@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from stocker_core.lm.factory import LoadedModel
+from stocker_core.language_model.factory import LoadedModel
 from stocker_core.moderator.prompts import chat_messages, compact_prompt
 
 WORD_COMPLETION_TOKENS = 3

@@ -1,7 +1,7 @@
 """The warm start of a moderator that decides with a fields head (``readout: fields_head``):
 the head fitted in closed form to the reward table, on the base's own states.
 
-The base is cut after block ``head_layer`` (``lm.fields_head.truncate``) and gets its LoRA on
+The base is cut after block ``head_layer`` (``language_model.fields_head.truncate``) and gets its LoRA on
 the top ``lora_layers`` blocks of what is left (left at zero here: the RL stage trains it).
 Every training state's prompt runs once through those blocks; the head's directions are the
 top principal component of each value position's states (no label read), and its linear
@@ -26,10 +26,10 @@ from typing import Any
 
 import numpy as np
 
-from stocker_core.lm.checkpoints import StageResult
-from stocker_core.lm.factory import LoadedModel
-from stocker_core.lm.policy_gradient import PgLog
-from stocker_core.lm.runtime import Progress, quiet_libraries, seed_everything
+from stocker_core.language_model.checkpoints import StageResult
+from stocker_core.language_model.factory import LoadedModel
+from stocker_core.language_model.policy_gradient import PgLog
+from stocker_core.language_model.runtime import Progress, quiet_libraries, seed_everything
 from stocker_core.moderator.answer_fit import FitResult, answer_set, reward_scale
 from stocker_core.moderator.answers import ANSWERS, _prompt_ids, decided_indices, frozen_prefix
 from stocker_core.moderator.config import TrainingConfig
@@ -51,7 +51,7 @@ def value_states(
     hears ``("sft", prompts read, prompts)`` after each chunk."""
     import torch
 
-    from stocker_core.lm.fields_head import prompt_states
+    from stocker_core.language_model.fields_head import prompt_states
 
     prefix = frozen_prefix(policy, list(prompts))
     out = []
@@ -117,7 +117,7 @@ def run_head_fit(
     the reward table (module doc); save adapter and head to ``adapter_dir``."""
     from peft import get_peft_model
 
-    from stocker_core.lm.fields_head import (
+    from stocker_core.language_model.fields_head import (
         FieldsHead,
         attach,
         fit_projection,
@@ -125,8 +125,8 @@ def run_head_fit(
         set_linear,
         truncate,
     )
-    from stocker_core.lm.layer_features import varying_positions
-    from stocker_core.lm.lora import lora_config
+    from stocker_core.language_model.layer_features import varying_positions
+    from stocker_core.language_model.lora import lora_config
     from stocker_core.moderator.reward_regression import capped, reward_table
 
     quiet_libraries()

@@ -19,7 +19,7 @@ from stocker_core.env.actions import Action
 from stocker_core.env.environment import Observation
 from stocker_core.env.policies import BuyAndHoldPolicy, RandomPolicy
 from stocker_core.evaluation.backtests import PolicyRun, play, play_lockstep
-from stocker_core.lm.factory import LoadedModel
+from stocker_core.language_model.factory import LoadedModel
 from stocker_core.moderator.dataset import EpisodeContext, moderator_state, rule_action, rule_moderator
 from stocker_core.moderator.prompts import parse_completion
 

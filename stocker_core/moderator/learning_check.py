@@ -159,8 +159,8 @@ PRETRAINED_MODERATOR: dict[str, Any] = {
 }
 """What a pretrained moderator trains with in the check: the compact prompt (one length), the
 model cut after block 10 and read by a fields head over the prompt's value positions
-(``lm.fields_head``: fitted in closed form by the SFT stage), LoRA on the two blocks below it
-(the eight under them frozen and computed once per state: ``lm.frozen_prefix``), the RL stage at
+(``language_model.fields_head``: fitted in closed form by the SFT stage), LoRA on the two blocks below it
+(the eight under them frozen and computed once per state: ``language_model.frozen_prefix``), the RL stage at
 a learning rate of 1e-4, one thread. Chosen on the valid split and the train split's later days
 (docs/results.md, "SmolLM2: a head over the value positions"); the recipe read from the answer
 tokens before it (LoRA on the top 4 blocks) captured -4% of the oracle's edge."""

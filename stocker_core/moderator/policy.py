@@ -21,8 +21,8 @@ from stocker_core.council.backends import get_backend
 from stocker_core.env.actions import Action
 from stocker_core.env.environment import Observation, TradingEnv
 from stocker_core.env.policies import register_policy, require_settings
-from stocker_core.lm.factory import LoadedModel, ModelLoadError
-from stocker_core.lm.runtime import quiet_libraries
+from stocker_core.language_model.factory import LoadedModel, ModelLoadError
+from stocker_core.language_model.runtime import quiet_libraries
 from stocker_core.moderator.heldout import ModeratorDecider
 from stocker_core.moderator.training import REPORT_FILE, load_moderator, model_dir
 from stocker_core.moderator.votes import episode_votes

@@ -61,8 +61,9 @@ def vocabulary() -> list[str]:
 
 def ordered_word_groups() -> list[dict[str, float]]:
     """The prompt's ordered bucket words, each group as ``{word: position in [-1, 1]}`` (signal
-    m10 … p10, confidence, move, exposure, pnl, step): what ``lm.factory.order_embeddings`` spreads
-    along one direction so that neighbouring buckets start with neighbouring embeddings."""
+    m10 … p10, confidence, move, exposure, pnl, step): what
+    ``language_model.factory.order_embeddings`` spreads along one direction so that neighbouring
+    buckets start with neighbouring embeddings."""
 
     def spread(words: Sequence[str]) -> dict[str, float]:
         last = len(words) - 1
@@ -164,7 +165,7 @@ def compact_prompt(words: str) -> str:
     and one digit, clipped to ±0.9; confidence in tenths, one digit, 10 read as 9) in the
     council's role order, then ``move +2 invested 3 pnl -1 step 4 action:``. Digits and signs
     are single tokens in SmolLM2's vocabulary, so every state's prompt has the same length
-    (tested) and its nine answers are scored as one tree (``lm.choices``), like the tiny model's.
+    (tested) and its nine answers are scored as one tree (``language_model.choices``), like the tiny model's.
     """
     tokens = words.split()
     parts = ["votes"]

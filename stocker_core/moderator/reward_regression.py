@@ -28,10 +28,10 @@ from typing import Any
 
 import numpy as np
 
-from stocker_core.lm.checkpoints import StageResult, restore_trainable, trainable_state
-from stocker_core.lm.factory import LoadedModel
-from stocker_core.lm.policy_gradient import PgLog, zero_spread_share
-from stocker_core.lm.runtime import Progress, quiet_libraries, seed_everything
+from stocker_core.language_model.checkpoints import StageResult, restore_trainable, trainable_state
+from stocker_core.language_model.factory import LoadedModel
+from stocker_core.language_model.policy_gradient import PgLog, zero_spread_share
+from stocker_core.language_model.runtime import Progress, quiet_libraries, seed_everything
 from stocker_core.moderator.answer_fit import (
     FitResult,
     FitSettings,
@@ -160,7 +160,7 @@ def run_answer_fit(
         progress=progress,
         log=log,
     )
-    from stocker_core.lm.fields_head import save_head
+    from stocker_core.language_model.fields_head import save_head
 
     adapter_dir.mkdir(parents=True, exist_ok=True)
     policy.model.save_pretrained(adapter_dir)
@@ -179,7 +179,7 @@ def continue_dir(adapter_dir: Path) -> Path:
 def _save_continuation(policy: LoadedModel, fit: FitResult, adapter_dir: Path, wanted: bool) -> None:
     import shutil
 
-    from stocker_core.lm.fields_head import save_head
+    from stocker_core.language_model.fields_head import save_head
 
     target = continue_dir(adapter_dir)
     shutil.rmtree(target, ignore_errors=True)

@@ -39,7 +39,7 @@ import numpy as np
 from stocker_core.env.actions import Action, Side
 from stocker_core.env.portfolio import apply_trade, max_affordable
 from stocker_core.errors import StockerError
-from stocker_core.lm.forward_return import forward_return
+from stocker_core.language_model.forward_return import forward_return
 from stocker_core.moderator.dataset import EpisodeContext, rule_action, rule_moderator
 from stocker_core.moderator.prompts import parse_completion, quarter_quantity
 
@@ -204,7 +204,7 @@ class ExcessReward:
         return self._bh[key]
 
     def forward_return(self, episode_key: str, step: int) -> float | None:
-        """Close-to-close return from ``step`` over ``horizon`` sessions (``lm.forward_return``;
+        """Close-to-close return from ``step`` over ``horizon`` sessions (``language_model.forward_return``;
         None past the end), less the day's market move with ``market_relative``."""
         env = self.contexts[episode_key].env
         raw = forward_return(env.closes, step, self.horizon)

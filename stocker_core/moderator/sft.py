@@ -20,10 +20,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from stocker_core.lm.checkpoints import StageResult
-from stocker_core.lm.factory import LoadedModel
-from stocker_core.lm.lora import lora_config
-from stocker_core.lm.runtime import (
+from stocker_core.language_model.checkpoints import StageResult
+from stocker_core.language_model.factory import LoadedModel
+from stocker_core.language_model.lora import lora_config
+from stocker_core.language_model.runtime import (
     Progress,
     StageLog,
     drop_printer,

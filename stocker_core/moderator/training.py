@@ -20,9 +20,9 @@ from stocker_core.council.backends import get_backend
 from stocker_core.env.episode import Episode, episode_from_bars, window_bounds
 from stocker_core.env.rewards import RewardParams
 from stocker_core.errors import EmptyDataError, StockerError
-from stocker_core.lm.checkpoints import trainable_parameters
-from stocker_core.lm.factory import create_base, load_base, load_with_adapter, save_base
-from stocker_core.lm.runtime import (
+from stocker_core.language_model.checkpoints import trainable_parameters
+from stocker_core.language_model.factory import create_base, load_base, load_with_adapter, save_base
+from stocker_core.language_model.runtime import (
     Progress,
     library_warnings_silenced,
     quiet_libraries,

@@ -47,7 +47,7 @@ def _compute_missing(
     """Run the council for ``days`` of ``ticker`` (cache first, misses written back)."""
     from stocker_core.council.voting import run_votes
     from stocker_core.env.peers import council_inputs
-    from stocker_core.text.store import warehouse_text
+    from stocker_core.text_events.store import warehouse_text
 
     inputs = council_inputs(ticker, days[0].date(), days[-1].date(), settings, warehouse_text(warehouse))
     run = run_votes(ticker, days, inputs.context, backend, VoteCache(warehouse), max_workers=1)

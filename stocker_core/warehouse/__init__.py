@@ -1,5 +1,5 @@
 """DuckDB warehouse: connection, schemas, partition writes, lineage (the point-in-time cut
-lives in ``stocker_core.context``).
+lives in ``stocker_core.decision_context``).
 
 The public names are declared in ``__init__.pyi`` and imported on first use
 (``lazy_loader``, SPEC 1): importing the package imports nothing heavy.

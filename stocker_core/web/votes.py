@@ -12,15 +12,15 @@ from typing import Any
 import pandas as pd
 
 from stocker_core.config import Settings
-from stocker_core.context.decision import PortfolioState
 from stocker_core.council.models import SpecialistVote
 from stocker_core.council.roles import ROLE_NAMES
+from stocker_core.decision_context.decision import PortfolioState
 from stocker_core.env.actions import Action
 from stocker_core.env.environment import TradingEnv
 from stocker_core.env.episode import Episode
 from stocker_core.env.rewards import RewardParams
 from stocker_core.evaluation.council_votes import CachedCouncilPolicy, VoteBook
-from stocker_core.text.events import TextEvents
+from stocker_core.text_events.events import TextEvents
 from stocker_core.web.errors import BadInputError
 from stocker_core.web.reader import WarehouseReader, plain
 
@@ -91,10 +91,10 @@ def stored_vote_book(
 
 def stored_text(reader: WarehouseReader) -> TextEvents | None:
     """The text events stored by the text assets, read-only, or None when none are stored
-    (what ``text.store.warehouse_text`` answers, without its write connection that creates or
+    (what ``text_events.store.warehouse_text`` answers, without its write connection that creates or
     migrates the text tables: a table from before ``published_at`` gets the date-only rule)."""
-    from stocker_core.text.events import COLUMNS, TextEvents, empty_events, publication_times
-    from stocker_core.text.store import TEXT_TABLES
+    from stocker_core.text_events.events import COLUMNS, TextEvents, empty_events, publication_times
+    from stocker_core.text_events.store import TEXT_TABLES
 
     frames = {}
     for kind, table in TEXT_TABLES.items():

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 from stocker_testing import make_bars
 
-from stocker_core.text.events import TextEvents
+from stocker_core.text_events.events import TextEvents
 
 DECISION_DAY = pd.Timestamp("2023-06-14")  # a Wednesday, regular 16:00 close (20:00 UTC)
 FUTURE_CLOSE = 999.0

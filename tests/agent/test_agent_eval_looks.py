@@ -4,7 +4,7 @@ import json
 
 import pandas as pd
 
-from stocker_core.agent.cli import _record_test_look
+from stocker_core.agent.commands import _record_test_look
 from stocker_core.config import get_settings
 from stocker_core.evaluation.store import ensure_eval_tables, read_eval
 from stocker_core.warehouse.db import Warehouse

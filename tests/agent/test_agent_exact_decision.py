@@ -15,7 +15,7 @@ from stocker_core.agent.rewards import score_trace
 from stocker_core.agent.scripted import ScriptedWriter
 from stocker_core.agent.sequences import encode_trace
 from stocker_core.agent.tools import AgentTools
-from stocker_core.lm.policy_gradient import collate
+from stocker_core.language_model.policy_gradient import collate
 
 
 def _decision_probabilities(loaded, trace, config) -> torch.Tensor:

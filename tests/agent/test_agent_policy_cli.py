@@ -8,7 +8,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from stocker_core.agent import cli as agent_cli
+from stocker_core.agent import commands as agent_cli
 from stocker_core.agent.policy import decision_action
 from stocker_core.agent.rewards import held_position
 from stocker_core.cli import build_app

@@ -11,7 +11,7 @@ from stocker_core.agent.loop import run_decision
 from stocker_core.agent.model import ModelWriter, build_tiny_agent, prompt_text
 from stocker_core.agent.parsing import DECISIONS, parse_turn
 from stocker_core.agent.tools import AgentTools
-from stocker_core.lm.choices import score_choices
+from stocker_core.language_model.choices import score_choices
 
 
 @pytest.fixture(scope="module")

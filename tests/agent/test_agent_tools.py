@@ -52,7 +52,7 @@ def test_news_sees_only_what_was_published_before_the_close(planted):
 
 
 def test_news_of_the_decision_day_alone_and_a_recency_weighted_mean(planted):
-    from stocker_core.text.sentiment import score_text
+    from stocker_core.text_events.sentiment import score_text
 
     today = AgentTools(planted, DECISION_DAY).get_news(days=0)
     _no_future(today)
@@ -177,8 +177,8 @@ def test_tools_on_a_planted_future_warehouse(tmp_path):
 
     from stocker_core.agent.data import load_agent_data
     from stocker_core.config import Settings
-    from stocker_core.text.events import COLUMNS, publication_times
-    from stocker_core.text.store import replace_events
+    from stocker_core.text_events.events import COLUMNS, publication_times
+    from stocker_core.text_events.store import replace_events
     from stocker_core.warehouse.db import Warehouse
 
     settings = Settings(home=tmp_path / "home", source="sample")
@@ -232,7 +232,7 @@ def test_agent_tools_command_imports_neither_pandas_nor_transformers():
     import sys
 
     code = (
-        "import sys; from stocker_core.agent.cli import tools_command; tools_command(as_json=True);"
+        "import sys; from stocker_core.agent.commands import tools_command; tools_command(as_json=True);"
         "print(sorted(m for m in ('pandas', 'transformers', 'torch') if m in sys.modules), file=sys.stderr)"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -18,7 +18,7 @@ from stocker_core.config import use_settings
 from stocker_core.env.episode import load_episode
 from stocker_core.evaluation.backtests import backtest
 from stocker_core.market.calendar import month_sessions
-from stocker_core.text.synthetic import NEWS_SOURCE
+from stocker_core.text_events.synthetic import NEWS_SOURCE
 from stocker_core.warehouse import Warehouse
 
 KEYS = [f"{ticker}|2015-{month}-01" for ticker in ("SYN1", "SYN2") for month in (11, 12)]

@@ -46,7 +46,7 @@ def test_more_synthetic_tickers_change_no_ticker_s_fingerprint(tmp_path: Path) -
     """Growing the synthetic universe adds tickers; it changes neither the settings a partition
     is built with nor an existing ticker's bars and text (so only the new tickers build)."""
     from stocker_core.market.synthetic import SyntheticSpec, synthetic_market
-    from stocker_core.text.synthetic import synthetic_text
+    from stocker_core.text_events.synthetic import synthetic_text
     from stocker_core.warehouse.db import frame_version
 
     found = []

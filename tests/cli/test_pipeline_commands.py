@@ -20,7 +20,7 @@ from stocker_assets.engine.materialize_progress import MaterializeProgress
 from stocker_assets.engine.runner import NO_DATA_TAG, StepEvent
 from stocker_core.cli import build_app
 from stocker_core.config import get_settings
-from stocker_core.env import cli as env_cli
+from stocker_core.env import commands as env_cli
 from stocker_core.market import chart_cli
 from stocker_core.warehouse import sql_cli
 

@@ -17,9 +17,9 @@ def fixture_dir() -> Path:
 @pytest.fixture(scope="session")
 def easy_inputs():
     """Council inputs of task_easy from the seed fixture."""
-    from stocker_core.context.decision import CouncilInputs
+    from stocker_core.decision_context.decision import CouncilInputs
     from stocker_core.market.files_source import FilesSource
-    from stocker_core.text.events import load_text_folder
+    from stocker_core.text_events.events import load_text_folder
 
     source = FilesSource(FIXTURE)
     lo, hi = pd.Timestamp("2020-01-01").date(), pd.Timestamp("2025-01-01").date()

@@ -16,17 +16,17 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
-from stocker_core.context.decision import (
+from stocker_core.council.models import SpecialistVote
+from stocker_core.decision_context.decision import (
     NEWS_WINDOW_DAYS,
     RATE_SYMBOLS,
     CouncilInputs,
     DecisionContext,
     current_series,
 )
-from stocker_core.context.point_in_time import decision_cutoff
-from stocker_core.council.models import SpecialistVote
-from stocker_core.text.events import POLICY_VALENCE
-from stocker_core.text.sentiment import score_text, weighted_sentiment
+from stocker_core.decision_context.point_in_time import decision_cutoff
+from stocker_core.text_events.events import POLICY_VALENCE
+from stocker_core.text_events.sentiment import score_text, weighted_sentiment
 
 DAY_NS = 86_400 * 10**9
 """Nanoseconds in a day."""

@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 from stocker_testing import make_bars
 
-from stocker_core.context.decision import build_context
 from stocker_core.council import analysts
-from stocker_core.text.events import TextEvents, events_frame, parse_records
+from stocker_core.decision_context.decision import build_context
+from stocker_core.text_events.events import TextEvents, events_frame, parse_records
 
 
 def _ctx(bars: pd.DataFrame, **kw):

@@ -10,7 +10,7 @@ import torch
 import transformers
 
 from stocker_core.council.backends import VOTE_VALUES
-from stocker_core.lm.choices import confidence_of, expected_value, score_choices
+from stocker_core.language_model.choices import confidence_of, expected_value, score_choices
 
 
 @pytest.fixture(scope="module")

@@ -8,12 +8,16 @@ import pandas as pd
 import pytest
 from stocker_testing import SEED_DIR, make_bars
 
-from stocker_core.context.decision import CouncilInputs, build_context
-from stocker_core.context.point_in_time import date_only_published_at, decision_cutoff, visible_events
 from stocker_core.council import analysts
+from stocker_core.decision_context.decision import CouncilInputs, build_context
+from stocker_core.decision_context.point_in_time import (
+    date_only_published_at,
+    decision_cutoff,
+    visible_events,
+)
 from stocker_core.market.files_source import FilesSource
-from stocker_core.text.events import TextEvents, load_text_folder, parse_records
-from stocker_core.text.store import read_events, replace_events
+from stocker_core.text_events.events import TextEvents, load_text_folder, parse_records
+from stocker_core.text_events.store import read_events, replace_events
 from stocker_core.warehouse.db import Warehouse
 
 EARNINGS_DAY = pd.Timestamp("2022-10-26")  # META reported Q3 after the close

@@ -6,10 +6,10 @@ import dataclasses
 
 import pandas as pd
 
-from stocker_core.context.decision import CouncilInputs
 from stocker_core.council.analysts import RULE_ANALYSTS
 from stocker_core.council.roles import ROLES
-from stocker_core.text.events import TextEvents, parse_records
+from stocker_core.decision_context.decision import CouncilInputs
+from stocker_core.text_events.events import TextEvents, parse_records
 
 DAY = pd.Timestamp("2023-08-15")
 
@@ -86,7 +86,7 @@ def test_context_holds_nothing_after_the_date(easy_inputs):
     # indicators from the full history cut at D equal those computed from the cut bars
     fresh = dataclasses.replace(easy_inputs, charts={})
     fresh._indicators = None
-    from stocker_core.context.decision import build_context
+    from stocker_core.decision_context.decision import build_context
 
     direct = build_context("AAPL", DAY, easy_inputs.bars)
     pd.testing.assert_frame_equal(direct.indicators, ctx.indicators, check_exact=False, rtol=1e-9)

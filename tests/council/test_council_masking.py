@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 from stocker_testing import SEED_DIR as FIXTURE
 
-from stocker_core.text.events import TextEvents, load_text_folder
-from stocker_core.text.masking import PromptMask, mask_json
+from stocker_core.text_events.events import TextEvents, load_text_folder
+from stocker_core.text_events.masking import PromptMask, mask_json
 
 DAY = pd.Timestamp("2023-08-15")
 PLANTED = [
@@ -64,7 +64,7 @@ def _planted_text() -> TextEvents:
 @pytest.fixture(scope="module")
 def episode():
     """task_easy's inputs with planted headlines and a post naming the stock, dates and prices."""
-    from stocker_core.context.decision import CouncilInputs
+    from stocker_core.decision_context.decision import CouncilInputs
     from stocker_core.market.files_source import FilesSource
 
     source = FilesSource(FIXTURE)
@@ -94,7 +94,7 @@ def leaks(text: str, raw_prices: set[str]) -> list[str]:
 
 
 def _client():
-    from stocker_core.lm.clients import OpenAIChatClient
+    from stocker_core.language_model.clients import OpenAIChatClient
 
     return OpenAIChatClient("http://127.0.0.1:9/v1", "m", supports_images=True)  # never called
 
@@ -114,11 +114,11 @@ def test_the_leak_check_finds_the_planted_facts_unmasked(episode):
 
 
 def test_council_and_moderator_prompts_are_masked(episode):
-    from stocker_core.context.decision import PortfolioState
     from stocker_core.council.backends import LLMBackend
     from stocker_core.council.models import SpecialistVote
-    from stocker_core.council.moderator import LLMModerator
     from stocker_core.council.roles import ROLE_NAMES
+    from stocker_core.council.vote_moderators import LLMModerator
+    from stocker_core.decision_context.decision import PortfolioState
 
     inputs, bars, closes = episode
     raw = _raw_prices(bars, closes)

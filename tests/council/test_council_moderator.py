@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from stocker_core.context.decision import PortfolioState
 from stocker_core.council.models import SpecialistVote
-from stocker_core.council.moderator import RuleModerator
+from stocker_core.council.vote_moderators import RuleModerator
 from stocker_core.council.voting import Council, council_policy
+from stocker_core.decision_context.decision import PortfolioState
 
 
 def _votes(*pairs: tuple[float, float]) -> list[SpecialistVote]:
@@ -65,7 +65,7 @@ def test_council_policy_returns_action_dict(easy_inputs):
 def test_moderator_is_chosen_by_configuration(monkeypatch):
     from stocker_core.config import Settings
     from stocker_core.council.backends import get_moderator
-    from stocker_core.council.moderator import LLMModerator, RuleModerator
+    from stocker_core.council.vote_moderators import LLMModerator, RuleModerator
 
     assert isinstance(get_moderator(Settings()), RuleModerator)
     monkeypatch.setenv("STOCKER_COUNCIL_MODERATOR", "llm")
@@ -74,8 +74,8 @@ def test_moderator_is_chosen_by_configuration(monkeypatch):
     moderator = get_moderator(Settings())
     assert isinstance(moderator, LLMModerator)
     # the endpoint is unreachable: the moderator holds instead of crashing
-    from stocker_core.context.decision import PortfolioState
     from stocker_core.council.models import SpecialistVote
+    from stocker_core.decision_context.decision import PortfolioState
 
     votes = [SpecialistVote(role="indicator", signal=0.9, confidence=0.9, rationale="x")]
     monkeypatch.setattr(moderator.client, "retries", 0, raising=False)

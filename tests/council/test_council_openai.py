@@ -10,11 +10,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from stocker_core.config import Settings
-from stocker_core.context.decision import PortfolioState
 from stocker_core.council.backends import LLMBackend, get_backend
 from stocker_core.council.models import SpecialistVote
-from stocker_core.council.moderator import LLMModerator
-from stocker_core.lm.clients import LLMError, OpenAIChatClient
+from stocker_core.council.vote_moderators import LLMModerator
+from stocker_core.decision_context.decision import PortfolioState
+from stocker_core.language_model.clients import LLMError, OpenAIChatClient
 
 
 class _State:

@@ -15,7 +15,7 @@ import pytest
 
 from stocker_core.config import Settings
 from stocker_core.council.backends import LLMBackend, get_backend
-from stocker_core.lm.clients import OpenAIChatClient
+from stocker_core.language_model.clients import OpenAIChatClient
 
 VOTE = {"signal": 0.5, "confidence": 0.8, "rationale": "trend up"}
 # first-token candidates the logprobs server answers: D (buy) most likely

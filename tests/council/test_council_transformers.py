@@ -66,7 +66,7 @@ def test_transformers_backend_generates_on_cpu(tiny_model_dir, easy_inputs, monk
 
 
 def test_missing_model_is_a_clear_error(tmp_path):
-    from stocker_core.lm.clients import LLMError, TransformersClient
+    from stocker_core.language_model.clients import LLMError, TransformersClient
 
     with pytest.raises(LLMError, match="STOCKER_HF_MODEL"):
         TransformersClient(str(tmp_path / "nope"))
@@ -75,7 +75,7 @@ def test_missing_model_is_a_clear_error(tmp_path):
 def test_lora_adapter_is_loaded_on_top_of_the_base(tiny_model_dir, tmp_path):
     from peft import LoraConfig, PeftModel, get_peft_model
 
-    from stocker_core.lm.clients import TransformersClient
+    from stocker_core.language_model.clients import TransformersClient
 
     base = transformers.AutoModelForCausalLM.from_pretrained(tiny_model_dir)
     lora = get_peft_model(base, LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"]))
@@ -94,8 +94,8 @@ def test_lora_adapter_is_loaded_on_top_of_the_base(tiny_model_dir, tmp_path):
 
 
 def test_a_fields_head_adapter_is_refused_as_a_council_llm(tiny_model_dir, tmp_path):
-    from stocker_core.lm.clients import LLMError, TransformersClient
-    from stocker_core.lm.fields_head import HEAD_CONFIG
+    from stocker_core.language_model.clients import LLMError, TransformersClient
+    from stocker_core.language_model.fields_head import HEAD_CONFIG
 
     (tmp_path / "adapter").mkdir()
     (tmp_path / "adapter" / HEAD_CONFIG).write_text('{"layer": 1}')
@@ -105,8 +105,8 @@ def test_a_fields_head_adapter_is_refused_as_a_council_llm(tiny_model_dir, tmp_p
 
 def test_scored_vote_is_the_expectation_of_the_scored_answers(tiny_model_dir, easy_inputs):
     from stocker_core.council.backends import VOTE_ANSWERS, VOTE_PREFIX, VOTE_VALUES, LLMBackend
-    from stocker_core.lm.choices import confidence_of, expected_value
-    from stocker_core.lm.clients import TransformersClient
+    from stocker_core.language_model.choices import confidence_of, expected_value
+    from stocker_core.language_model.clients import TransformersClient
 
     client = TransformersClient(str(tiny_model_dir), max_new_tokens=8)
     backend = LLMBackend(client, "transformers")
@@ -126,11 +126,11 @@ def test_scored_vote_is_the_expectation_of_the_scored_answers(tiny_model_dir, ea
 
 
 def test_scored_llm_moderator_picks_a_feasible_choice(tiny_model_dir):
-    from stocker_core.context.decision import PortfolioState
     from stocker_core.council.models import SpecialistVote
-    from stocker_core.council.moderator import MODERATOR_CHOICES, LLMModerator, choice_action
     from stocker_core.council.roles import ROLE_NAMES
-    from stocker_core.lm.clients import TransformersClient
+    from stocker_core.council.vote_moderators import MODERATOR_CHOICES, LLMModerator, choice_action
+    from stocker_core.decision_context.decision import PortfolioState
+    from stocker_core.language_model.clients import TransformersClient
 
     moderator = LLMModerator(TransformersClient(str(tiny_model_dir), max_new_tokens=4))
     votes = [SpecialistVote(role=r, signal=0.5, confidence=0.8) for r in ROLE_NAMES]

@@ -32,7 +32,7 @@ OTHER_PROCESS = textwrap.dedent(
     import json, sys, time
     from pathlib import Path
     from stocker_core.composition import register_all
-    from stocker_core.env.cli import episode_info
+    from stocker_core.env.commands import episode_info
     from stocker_core.warehouse.db import Warehouse
 
     register_all()  # as every program that reads a source does
@@ -132,7 +132,7 @@ def test_lock_held_too_long_is_a_clear_error_not_a_traceback(stored_days, monkey
         # the CLI prints the message and exits non-zero, no traceback
 
         from stocker_core.cli import build_app
-        from stocker_core.env import cli as env_cli
+        from stocker_core.env import commands as env_cli
 
         monkeypatch.setattr("stocker_core.warehouse.db.LOCK_WAIT_SECONDS", 1.0)
         app = build_app([env_cli.commands])
@@ -147,8 +147,8 @@ def test_lock_held_too_long_is_a_clear_error_not_a_traceback(stored_days, monkey
 
 def test_votes_are_written_while_computing(stored_days):
     """Without waiting for the end: a flush after every vote stores them one by one."""
-    from stocker_core.context.decision import load_council_inputs
     from stocker_core.council.voting import run_votes
+    from stocker_core.decision_context.decision import load_council_inputs
 
     settings = get_settings()
     inputs = load_council_inputs("AAPL", MONTH, date(2023, 8, 31), settings=settings)

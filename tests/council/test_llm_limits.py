@@ -12,8 +12,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from stocker_core.lm.clients import LLMError, OpenAIChatClient, decision_day
-from stocker_core.lm.limits import DayBudgets
+from stocker_core.language_model.clients import LLMError, OpenAIChatClient, decision_day
+from stocker_core.language_model.limits import DayBudgets
 
 REPLY = json.dumps({"choices": [{"message": {"content": '{"signal": 0.5, "confidence": 0.5}'}}]}).encode()
 

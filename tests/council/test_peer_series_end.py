@@ -5,11 +5,11 @@ import numpy as np
 import pandas as pd
 from stocker_testing import make_bars
 
-from stocker_core.context.decision import CouncilInputs, current_series
 from stocker_core.council.analysts import RULE_ANALYSTS
 from stocker_core.council.roles import ROLES
 from stocker_core.council.rule_batch import rule_votes
-from stocker_core.text.events import TextEvents
+from stocker_core.decision_context.decision import CouncilInputs, current_series
+from stocker_core.text_events.events import TextEvents
 
 OWN = make_bars(np.linspace(100, 120, 80))  # +20% over 80 business days from 2023-01-02
 DAYS = list(OWN["date"])

@@ -9,16 +9,16 @@ import pytest
 from rule_oracle import ORACLE_RULES, old_rule_votes, oracle_votes
 from stocker_testing import SEED_DIR
 
-from stocker_core.context.decision import CouncilInputs
-from stocker_core.context.point_in_time import decision_cutoff
 from stocker_core.council.analysts import RULE_ANALYSTS
 from stocker_core.council.backends import RuleBackend
 from stocker_core.council.day_arrays import decision_cutoffs
 from stocker_core.council.rule_batch import context_table, rule_table, rule_votes
 from stocker_core.council.voting import Council, run_votes
+from stocker_core.decision_context.decision import CouncilInputs
+from stocker_core.decision_context.point_in_time import decision_cutoff
 from stocker_core.market.files_source import FilesSource
 from stocker_core.market.sample_source import SampleSource
-from stocker_core.text.events import TextEvents, load_text_folder, parse_records
+from stocker_core.text_events.events import TextEvents, load_text_folder, parse_records
 
 LO, HI = pd.Timestamp("2019-01-01").date(), pd.Timestamp("2025-01-01").date()
 

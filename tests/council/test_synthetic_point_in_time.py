@@ -9,11 +9,11 @@ from dataclasses import replace
 import pandas as pd
 
 from stocker_core.config import Settings
-from stocker_core.context.decision import load_council_inputs
-from stocker_core.context.point_in_time import decision_cutoff, published_before
 from stocker_core.council import analysts
-from stocker_core.text.events import TextEvents
-from stocker_core.text.synthetic import AFTER_CLOSE_PREFIX
+from stocker_core.decision_context.decision import load_council_inputs
+from stocker_core.decision_context.point_in_time import decision_cutoff, published_before
+from stocker_core.text_events.events import TextEvents
+from stocker_core.text_events.synthetic import AFTER_CLOSE_PREFIX
 
 
 def _upto(text: TextEvents, cutoff: pd.Timestamp) -> TextEvents:

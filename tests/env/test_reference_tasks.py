@@ -13,7 +13,7 @@ from stocker_core.env.episode import load_episode
 from stocker_core.env.tasks import TASKS
 from stocker_core.errors import EmptyDataError
 from stocker_core.market.sample_source import SampleSource
-from stocker_core.text.events import load_text_folder
+from stocker_core.text_events.events import load_text_folder
 
 
 @pytest.fixture

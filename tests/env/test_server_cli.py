@@ -13,9 +13,9 @@ from typer.testing import CliRunner
 from stocker_core.cli import build_app
 from stocker_core.council.models import CouncilDecision, SpecialistVote
 from stocker_core.council.run_stats import CouncilTally
-from stocker_core.env import cli as env_cli
+from stocker_core.env import commands as env_cli
 from stocker_core.env.actions import Action
-from stocker_core.web import cli as web_cli
+from stocker_core.web import commands as web_cli
 
 
 @pytest.fixture

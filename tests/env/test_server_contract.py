@@ -70,7 +70,7 @@ def test_observation_carries_the_council_inputs_point_in_time(client):
 
 
 def test_observation_equals_what_the_council_sees(client, seed_settings):
-    from stocker_core.context.decision import load_council_inputs
+    from stocker_core.decision_context.decision import load_council_inputs
     from stocker_core.env.observation import council_fields
     from stocker_core.env.peers import context_symbols
 
@@ -120,10 +120,10 @@ def test_chart_path_and_base64_on_request(client, seed_settings):
 
 
 def test_payload_is_bounded():
-    from stocker_core.context.decision import build_context
+    from stocker_core.decision_context.decision import build_context
     from stocker_core.env.api_models import EVENT_LIMIT, TEXT_CHARS
     from stocker_core.env.observation import council_fields
-    from stocker_core.text.events import NewsItem, TextEvents, events_frame
+    from stocker_core.text_events.events import NewsItem, TextEvents, events_frame
 
     days = pd.bdate_range("2023-01-02", periods=30)
     bars = pd.DataFrame(

@@ -178,7 +178,7 @@ def test_a_model_of_another_shape_is_refused(episodes):
 def _cli(home: Path, monkeypatch, *args: str):
     from typer.testing import CliRunner
 
-    from stocker_core.baselines.drl import cli as drl_cli
+    from stocker_core.baselines.drl import commands as drl_cli
     from stocker_core.cli import build_app
 
     app = build_app([drl_cli.commands])

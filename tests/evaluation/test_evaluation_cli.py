@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from stocker_core.cli import build_app
 from stocker_core.config import get_settings
-from stocker_core.evaluation import cli as evaluation_cli
+from stocker_core.evaluation import commands as evaluation_cli
 from stocker_core.evaluation.rolling import RollingConfig
 from stocker_core.evaluation.steps import backtest_partitions, compute_and_store_splits, rolling_evaluation
 from stocker_core.warehouse.db import Warehouse

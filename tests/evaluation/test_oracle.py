@@ -8,13 +8,13 @@ import pytest
 
 from stocker_core.baselines.oracle import OraclePolicy, day_sentiment, oracle_long, ticker_news
 from stocker_core.config import get_settings
-from stocker_core.context.point_in_time import decision_cutoff
+from stocker_core.decision_context.point_in_time import decision_cutoff
 from stocker_core.env.environment import TradingEnv
 from stocker_core.env.episode import load_episode
 from stocker_core.env.policies import SettingsRequiredError, make_policy, policy_names
 from stocker_core.evaluation.backtests import backtest
-from stocker_core.text.events import parse_records
-from stocker_core.text.sentiment import score_text
+from stocker_core.text_events.events import parse_records
+from stocker_core.text_events.sentiment import score_text
 
 GOOD = "ACME beats estimates and raises guidance"
 BAD = "ACME plunges after a disastrous recall"
@@ -114,8 +114,8 @@ def test_on_real_data_the_oracle_follows_the_news(files_env):
 
 
 def test_stored_headlines_win_over_the_configured_ones_and_a_new_write_is_seen(synthetic_env):
-    from stocker_core.text.configured import configured_text
-    from stocker_core.text.store import replace_events
+    from stocker_core.text_events.configured import configured_text
+    from stocker_core.text_events.store import replace_events
     from stocker_core.warehouse.db import Warehouse
 
     configured = configured_text(synthetic_env).news
@@ -137,7 +137,7 @@ def test_stocker_backtest_plays_the_oracle_and_a_bad_span_is_a_clear_error(synth
     from typer.testing import CliRunner
 
     from stocker_core.cli import build_app
-    from stocker_core.evaluation import cli as evaluation_cli
+    from stocker_core.evaluation import commands as evaluation_cli
 
     app = build_app([evaluation_cli.commands])
     args = ["backtest", "--episode", "SYN1|2015-03-01", "--policies", "oracle,buy_and_hold", "--json"]

@@ -12,7 +12,6 @@ import pandas as pd
 import pytest
 from stocker_testing import SEED_DIR
 
-from stocker_core.context.decision import CouncilInputs, DecisionContext
 from stocker_core.council.analysts import RULE_ANALYSTS
 from stocker_core.council.backends import LLMBackend, RuleBackend
 from stocker_core.council.models import SpecialistVote
@@ -20,8 +19,9 @@ from stocker_core.council.registry import Specialist, registered_specialist
 from stocker_core.council.roles import ROLE_NAMES, ROLES, RoleMessage, expertise_prompt
 from stocker_core.council.rule_batch import rule_votes
 from stocker_core.council.voting import Council, run_votes
+from stocker_core.decision_context.decision import CouncilInputs, DecisionContext
 from stocker_core.market.files_source import FilesSource
-from stocker_core.text.masking import PromptMask
+from stocker_core.text_events.masking import PromptMask
 
 BUILT_IN = (
     "chart_pattern",

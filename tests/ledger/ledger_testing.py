@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from stocker_core.cli import build_app
 from stocker_core.config import Settings, get_settings
-from stocker_core.ledger import cli as ledger_cli
+from stocker_core.ledger import commands as ledger_cli
 from stocker_core.market.calendar import NEW_YORK, session_close
 from stocker_core.market.clock import next_session
 

@@ -11,7 +11,7 @@ from ledger_testing import set_clock
 from stocker_core.market.bars import configured_source
 from stocker_core.market.clock import ClockError, last_closed_session
 from stocker_core.market.source_builder import get_source
-from stocker_core.text.configured import configured_events, configured_text
+from stocker_core.text_events.configured import configured_events, configured_text
 
 
 def _utc(text: str) -> pd.Timestamp:

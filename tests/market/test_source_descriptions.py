@@ -21,7 +21,7 @@ from stocker_core.market.calendar import calendar_name, session_close, sessions,
 from stocker_core.market.freshness import judged_as_of
 from stocker_core.market.source_builder import synthetic_source, synthetic_spec
 from stocker_core.market.synthetic import SyntheticSource
-from stocker_core.text.configured import configured_events, configured_text
+from stocker_core.text_events.configured import configured_events, configured_text
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = {"synth_tickers": "2", "synth_years": 0.25}

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 import torch
 
-from stocker_core.lm.factory import build_tiny
-from stocker_core.lm.lora import lora_config
-from stocker_core.lm.policy_gradient import expected_reward_weights, soft_target_loss
+from stocker_core.language_model.factory import build_tiny
+from stocker_core.language_model.lora import lora_config
+from stocker_core.language_model.policy_gradient import expected_reward_weights, soft_target_loss
 from stocker_core.moderator.answer_fit import AnswerSet, FitSettings, fit_answers, reward_scale
 from stocker_core.moderator.answers import ANSWERS, answer_probabilities
 from stocker_core.moderator.config import TrainingConfig
@@ -89,7 +89,7 @@ def test_a_fit_that_keeps_an_earlier_check_hands_on_its_last_weights():
     """SFT publishes its best valid check; the RL stage continues from where the fit ended."""
     from peft import get_peft_model
 
-    from stocker_core.lm.checkpoints import restore_trainable, trainable_state
+    from stocker_core.language_model.checkpoints import restore_trainable, trainable_state
 
     rng = np.random.default_rng(0)
     config = TrainingConfig(seed=0)

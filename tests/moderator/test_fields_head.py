@@ -1,4 +1,4 @@
-"""The fields head (``lm.fields_head``, ``moderator.head_fit``): a pretrained moderator that
+"""The fields head (``language_model.fields_head``, ``moderator.head_fit``): a pretrained moderator that
 decides with a linear head over its prompt's value positions, fitted to the reward table,
 trained with its LoRA, saved beside the adapter and played by everything that loads it."""
 
@@ -15,8 +15,8 @@ pytest.importorskip("peft")
 
 from training_testing import pretrained_folder, seed_settings, tiny_config  # noqa: E402
 
-from stocker_core.lm.factory import LoadedModel, load_with_adapter  # noqa: E402
-from stocker_core.lm.fields_head import (  # noqa: E402
+from stocker_core.language_model.factory import LoadedModel, load_with_adapter  # noqa: E402
+from stocker_core.language_model.fields_head import (  # noqa: E402
     HEAD_CONFIG,
     FieldsHead,
     attach,
@@ -27,7 +27,7 @@ from stocker_core.lm.fields_head import (  # noqa: E402
     set_linear,
     truncate,
 )
-from stocker_core.lm.frozen_prefix import adapted_from  # noqa: E402
+from stocker_core.language_model.frozen_prefix import adapted_from  # noqa: E402
 from stocker_core.moderator.answers import ANSWERS, answer_logits, frozen_prefix  # noqa: E402
 from stocker_core.moderator.config import TrainingConfigError, load_config  # noqa: E402
 from stocker_core.moderator.head_fit import choose_alpha, ridge  # noqa: E402
@@ -57,8 +57,8 @@ def headed(tmp_path: Path) -> LoadedModel:
     """The base cut after block 2 with a LoRA on its top block and a head with random weights."""
     from peft import get_peft_model
 
-    from stocker_core.lm.factory import load_pretrained
-    from stocker_core.lm.lora import lora_config
+    from stocker_core.language_model.factory import load_pretrained
+    from stocker_core.language_model.lora import lora_config
     from stocker_core.moderator.answers import _prompt_ids
 
     config = load_config(model=str(compact_model_folder(tmp_path / "base")), lora_layers=1)
@@ -109,14 +109,14 @@ def _states(loaded: LoadedModel, texts: list[str]) -> torch.Tensor:
 
 
 def test_a_saved_head_comes_back_with_its_adapter_merged_or_not(headed, tmp_path):
-    from stocker_core.lm.factory import save_base
+    from stocker_core.language_model.factory import save_base
 
     texts = prompts(8, seed=3)
     with torch.no_grad():
         expected = answer_logits(headed, texts)
     base_dir = tmp_path / "saved_base"
     base = load_config(model=str(tmp_path / "base"))
-    from stocker_core.lm.factory import load_pretrained
+    from stocker_core.language_model.factory import load_pretrained
 
     plain = load_pretrained(base.model)
     plain.prompt_style = "compact"
@@ -166,7 +166,7 @@ def test_a_fields_head_decides_by_scores_not_by_generated_text():
 
 
 def test_the_cut_stays_inside_the_model(tmp_path):
-    from stocker_core.lm.factory import load_pretrained
+    from stocker_core.language_model.factory import load_pretrained
 
     loaded = load_pretrained(str(compact_model_folder(tmp_path / "m")))
     with pytest.raises(ValueError, match="block 1..3"):

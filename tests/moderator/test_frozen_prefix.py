@@ -1,5 +1,5 @@
 """The frozen lower blocks computed once give the whole model's answer scores and gradients
-(``lm.frozen_prefix``); the compact prompt has one token length for a subword tokenizer."""
+(``language_model.frozen_prefix``); the compact prompt has one token length for a subword tokenizer."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from stocker_core.lm import choices  # noqa: E402
-from stocker_core.lm.factory import LoadedModel, tiny_llama  # noqa: E402
-from stocker_core.lm.frozen_prefix import FrozenPrefix, adapted_from, frozen_prefix  # noqa: E402
-from stocker_core.lm.lora import LoraSpec, lora_config  # noqa: E402
-from stocker_core.lm.tiny_model import TinyModelSpec  # noqa: E402
-from stocker_core.lm.tokenizer import build_word_tokenizer  # noqa: E402
+from stocker_core.language_model import choices  # noqa: E402
+from stocker_core.language_model.factory import LoadedModel, tiny_llama  # noqa: E402
+from stocker_core.language_model.frozen_prefix import FrozenPrefix, adapted_from, frozen_prefix  # noqa: E402
+from stocker_core.language_model.lora import LoraSpec, lora_config  # noqa: E402
+from stocker_core.language_model.tiny_model import TinyModelSpec  # noqa: E402
+from stocker_core.language_model.tokenizer import build_word_tokenizer  # noqa: E402
 from stocker_core.moderator import prompts  # noqa: E402
 
 
@@ -83,7 +83,7 @@ def test_compact_prompt_reads_the_words():
 def test_compact_prompt_has_one_length_in_smollm2_tokens():
     from transformers import AutoTokenizer
 
-    from stocker_core.lm.factory import SMOLLM2_FILE, smollm2_folder
+    from stocker_core.language_model.factory import SMOLLM2_FILE, smollm2_folder
 
     tokenizer = AutoTokenizer.from_pretrained(smollm2_folder(), gguf_file=SMOLLM2_FILE)
     rng = random.Random(1)
@@ -115,7 +115,7 @@ def test_smollm2_with_its_top_blocks_adapted_scores_compact_prompts_as_the_whole
     them moves the adapter only."""
     from peft import get_peft_model
 
-    from stocker_core.lm.factory import SMOLLM2, ModelSpec, create_base
+    from stocker_core.language_model.factory import SMOLLM2, ModelSpec, create_base
     from stocker_core.moderator import answers
 
     spec = ModelSpec(name=SMOLLM2, lora=LoraSpec(layers=4))

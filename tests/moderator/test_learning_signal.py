@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 import torch
 
-from stocker_core.lm.policy_gradient import reward_regression_loss, soft_target_loss
+from stocker_core.language_model.policy_gradient import reward_regression_loss, soft_target_loss
 from stocker_core.moderator.answer_fit import _update_average
 from stocker_core.moderator.rewards import MIN_PEERS, ExcessReward, market_moves
 

@@ -14,7 +14,7 @@ pytest.importorskip("trl")
 from safetensors import safe_open  # noqa: E402
 from training_testing import pretrained_folder  # noqa: E402
 
-from stocker_core.lm.factory import create_base  # noqa: E402
+from stocker_core.language_model.factory import create_base  # noqa: E402
 from stocker_core.moderator.config import TrainingConfig  # noqa: E402
 from stocker_core.moderator.sft import run_sft  # noqa: E402
 

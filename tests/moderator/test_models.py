@@ -8,7 +8,7 @@ import pytest
 import torch
 from training_testing import tiny_config
 
-from stocker_core.lm.factory import (
+from stocker_core.language_model.factory import (
     SMOLLM2_PACKAGE,
     ModelLoadError,
     ModelSpec,
@@ -17,8 +17,8 @@ from stocker_core.lm.factory import (
     load_with_adapter,
     save_base,
 )
-from stocker_core.lm.lora import LoraSpec, lora_config
-from stocker_core.lm.tiny_model import TinyModelSpec
+from stocker_core.language_model.lora import LoraSpec, lora_config
+from stocker_core.language_model.tiny_model import TinyModelSpec
 
 
 def test_tiny_base_round_trips_through_save_and_from_pretrained(tmp_path):
@@ -79,8 +79,8 @@ def test_smollm2_loads_offline_as_a_plain_trainable_model(monkeypatch, tmp_path)
     from gguf import GGUFReader
     from gguf.quants import dequantize
 
-    from stocker_core.lm import factory
-    from stocker_core.lm.factory import SMOLLM2_FILE, load_smollm2, smollm2_cache, smollm2_folder
+    from stocker_core.language_model import factory
+    from stocker_core.language_model.factory import SMOLLM2_FILE, load_smollm2, smollm2_cache, smollm2_folder
     from stocker_core.moderator.generation import generate, render_prompt
 
     loaded = load_smollm2()  # converted from the GGUF file, or read from the per-user cache
@@ -125,7 +125,7 @@ def test_first_loads_at_once_convert_smollm2_once(tmp_path, monkeypatch):
     import threading
     import time
 
-    from stocker_core.lm import factory
+    from stocker_core.language_model import factory
 
     cache = tmp_path / "cache" / "smollm2-key"
     conversions: list[str] = []
@@ -165,7 +165,7 @@ def test_a_new_conversion_keeps_only_the_last_used_other(tmp_path):
     recently used other, so the per-user cache does not grow with every reinstall."""
     import os
 
-    from stocker_core.lm import factory
+    from stocker_core.language_model import factory
 
     for age, name in enumerate(["smollm2-old", "smollm2-older", "smollm2-recent"]):
         folder = tmp_path / name

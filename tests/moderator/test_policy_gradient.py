@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from stocker_core.lm.policy_gradient import (
+from stocker_core.language_model.policy_gradient import (
     PgLog,
     PgStep,
     expected_reward_weights,
@@ -94,7 +94,7 @@ def test_log_series_last_tenth_and_tensorboard(tmp_path):
 
 
 def test_scored_choices_read_the_answers_as_a_tree_without_changing_the_numbers():
-    from stocker_core.lm.factory import build_tiny
+    from stocker_core.language_model.factory import build_tiny
     from stocker_core.moderator.answers import answer_logits, full_sequence_logits
     from stocker_core.moderator.config import TrainingConfig
     from stocker_core.moderator.prompts import vocabulary
@@ -117,7 +117,7 @@ def test_scored_choices_read_the_answers_as_a_tree_without_changing_the_numbers(
 
 
 def test_answer_tree_by_hand():
-    from stocker_core.lm.choices import answer_tree
+    from stocker_core.language_model.choices import answer_tree
 
     # prompt of 2 tokens; answers [5, 7, 9] and [5, 8, 9] share their first token
     tree = answer_tree(2, [[5, 7, 9], [5, 8, 9]])

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from stocker_core.lm.runtime import EtaProgress
+from stocker_core.language_model.runtime import EtaProgress
 from stocker_core.moderator.config import SMOKE, load_config, smoke
 from stocker_core.moderator.learning_check import (
     POLICIES,
@@ -40,7 +40,7 @@ def test_the_smoke_budget():
 
 
 def test_lora_on_the_last_blocks_only():
-    from stocker_core.lm.lora import LoraSpec, lora_config
+    from stocker_core.language_model.lora import LoraSpec, lora_config
 
     model = SimpleNamespace(config=SimpleNamespace(num_hidden_layers=30))
     smollm2 = SimpleNamespace(model=model, name="smollm2")

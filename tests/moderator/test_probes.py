@@ -1,5 +1,5 @@
 """Linear probes of the best answer on frozen features (``moderator.probes``) and every layer's
-readouts of fixed-length prompts (``lm.layer_features``): a planted signal is read back, the
+readouts of fixed-length prompts (``language_model.layer_features``): a planted signal is read back, the
 split is chronological, and the readouts are the states the frozen prefix caches."""
 
 from __future__ import annotations
@@ -58,11 +58,11 @@ def test_day_clustered_se_counts_days_not_states():
 
 def test_readouts_are_the_frozen_prefix_states():
     torch = pytest.importorskip("torch")
-    from stocker_core.lm.factory import tiny_llama
-    from stocker_core.lm.frozen_prefix import FrozenPrefix
-    from stocker_core.lm.layer_features import layer_readouts, varying_positions
-    from stocker_core.lm.tiny_model import TinyModelSpec
-    from stocker_core.lm.tokenizer import build_word_tokenizer
+    from stocker_core.language_model.factory import tiny_llama
+    from stocker_core.language_model.frozen_prefix import FrozenPrefix
+    from stocker_core.language_model.layer_features import layer_readouts, varying_positions
+    from stocker_core.language_model.tiny_model import TinyModelSpec
+    from stocker_core.language_model.tokenizer import build_word_tokenizer
 
     tokenizer = build_word_tokenizer([f"w{i}" for i in range(40)])
     sizes = TinyModelSpec(hidden_size=32, intermediate_size=64, layers=3, heads=4)
@@ -89,7 +89,7 @@ def test_readouts_are_the_frozen_prefix_states():
 
 
 def test_readouts_round_trip_through_a_folder(tmp_path):
-    from stocker_core.lm.layer_features import LayerReadouts
+    from stocker_core.language_model.layer_features import LayerReadouts
 
     assert LayerReadouts.load(tmp_path) is None
     found = LayerReadouts(

@@ -2,7 +2,7 @@
 
 import pytest
 
-from stocker_core.lm.tokenizer import build_word_tokenizer
+from stocker_core.language_model.tokenizer import build_word_tokenizer
 from stocker_core.moderator.prompts import (
     ModeratorState,
     confidence_word,

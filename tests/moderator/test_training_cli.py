@@ -4,7 +4,7 @@ import typer
 from typer.testing import CliRunner
 
 from stocker_core.cli import build_app
-from stocker_core.moderator import cli as moderator_cli
+from stocker_core.moderator import commands as moderator_cli
 
 
 def _app() -> typer.Typer:

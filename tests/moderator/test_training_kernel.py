@@ -9,9 +9,9 @@ import pytest
 from pydantic import ValidationError
 
 from stocker_core.agent.config import AgentConfig
-from stocker_core.lm.forward_return import MAX_HORIZON, check_horizon, forward_return
-from stocker_core.lm.lora import LoraFields, LoraSpec
-from stocker_core.lm.tiny_model import TinyModelFields, TinyModelSpec
+from stocker_core.language_model.forward_return import MAX_HORIZON, check_horizon, forward_return
+from stocker_core.language_model.lora import LoraFields, LoraSpec
+from stocker_core.language_model.tiny_model import TinyModelFields, TinyModelSpec
 from stocker_core.moderator.config import TrainingConfig
 
 BLOCK_FIELDS = [*TinyModelFields.model_fields, *LoraFields.model_fields]

@@ -9,8 +9,8 @@ from training_testing import VALID, tiny_config
 
 from stocker_core.env.environment import TradingEnv
 from stocker_core.env.policies import make_policy, policy_names, run_episode
-from stocker_core.lm.factory import ModelLoadError, build_tiny, load_with_adapter
-from stocker_core.lm.runtime import weights_sha256
+from stocker_core.language_model.factory import ModelLoadError, build_tiny, load_with_adapter
+from stocker_core.language_model.runtime import weights_sha256
 from stocker_core.moderator.generation import generate
 from stocker_core.moderator.prompts import parse_completion
 from stocker_core.moderator.sft import run_sft

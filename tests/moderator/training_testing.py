@@ -46,7 +46,7 @@ def pretrained_folder(folder: Path, words: list[str], blocks: int) -> Path:
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    from stocker_core.lm.tokenizer import build_word_tokenizer
+    from stocker_core.language_model.tokenizer import build_word_tokenizer
 
     tokenizer = build_word_tokenizer(words)
     config = LlamaConfig(

@@ -12,13 +12,13 @@ from scipy.stats import spearmanr
 
 from stocker_core.baselines.oracle import day_sentiment
 from stocker_core.config import Settings
-from stocker_core.context.point_in_time import decision_cutoff
+from stocker_core.decision_context.point_in_time import decision_cutoff
 from stocker_core.market.synthetic import SyntheticSpec, synthetic_market
-from stocker_core.text.configured import configured_events, configured_text
-from stocker_core.text.events import parse_records
-from stocker_core.text.sentiment import score_text
-from stocker_core.text.store import read_events, replace_events
-from stocker_core.text.synthetic import AFTER_CLOSE_PREFIX, news_bank, synthetic_text
+from stocker_core.text_events.configured import configured_events, configured_text
+from stocker_core.text_events.events import parse_records
+from stocker_core.text_events.sentiment import score_text
+from stocker_core.text_events.store import read_events, replace_events
+from stocker_core.text_events.synthetic import AFTER_CLOSE_PREFIX, news_bank, synthetic_text
 from stocker_core.warehouse.db import Warehouse
 
 TICKERS = ("SYN1", "SYN2", "SYN3", "SYN4")

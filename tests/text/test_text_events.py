@@ -6,8 +6,8 @@ import pytest
 
 from stocker_core.config import REFERENCE_TASKS_DIR
 from stocker_core.errors import DataSourceError
-from stocker_core.text.events import fetch_yfinance_news, load_events, load_text_folder
-from stocker_core.text.store import read_events, replace_events
+from stocker_core.text_events.events import fetch_yfinance_news, load_events, load_text_folder
+from stocker_core.text_events.store import read_events, replace_events
 from stocker_core.warehouse.db import Warehouse
 
 FIXTURE = REFERENCE_TASKS_DIR

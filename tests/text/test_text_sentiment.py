@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from stocker_core.text.sentiment import score_text, weighted_sentiment
+from stocker_core.text_events.sentiment import score_text, weighted_sentiment
 
 
 def test_finance_words():

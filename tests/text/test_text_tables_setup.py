@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 
-from stocker_core.text import store
+from stocker_core.text_events import store
 from stocker_core.warehouse.db import Warehouse
 
 

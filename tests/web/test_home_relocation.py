@@ -31,9 +31,9 @@ def _moderator(settings: Settings) -> None:
     the files go and what they record), finished as the trainer finishes a stage."""
     from peft import get_peft_model
 
-    from stocker_core.lm.factory import load_base
-    from stocker_core.lm.lora import lora_config
-    from stocker_core.lm.runtime import weights_sha256
+    from stocker_core.language_model.factory import load_base
+    from stocker_core.language_model.lora import lora_config
+    from stocker_core.language_model.runtime import weights_sha256
     from stocker_core.moderator.config import TrainingConfig
     from stocker_core.moderator.training import StageReport, finish_stage, model_dir, run_base
 

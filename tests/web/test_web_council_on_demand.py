@@ -20,8 +20,8 @@ from stocker_core.env.rewards import RewardParams
 from stocker_core.env.tasks import TASKS
 from stocker_core.evaluation import council_votes
 from stocker_core.evaluation.council_votes import load_vote_book
-from stocker_core.text.events import load_text_folder
-from stocker_core.text.store import replace_events, warehouse_text
+from stocker_core.text_events.events import load_text_folder
+from stocker_core.text_events.store import replace_events, warehouse_text
 from stocker_core.warehouse.db import Warehouse
 from stocker_core.web import play
 from stocker_core.web.app import create_web_app

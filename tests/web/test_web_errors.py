@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from stocker_core.cli import build_app
 from stocker_core.config import Settings
-from stocker_core.web import cli as web_cli
+from stocker_core.web import commands as web_cli
 from stocker_core.web.app import create_web_app
 
 KEY = "SYN|2015-03-01"

@@ -8,12 +8,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from stocker_core.context.decision import PortfolioState
 from stocker_core.council.models import SpecialistVote
 from stocker_core.council.parsing import clamp_action, parse_action
+from stocker_core.decision_context.decision import PortfolioState
 from stocker_core.env.actions import Action
 from stocker_core.env.portfolio import max_affordable
-from stocker_core.lm.clients import ChatClient
+from stocker_core.language_model.clients import ChatClient
 
 
 class Moderator(Protocol):

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from stocker_core.lm.choices import AnswerTree, answer_tree
+from stocker_core.language_model.choices import AnswerTree, answer_tree
 
 CHUNK = 64
 """Prompts per pass through the frozen blocks while building the cache."""
@@ -57,7 +57,7 @@ def adapted_from(model: Any) -> int | None:
         if trainable:
             lowest = index if lowest is None else lowest
             in_layers += sum(p.numel() for p in trainable)
-    from stocker_core.lm.fields_head import head_of
+    from stocker_core.language_model.fields_head import head_of
 
     head = head_of(model)  # a fields head reads the top block's output: it trains above the blocks
     outside = {id(p) for p in head.parameters()} if head is not None else set()
@@ -165,10 +165,10 @@ class FrozenPrefix:
         """Summed log-likelihood of each answer after the prompts at ``index``,
         ``[len(index), len(tails)]``: the adapted blocks, the norm and the head only (with
         gradient when the model trains); ``states`` reuses ``top_states(model, index)``. A model
-        with a fields head scores the answers with it instead (``lm.fields_head``)."""
+        with a fields head scores the answers with it instead (``language_model.fields_head``)."""
         import torch
 
-        from stocker_core.lm.fields_head import head_of
+        from stocker_core.language_model.fields_head import head_of
 
         causal, decoder = decoder_parts(model)  # type: ignore[misc]
         hidden = self.top_states(model, index) if states is None else states

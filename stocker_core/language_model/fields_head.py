@@ -13,7 +13,7 @@ model is cut after block ``layer`` (``truncate``): the blocks above are never ru
 The head lives on the causal LM as the ``fields_head`` submodule (``attach``), so its weights
 train, average and checkpoint with the adapter's; it is saved beside the adapter
 (``save_head``: ``fields_head.safetensors`` and ``fields_head.json``) and put back by
-``lm.factory.load_with_adapter`` (``load_head``): everything that loads the adapter plays the
+``language_model.factory.load_with_adapter`` (``load_head``): everything that loads the adapter plays the
 head.
 """
 

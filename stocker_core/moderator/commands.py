@@ -70,7 +70,7 @@ def _run(config: TrainingConfig, stages: list[str], quiet: bool) -> list[StageRe
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
     from stocker_core.config import get_settings
-    from stocker_core.lm.runtime import EtaProgress
+    from stocker_core.language_model.runtime import EtaProgress
     from stocker_core.moderator.training import train
 
     settings = get_settings(fresh=True)

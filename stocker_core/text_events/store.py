@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from stocker_core.market.calendar import NEW_YORK
-from stocker_core.text.events import COLUMNS, EventKind, TextEvents, empty_events
+from stocker_core.text_events.events import COLUMNS, EventKind, TextEvents, empty_events
 from stocker_core.warehouse.db import Warehouse
 
 TEXT_TABLES: dict[str, str] = {

@@ -20,9 +20,9 @@ import numpy as np
 import pandas as pd
 
 from stocker_core.config import Settings
-from stocker_core.context.point_in_time import decision_cutoff, point_in_time, published_before
+from stocker_core.decision_context.point_in_time import decision_cutoff, point_in_time, published_before
 from stocker_core.market.indicators import indicators_by_month
-from stocker_core.text.events import TextEvents, empty_events
+from stocker_core.text_events.events import TextEvents, empty_events
 
 NEWS_WINDOW_DAYS = 7
 RATE_SYMBOLS = ("^TNX", "^IRX", "^FVX", "^TYX")
@@ -220,8 +220,8 @@ def load_council_inputs(
     from the warehouse's text tables)."""
     from stocker_core.config import get_settings
     from stocker_core.errors import StockerError
-    from stocker_core.text.configured import configured_text
-    from stocker_core.text.events import load_text_folder
+    from stocker_core.text_events.configured import configured_text
+    from stocker_core.text_events.events import load_text_folder
 
     settings = settings or get_settings(fresh=True)
     first = pd.Timestamp(start).date() - timedelta(days=history_days)

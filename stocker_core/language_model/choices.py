@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from stocker_core.lm.policy_gradient import collate, sequence_logprobs
+from stocker_core.language_model.policy_gradient import collate, sequence_logprobs
 
 __all__ = [
     "AnswerTree",

@@ -9,7 +9,7 @@ from typing import Annotated
 
 from pydantic import Field, model_validator
 
-from stocker_core.lm.field_blocks import FieldBlock
+from stocker_core.language_model.field_blocks import FieldBlock
 
 TINY = "tiny"
 """The name of the tiny model (``TrainingConfig.model``, ``AgentConfig.model``)."""

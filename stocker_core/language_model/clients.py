@@ -18,7 +18,7 @@ import httpx
 import numpy as np
 
 from stocker_core.errors import StockerError
-from stocker_core.lm.limits import DayBudgets, LoopThread, current_day, decision_day
+from stocker_core.language_model.limits import DayBudgets, LoopThread, current_day, decision_day
 
 __all__ = [
     "MAX_REPLY_BYTES",
@@ -331,7 +331,7 @@ class TransformersClient:
                 self.tokenizer = getattr(self.processor, "tokenizer", self.processor)
                 self.model = tf.AutoModelForImageTextToText.from_pretrained(model, **kwargs)
             else:
-                from stocker_core.lm.factory import load_named_causal_lm
+                from stocker_core.language_model.factory import load_named_causal_lm
 
                 self.processor = None
                 named = load_named_causal_lm(model)  # e.g. smollm2: the model factory's own loader
@@ -350,7 +350,7 @@ class TransformersClient:
                 from peft import PeftModel
             except ImportError as exc:
                 raise LLMError("STOCKER_HF_ADAPTER needs the peft package: pip install peft") from exc
-            from stocker_core.lm.fields_head import saved_layer
+            from stocker_core.language_model.fields_head import saved_layer
 
             if saved_layer(Path(adapter)) is not None:
                 raise LLMError(
@@ -381,7 +381,7 @@ class TransformersClient:
     def score(self, system: str, user: str, prefix: str, answers: Sequence[str]) -> np.ndarray:
         """Probabilities of ``answers`` continuing the assistant reply ``prefix`` to the
         prompt (``score_choices``: one prefill, one batched pass; no text to parse)."""
-        from stocker_core.lm.choices import answer_token_ids, score_choices
+        from stocker_core.language_model.choices import answer_token_ids, score_choices
 
         answer_ids = answer_token_ids(self.tokenizer, answers)
         room = max(len(a) for a in answer_ids) + 1

@@ -6,7 +6,7 @@ stage, the agent's warm start and RL.
 LoRA goes on every linear layer but the output head. A tiny (randomly initialised) model also
 trains its embeddings and head in full and adapts every block: a LoRA on a random model would
 otherwise keep them random and frozen. A pretrained model keeps them frozen, and with
-``layers`` its LoRA sits on its last ``layers`` decoder blocks only (``lm.frozen_prefix`` then
+``layers`` its LoRA sits on its last ``layers`` decoder blocks only (``language_model.frozen_prefix`` then
 computes the blocks below once).
 """
 
@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Protocol
 
 from pydantic import Field
 
-from stocker_core.lm.field_blocks import FieldBlock
-from stocker_core.lm.tiny_model import TINY
+from stocker_core.language_model.field_blocks import FieldBlock
+from stocker_core.language_model.tiny_model import TINY
 
 if TYPE_CHECKING:
     from peft import LoraConfig
@@ -60,7 +60,7 @@ class LoraFields(FieldBlock):
             le=512,
             description="adapt only the last k decoder blocks of a pretrained model (0: every block); the "
             "frozen blocks' outputs for every training state are then computed once and reused for every "
-            "step (lm.frozen_prefix). Ignored by the tiny model, which trains all of itself",
+            "step (language_model.frozen_prefix). Ignored by the tiny model, which trains all of itself",
         ),
     ] = _DEFAULT.layers
 
@@ -79,7 +79,7 @@ def adapted_blocks(spec: LoraSpec, model: Any) -> list[int] | None:
 
 
 class NamedModel(Protocol):
-    """A model and the name it was built from (``lm.factory.LoadedModel``)."""
+    """A model and the name it was built from (``language_model.factory.LoadedModel``)."""
 
     model: Any
     name: str

@@ -1,4 +1,4 @@
-"""``stocker episode info|run`` and ``stocker grade`` (``stocker serve`` is in ``stocker_core.web.cli``:
+"""``stocker episode info|run`` and ``stocker grade`` (``stocker serve`` is in ``stocker_core.web.commands``:
 it runs the environment server together with the web page)."""
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ import pandas as pd
 
 from stocker_core.config import Settings
 from stocker_core.market.clock import text_before
-from stocker_core.text.events import EventKind, TextEvents, load_events, load_text_folder
+from stocker_core.text_events.events import EventKind, TextEvents, load_events, load_text_folder
 
 
 def configured_text(settings: Settings) -> TextEvents:
@@ -18,7 +18,7 @@ def configured_text(settings: Settings) -> TextEvents:
     else read from the text folder; empty frames when neither applies."""
     spec_of = settings.data_source.synthetic_spec
     if spec_of is not None:
-        from stocker_core.text.synthetic import synthetic_text
+        from stocker_core.text_events.synthetic import synthetic_text
 
         made = synthetic_text(spec_of(settings))  # cached: hand out copies
         text = TextEvents(made.news.copy(), made.forums.copy(), made.macro.copy())

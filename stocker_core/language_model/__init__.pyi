@@ -1,4 +1,4 @@
-"""The public names of ``stocker_core.lm``, imported on first use (``__init__.py``)."""
+"""The public names of ``stocker_core.language_model``, imported on first use (``__init__.py``)."""
 
 from .factory import (
     LoadedModel as LoadedModel,

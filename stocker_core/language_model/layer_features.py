@@ -12,7 +12,7 @@ final norm, as ``output_hidden_states`` gives it):
   the votes' and portfolio fields' values), concatenated in order.
 
 The prompt's positions see only the prompt (the model is causal), so these are the same states
-the check's frozen prefix (``lm.frozen_prefix``) holds at those positions before its answer tree.
+the check's frozen prefix (``language_model.frozen_prefix``) holds at those positions before its answer tree.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ It sits below ``env`` and ``council`` so both import it from below: the environm
 observation and the council's specialists read the same point-in-time context.
 """
 
-from stocker_core.context.decision import (
+from stocker_core.decision_context.decision import (
     RATE_SYMBOLS,
     CouncilInputs,
     DecisionContext,
@@ -13,7 +13,7 @@ from stocker_core.context.decision import (
     build_context,
     load_council_inputs,
 )
-from stocker_core.context.point_in_time import (
+from stocker_core.decision_context.point_in_time import (
     date_only_published_at,
     decision_cutoff,
     point_in_time,

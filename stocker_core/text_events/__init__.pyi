@@ -1,4 +1,4 @@
-"""The public names of ``stocker_core.text``, imported on first use (``__init__.py``)."""
+"""The public names of ``stocker_core.text_events``, imported on first use (``__init__.py``)."""
 
 from .events import (
     NewsItem as NewsItem,

@@ -10,7 +10,7 @@ it with a ``published_at`` field or a ``date`` that carries a time (ISO 8601 wit
 without an offset — no offset means UTC — or epoch seconds); ``date`` is then the New
 York calendar day of that instant. An event with only a date counts as published at
 the end of that day, after its close (``time_stated`` is False): see
-``stocker_core.context.point_in_time`` for the cut-off a decision applies.
+``stocker_core.decision_context.point_in_time`` for the cut-off a decision applies.
 """
 
 from __future__ import annotations

@@ -27,8 +27,8 @@ from scipy.special import ndtr
 
 from stocker_core.market.calendar import NEW_YORK, session_close
 from stocker_core.market.synthetic import SyntheticMarket, SyntheticSpec, synthetic_market
-from stocker_core.text.events import COLUMNS, TextEvents, sort_events
-from stocker_core.text.sentiment import score_text
+from stocker_core.text_events.events import COLUMNS, TextEvents, sort_events
+from stocker_core.text_events.sentiment import score_text
 
 NEWS_SOURCE = "Synthetic Wire"
 FORUM = "r/synthstocks"
