@@ -64,6 +64,8 @@ def _day(stamp: pd.Timestamp) -> str:
 
 def _numeric(values: pd.Series, column: str, dates: pd.Series, issues: list[BarIssue]) -> pd.Series:
     """``values`` as float64; text that is not a number is named in ``issues``."""
+    if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
+        return values.astype("float64")  # numbers already: nothing to coerce or name
     numbers = pd.to_numeric(values, errors="coerce").astype("float64")
     text = values.notna() & numbers.isna() & dates.notna()
     for raw, day in zip(values[text], dates[text], strict=True):
@@ -160,6 +162,8 @@ def _day_month_readings(text: str) -> list[pd.Timestamp]:
 
 def _dates(frame: pd.DataFrame, issues: list[BarIssue]) -> pd.Series:
     raw = frame["date"]
+    if pd.api.types.is_datetime64_any_dtype(raw) and getattr(raw.dt, "tz", None) is None:
+        return raw.dt.normalize().astype("datetime64[ns]")  # dates already: nothing to read or refuse
     if pd.api.types.is_datetime64_any_dtype(raw):
         dates, refused = raw, pd.Series(False, index=raw.index)
     else:
@@ -210,22 +214,32 @@ def normalize_bars_checked(raw: pd.DataFrame | None) -> CheckedBars:
         for column in missing:
             issues.append(BarIssue(None, column, f"missing column {column} ({', '.join(present)} present)"))
     dates = _dates(frame, issues)
-    out = pd.DataFrame({"date": dates})
-    for col in PRICE_COLUMNS:
-        if col in frame.columns:
-            out[col] = _numeric(frame[col], col, dates, issues)
-        else:
-            out[col] = np.nan
+    out = pd.DataFrame(
+        {
+            "date": dates,
+            **{
+                col: _numeric(frame[col], col, dates, issues)
+                if col in frame.columns
+                else pd.Series(np.nan, index=dates.index)
+                for col in PRICE_COLUMNS
+            },
+        }
+    )
     if out["adj_close"].isna().all():
         out["adj_close"] = out["close"]
     blank_close = out["date"].notna() & out["close"].isna() & frame["close"].isna().to_numpy()
     for day in out.loc[blank_close, "date"]:
         issues.append(BarIssue(day, "close", f"NaN close on {_day(day)}"))
-    out = out.dropna(subset=["date", "close"])
-    counts = out["date"].value_counts()
-    for day, n in counts[counts > 1].sort_index().items():
-        issues.append(BarIssue(day, None, f"duplicate date {_day(day)} ({n} rows)"))
-    out = out.drop_duplicates(subset="date", keep="last").sort_values("date")
+    kept = out["date"].notna().to_numpy() & out["close"].notna().to_numpy()
+    if not kept.all():
+        out = out[kept]
+    if not out["date"].is_unique:
+        counts = out["date"].value_counts()
+        for day, n in counts[counts > 1].sort_index().items():
+            issues.append(BarIssue(day, None, f"duplicate date {_day(day)} ({n} rows)"))
+        out = out.drop_duplicates(subset="date", keep="last")
+    if not out["date"].is_monotonic_increasing:  # most sources send their days in order
+        out = out.sort_values("date")
     return CheckedBars(out.reset_index(drop=True)[FRAME_COLUMNS], issues)
 
 
