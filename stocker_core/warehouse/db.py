@@ -26,7 +26,7 @@ from stocker_core.warehouse.home_paths import (
     store_columns,
     stored_path,
 )
-from stocker_core.warehouse.migrate import TableMigration, is_base_table, migrate_table
+from stocker_core.warehouse.migrate import TableMigration, base_tables, migrate_table
 from stocker_core.warehouse.partitioned import PartitionStore, ShrinkReason
 from stocker_core.warehouse.schema import MIGRATIONS, PARTITIONED, SCHEMAS, TABLES
 
@@ -233,27 +233,34 @@ class Warehouse:
         for name, ddl in TABLES.items():
             if name not in PARTITIONED:
                 con.execute(ddl)
+        tables = base_tables(con)  # a partitioned table still a base table: written before the part files
         for name, statement in MIGRATIONS:
-            if name not in PARTITIONED or is_base_table(con, name):
+            if name not in PARTITIONED or name in tables:
                 con.execute(statement)
         store = self.parts
         for table in PARTITIONED.values():
-            if is_base_table(con, table.name):
+            if table.name in tables:
                 self.migrations.append(migrate_table(con, store, table))
         if not store.is_current:
             store.mark_current()
+        views = {
+            f"{schema}.{view}": sql
+            for schema, view, sql in con.execute(
+                "SELECT schema_name, view_name, sql FROM duckdb_views()"
+            ).fetchall()
+        }
         for table in PARTITIONED.values():
-            self._refresh_view(con, table.name)
-        self._relative_paths(con)
+            self._refresh_view(con, table.name, views.get(table.name, ""))
+        self._relative_paths(con, tables)
         self._ready = True
 
-    def _relative_paths(self, con: duckdb.DuckDBPyConnection) -> None:
+    def _relative_paths(self, con: duckdb.DuckDBPyConnection, tables: set[str]) -> None:
         """Rewrite the absolute paths into this home (or into the home it was copied or moved
         from, when the file is here: ``resolve_path``) of the DuckDB tables'
         ``HOME_PATH_COLUMNS`` as home-relative ones (rows written before paths were stored
         relative). Partitioned tables keep theirs until rewritten; their reads resolve them."""
         for name, columns in HOME_PATH_COLUMNS.items():
-            if name in PARTITIONED or not is_base_table(con, name):
+            if name in PARTITIONED or name not in tables:
                 continue
             for column in columns:
                 absolute = f'SELECT DISTINCT "{column}" FROM {name} WHERE "{column}" LIKE \'/%\''
@@ -266,15 +273,18 @@ class Warehouse:
                             f'UPDATE {name} SET "{column}" = ? WHERE "{column}" = ?', [relative, value]
                         )
 
-    def _refresh_view(self, con: duckdb.DuckDBPyConnection, name: str) -> None:
-        """(Re)define partitioned table ``name``'s view: its files, or empty while it has none."""
+    def _refresh_view(self, con: duckdb.DuckDBPyConnection, name: str, sql: str | None = None) -> None:
+        """(Re)define partitioned table ``name``'s view: its files, or empty while it has none.
+        ``sql``: the view's definition when already read ("" when there is none)."""
         table = PARTITIONED[name]
-        schema, view = name.split(".")
-        found = con.execute(
-            "SELECT sql FROM duckdb_views() WHERE schema_name = ? AND view_name = ?", [schema, view]
-        ).fetchone()
+        if sql is None:
+            schema, view = name.split(".")
+            found = con.execute(
+                "SELECT sql FROM duckdb_views() WHERE schema_name = ? AND view_name = ?", [schema, view]
+            ).fetchone()
+            sql = found[0] if found is not None else ""
         live = self.parts.has_parts(table)
-        if found is None or (self.parts.glob(table) in found[0]) != live:
+        if not sql or (self.parts.glob(table) in sql) != live:
             con.execute(f"CREATE OR REPLACE VIEW {name} AS {self.parts.view_sql(table)}")
         if live:
             self._live_views.add(name)

@@ -47,14 +47,13 @@ def content_fingerprint(
     return int(rows), f"{int(digest):x}"
 
 
-def is_base_table(con: duckdb.DuckDBPyConnection, name: str) -> bool:
-    schema, table = name.split(".")
-    found = con.execute(
-        "SELECT count(*) FROM information_schema.tables "
-        "WHERE table_schema = ? AND table_name = ? AND table_type = 'BASE TABLE'",
-        [schema, table],
-    ).fetchone()
-    return bool(found and found[0])
+def base_tables(con: duckdb.DuckDBPyConnection) -> set[str]:
+    """``schema.table`` of every base table (not a view) in the database: one catalog query."""
+    rows = con.execute(
+        "SELECT table_schema || '.' || table_name FROM information_schema.tables "
+        "WHERE table_type = 'BASE TABLE'"
+    ).fetchall()
+    return {name for (name,) in rows}
 
 
 def migrate_table(
