@@ -85,8 +85,11 @@ def test_holm_worked_example_and_gaps():
 def test_holm_agrees_with_statsmodels_reference():
     from statsmodels.stats.multitest import multipletests
 
-    p = np.random.default_rng(0).uniform(0, 0.2, 16)
-    assert holm(list(p)) == pytest.approx(list(multipletests(p, method="holm")[1]))
+    rng = np.random.default_rng(0)
+    families = [rng.uniform(0, 0.2, 16), rng.uniform(0, 1, 40), np.array([0.01, 0.01, 0.3, 0.01]), np.ones(3)]
+    families += [rng.choice([0.001, 0.02, 0.5], size=12) for _ in range(20)]  # ties
+    for p in families:
+        assert holm(list(p)) == pytest.approx(list(multipletests(p, method="holm")[1]), abs=1e-15)
 
 
 def test_spa_finds_a_planted_edge_and_not_a_missing_one():
